@@ -1,0 +1,170 @@
+"""The pure core: documents in, JobSets (+ companions, notes) out. No I/O.
+
+`convert_job` handles one Kubeflow job; `convert_document` handles any document (a job, a Katib
+Experiment, a `kind: List`, or something we leave alone). Shells call these and do the reading,
+writing and exit codes.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from .emit import Conversion, emit
+from .errors import Kf2JobSetError, Location, Problem, UnsupportedError
+from .mappings import mapping_for
+from .options import ConvertOptions
+from .parse import parse_job
+from .validate import check_jobset
+from .errors import RejectedJobSetError
+
+KATIB_EXPERIMENT = ("kubeflow.org/v1beta1", "Experiment")
+KATIB_TRIAL_SUFFIX = 9  # Katib names trials <experiment>-<8 random characters>
+
+
+def is_job(doc: Any) -> bool:
+    return isinstance(doc, dict) and mapping_for(doc.get("apiVersion"), doc.get("kind")) is not None
+
+
+def convert_job(doc: dict, options: ConvertOptions, *, assumed_name_length: int | None = None) -> Conversion:
+    mapping = mapping_for(doc.get("apiVersion"), doc.get("kind"))
+    if mapping is None:
+        raise UnsupportedError(f"not a Kubeflow job kind: {doc.get('apiVersion')}/{doc.get('kind')}")
+    job = parse_job(doc, mapping)
+    conversion = emit(job, options)
+    candidate = conversion.jobset
+    if assumed_name_length and not candidate["metadata"].get("name") and not candidate["metadata"].get("generateName"):
+        # Named later (a Katib trial): check it with a stand-in name of the length it will have.
+        candidate = {**candidate, "metadata": {**candidate["metadata"], "name": "t" * assumed_name_length}}
+    problems = check_jobset(candidate, version=options.jobset_version)
+    if problems:
+        # Paths point into the emitted JobSet; say so, since the user edits the v1 job.
+        raise RejectedJobSetError([
+            Problem(f"the JobSet would be rejected: {p.message} (at JobSet {_fmt(p.location.path)})", Location(), p.rule, p.hint)
+            for p in problems
+        ])
+    return conversion
+
+
+def _fmt(path) -> str:
+    from .errors import format_path
+
+    return format_path(path)
+
+
+@dataclass
+class DocumentResult:
+    """What happened to one document. `outputs` None = pass it through unchanged."""
+
+    outputs: list[dict] | None = None
+    conversions: list[Conversion] = field(default_factory=list)
+    errors: list[Kf2JobSetError] = field(default_factory=list)
+    # paths (within this document) of embedded jobs, parallel to conversions/errors for Katib/List
+    embedded_paths: list[tuple] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.outputs is not None
+
+
+def convert_document(doc: Any, options: ConvertOptions) -> DocumentResult:
+    """Convert one parsed document. Errors are collected (with paths), never printed."""
+    if not isinstance(doc, dict):
+        return DocumentResult()
+    if is_job(doc):
+        try:
+            conv = convert_job(doc, options)
+        except Kf2JobSetError as err:
+            return DocumentResult(errors=[err])
+        return DocumentResult(outputs=conv.objects, conversions=[conv])
+    if doc.get("kind") == "List" and isinstance(doc.get("items"), list):
+        return _convert_list(doc, options)
+    if options.katib and (doc.get("apiVersion"), doc.get("kind")) == KATIB_EXPERIMENT:
+        return _convert_katib(doc, options)
+    return DocumentResult()
+
+
+def _convert_list(doc: dict, options: ConvertOptions) -> DocumentResult:
+    result = DocumentResult()
+    items = []
+    for i, item in enumerate(doc["items"]):
+        sub = convert_document(item, options)
+        for err in sub.errors:
+            result.errors.append(_prefix(err, ("items", i)))
+        result.conversions += sub.conversions
+        items += sub.outputs if sub.outputs is not None else [item]
+    if result.conversions and not result.errors:
+        out = copy.copy(doc)
+        out["items"] = items
+        result.outputs = [out]
+    return result
+
+
+def _prefix(err: Kf2JobSetError, prefix: tuple) -> Kf2JobSetError:
+    fixed = [Problem(p.message, Location(p.location.file, p.location.document, p.location.line, p.location.column,
+                                         prefix + tuple(p.location.path)), p.rule, p.hint) for p in err.problems]
+    return type(err)(fixed)
+
+
+def _convert_katib(doc: dict, options: ConvertOptions) -> DocumentResult:
+    """Katib Experiment: convert trialTemplate.trialSpec and the fields Katib reads from the trial."""
+    template = (doc.get("spec") or {}).get("trialTemplate") or {}
+    trial = template.get("trialSpec")
+    if not is_job(trial):
+        return DocumentResult()
+    path = ("spec", "trialTemplate", "trialSpec")
+    exp_name = (doc.get("metadata") or {}).get("name")
+    assumed = len(exp_name) + KATIB_TRIAL_SUFFIX if exp_name else None
+    try:
+        conv = convert_job(trial, options, assumed_name_length=assumed)
+    except Kf2JobSetError as err:
+        return DocumentResult(errors=[_prefix(err, path)])
+    if conv.companions:
+        return DocumentResult(errors=[UnsupportedError(Problem(
+            "a Katib trialSpec holds one object, but this conversion needs companions "
+            f"({', '.join(c['kind'] for c in conv.companions)}); use --mpi-hostfile generated / --scheduler kueue",
+            Location(path=path)))])
+    out = copy.deepcopy(doc)
+    new_template = out["spec"]["trialTemplate"]
+    jobset = conv.jobset
+    jobset["metadata"].pop("name", None)  # Katib names each trial
+    new_template["trialSpec"] = jobset
+    _katib_fields(new_template, conv)
+    return DocumentResult(outputs=[out], conversions=[conv], embedded_paths=[path])
+
+
+# Katib reads these from the trial object; v1 values name v1 labels and conditions.
+_KATIB_ROLE_LABELS = {
+    "training.kubeflow.org/replica-type": None,
+    "training.kubeflow.org/job-role": None,
+    "mpi-job-role": None,
+    "replica-type": None,
+    "job-role": None,
+}
+
+
+def _katib_fields(template: dict, conv: Conversion) -> None:
+    labels = template.get("primaryPodLabels")
+    names = conv.plan.rjob_names
+    primary = None
+    if isinstance(labels, dict):
+        for key, value in labels.items():
+            if key in _KATIB_ROLE_LABELS:
+                v = str(value).lower()
+                primary = names.get(next((t for t in names if t.lower() == v), ""), None)
+                if v == "master" and primary is None:
+                    primary = names.get("Master") or names.get("Chief") or names.get("Launcher")
+        if primary:
+            template["primaryPodLabels"] = {"jobset.sigs.k8s.io/replicatedjob-name": primary}
+    template["successCondition"] = 'status.terminalState=="Completed"'
+    template["failureCondition"] = 'status.terminalState=="Failed"'
+    conv.notes.append(_katib_note(primary))
+
+
+def _katib_note(primary):
+    from .notes import Note
+
+    return Note("KT001", "rewritten",
+                "Katib trial template: success/failure conditions read the JobSet's status.terminalState"
+                + (f"; primaryPodLabels select replicatedJob {primary!r}" if primary else ""),
+                source_path="spec.trialTemplate", target_path="spec.trialTemplate")

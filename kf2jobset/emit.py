@@ -1,0 +1,252 @@
+"""JobSetPlan + TrainingJob -> the JobSet dict and its companion objects. Pure: no I/O."""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+from .errors import UnsupportedError
+from .frameworks import profile as get_profile
+from .frameworks.base import EmitContext
+from .model import TrainingJob, env_target_indexes
+from .notes import Note
+from .options import ConvertOptions
+from .plan import JobSetPlan, plan
+
+API_VERSION = "jobset.x-k8s.io/v1alpha2"
+SOURCE_ANNOTATION = "kf2jobset.dev/source"
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KUBEFLOW_LABEL = "training.kubeflow.org/"
+
+
+@dataclass
+class Conversion:
+    """Everything the core produces for one Kubeflow job."""
+
+    job: TrainingJob
+    plan: JobSetPlan
+    jobset: dict
+    companions: list[dict]
+    notes: list[Note] = field(default_factory=list)
+
+    @property
+    def objects(self) -> list[dict]:
+        return [self.jobset, *self.companions]
+
+
+def emit(job: TrainingJob, options: ConvertOptions) -> Conversion:
+    p = plan(job, options)
+    notes = list(p.notes)
+    ctx = EmitContext(job=job, options=options, jobset_name=p.name, rjob_names=p.rjob_names,
+                      global_offsets=p.global_offsets, notes=notes)
+    prof = get_profile(job.mapping.profile)
+    prof.notes(job, ctx)  # may raise UnsupportedError (e.g. MPIJob v1 without --accept-mpi-ssh)
+
+    replicated = []
+    for rj in p.rjobs:
+        pod = _pod_template(job, rj.rtype, rj.pod_restart_policy, ctx, prof)
+        job_spec = {
+            "completionMode": "Indexed",
+            "completions": 1,
+            "parallelism": 1,
+            "backoffLimit": rj.backoff_limit,
+        }
+        if rj.pod_failure_policy:
+            job_spec["podFailurePolicy"] = rj.pod_failure_policy
+        if rj.active_deadline_seconds is not None:
+            job_spec["activeDeadlineSeconds"] = rj.active_deadline_seconds
+        job_spec["template"] = pod
+        entry = {"name": rj.name, "replicas": rj.replicas}
+        if rj.depends_on:
+            entry["dependsOn"] = [{"name": n, "status": s} for n, s in rj.depends_on]
+        entry["template"] = {"spec": job_spec}
+        replicated.append(entry)
+
+    spec: dict = {}
+    network = {"enableDNSHostnames": True, "publishNotReadyAddresses": True}
+    if options.subdomain:
+        network["subdomain"] = options.subdomain
+    spec["network"] = network
+    success = {"operator": p.success_operator}
+    if p.success_targets:
+        success["targetReplicatedJobs"] = p.success_targets
+    spec["successPolicy"] = success
+    if p.startup_in_order:
+        spec["startupPolicy"] = {"startupPolicyOrder": "InOrder"}
+    _run_policy(job, options, spec, notes)
+    spec["replicatedJobs"] = replicated
+
+    jobset = {"apiVersion": API_VERSION, "kind": "JobSet", "metadata": _metadata(job, p, options, notes), "spec": spec}
+    companions = prof.companions(job, ctx) + _scheduler(job, p, options, jobset, notes)
+    return Conversion(job=job, plan=p, jobset=jobset, companions=companions, notes=notes)
+
+
+def _metadata(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, notes: list[Note]) -> dict:
+    meta: dict = {}
+    if p.name:
+        meta["name"] = p.name
+    elif p.generate_name:
+        meta["generateName"] = p.generate_name
+    if p.namespace:
+        meta["namespace"] = p.namespace
+    labels = dict(job.labels)
+    if labels:
+        meta["labels"] = labels
+    annotations = {k: v for k, v in job.annotations.items() if k != LAST_APPLIED}
+    if LAST_APPLIED in job.annotations:
+        notes.append(Note("JS001", "dropped", f"annotation {LAST_APPLIED} described the old object; kubectl writes a new one",
+                          source_path=f"metadata.annotations[{LAST_APPLIED}]"))
+    annotations[SOURCE_ANNOTATION] = f"{job.api_version}/{job.kind}" + (f" {job.name}" if job.name else "")
+    meta["annotations"] = annotations
+    if options.name and job.name and options.name != job.name:
+        notes.append(Note("JS002", "rewritten", f"JobSet named {options.name!r} (the {job.kind} was {job.name!r}); "
+                          "pod addresses follow the JobSet name", source_path="metadata.name", target_path="metadata.name",
+                          explains=(("name", "job"),)))
+    return meta
+
+
+def _pod_template(job: TrainingJob, rtype: str, restart_policy: str, ctx: EmitContext, prof) -> dict:
+    spec = job.replicas[rtype]
+    template = copy.deepcopy(spec.template)
+    pod_spec = template.setdefault("spec", {})
+    pod_spec["restartPolicy"] = restart_policy
+    containers = pod_spec["containers"]
+    for idx in env_target_indexes(template, job.mapping.env_containers, job.mapping.default_container):
+        side = ctx.side(rtype)
+        injected = prof.env(job, rtype, side)
+        if injected:
+            c = containers[idx]
+            c["env"] = list(c.get("env") or []) + side.helper_env() + injected
+    prof.jobset_pod(job, rtype, template, ctx)
+    if ctx.options.keep_kubeflow_labels:
+        _kubeflow_labels(job, rtype, template, ctx)
+    return template
+
+
+def _kubeflow_labels(job: TrainingJob, rtype: str, template: dict, ctx: EmitContext) -> None:
+    meta = template.setdefault("metadata", {})
+    labels = meta.setdefault("labels", {})
+    static = {KUBEFLOW_LABEL + "operator-name": job.mapping.operator_name}
+    if job.name:
+        static[KUBEFLOW_LABEL + "job-name"] = job.name
+    if job.kind == "MPIJob" and not job.is_mpi_v1:
+        static[KUBEFLOW_LABEL + "job-role"] = rtype.lower()
+    else:
+        static[KUBEFLOW_LABEL + "replica-type"] = rtype.lower()
+        if rtype in job.mapping.master_role:
+            static[KUBEFLOW_LABEL + "job-role"] = "master"
+    for k, v in static.items():
+        labels.setdefault(k, v)
+    if rtype == next(iter(job.replicas)):
+        dropped = "replica-index (a label cannot be computed per pod; use jobset.sigs.k8s.io/job-index)"
+        if any(t.endswith("0") for t in job.mapping.master_role):
+            dropped += " and job-role=master on worker 0"
+        ctx.note(Note("JS050", "dropped", f"--keep-kubeflow-labels keeps the static training.kubeflow.org labels but not {dropped}",
+                      target_path="template.metadata.labels", explains=(("label", KUBEFLOW_LABEL + "replica-index"),)))
+
+
+def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: list[Note]) -> None:
+    rp = job.run_policy
+    if rp.suspend:
+        spec["suspend"] = True
+    if rp.ttl_seconds_after_finished is not None:
+        spec["ttlSecondsAfterFinished"] = rp.ttl_seconds_after_finished
+        notes.append(Note("JS032", "rewritten", "ttlSecondsAfterFinished deletes the JobSet (and with it its Jobs and pods) "
+                          "that long after it finishes, as v1 deleted the job", source_path="runPolicy.ttlSecondsAfterFinished",
+                          target_path="spec.ttlSecondsAfterFinished", explains=(("lifecycle", "ttl"),)))
+    if rp.managed_by:
+        if rp.managed_by == "kueue.x-k8s.io/multikueue":
+            spec["managedBy"] = rp.managed_by
+        else:
+            notes.append(Note("JS035", "rewritten", f"managedBy {rp.managed_by!r} named the Kubeflow operator; the JobSet is "
+                              "reconciled by the JobSet controller", source_path="runPolicy.managedBy", explains=(("lifecycle", "managedBy"),)))
+    clean = rp.clean_pod_policy
+    src = "runPolicy.cleanPodPolicy"
+    if clean == "None":
+        notes.append(Note(
+            "JS030", "approximated",
+            "cleanPodPolicy None" + (" (the default)" if rp.clean_pod_policy_defaulted else "")
+            + ": v1 left unfinished pods (e.g. PS servers, workers after the master succeeded) running after the job "
+            "finished; a JobSet deletes its still-active Jobs as soon as it completes or fails",
+            source_path=src, target_path="(JobSet controller behaviour)",
+            action="nothing to do unless something relied on pods outliving the job",
+            explains=(("lifecycle", "cleanPodPolicy"),),
+        ))
+    elif clean == "Running":
+        notes.append(Note("JS031", "rewritten", "cleanPodPolicy Running: the JobSet deletes still-active Jobs when it finishes, "
+                          "as v1 deleted running pods", source_path=src, explains=(("lifecycle", "cleanPodPolicy"),)))
+    else:
+        notes.append(Note("JS036", "approximated", "cleanPodPolicy All: finished pods stay until the JobSet is deleted; "
+                          "set ttlSecondsAfterFinished to remove them", source_path=src,
+                          action="add runPolicy.ttlSecondsAfterFinished", explains=(("lifecycle", "cleanPodPolicy"),)))
+    if rp.active_deadline_seconds is not None:
+        notes.append(Note("JS033", "approximated", "activeDeadlineSeconds: v1 measured it for the whole job; a JobSet has no such "
+                          "field, so every child Job gets it and each Job's clock starts when that Job starts",
+                          source_path="runPolicy.activeDeadlineSeconds",
+                          target_path="spec.replicatedJobs[*].template.spec.activeDeadlineSeconds",
+                          explains=(("lifecycle", "activeDeadlineSeconds"),)))
+    if rp.backoff_limit is not None:
+        notes.append(Note("JS034", "approximated", f"backoffLimit {rp.backoff_limit}: v1 counted container restarts summed over "
+                          "the whole job; each child Job now counts its own pod's failures and restarts",
+                          source_path="runPolicy.backoffLimit", target_path="spec.replicatedJobs[*].template.spec.backoffLimit",
+                          explains=(("lifecycle", "backoffLimit"),)))
+    if not rp.scheduling.is_empty() and options.scheduler == "none":
+        notes.append(Note("JS040", "dropped", "schedulingPolicy is only read by a gang scheduler; none was named",
+                          source_path="runPolicy.schedulingPolicy", action="pass --scheduler kueue or --scheduler volcano to map it",
+                          explains=(("lifecycle", "schedulingPolicy"),)))
+    from .errors import format_path
+
+    for pruned in job.pruned:
+        notes.append(Note("JS070", "dropped", f"unknown field {format_path(pruned.path)}: the API server prunes it, so the "
+                          "operator never saw it", source_path=format_path(pruned.path), action="remove or fix the field"))
+    default = job.mapping.default_container
+    if default:
+        missing = [s.type for s in job.replicas.values() if not any(c.get("name") == default for c in s.containers)]
+        if missing:
+            notes.append(Note("JS060", "approximated", f"{', '.join(missing)}: no container is named {default!r}; the v1.9 "
+                              "webhook rejects this job, older operators used container 0 as the default container, and "
+                              "so does this conversion", source_path=f"{job.mapping.replica_specs_field}",
+                              action=f"rename the main container to {default!r}"))
+
+
+def _scheduler(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, jobset: dict, notes: list[Note]) -> list[dict]:
+    sp = job.run_policy.scheduling
+    if options.scheduler == "none" or sp.is_empty():
+        return []
+    total = sum(r.replicas for r in p.rjobs)
+    pods = [rj["template"]["spec"]["template"] for rj in jobset["spec"]["replicatedJobs"]]
+    if sp.priority_class:
+        for pod in pods:
+            pod["spec"].setdefault("priorityClassName", sp.priority_class)
+    if options.scheduler == "kueue":
+        if sp.queue:
+            jobset["metadata"].setdefault("labels", {}).setdefault(KUEUE_QUEUE_LABEL, sp.queue)
+        notes.append(Note("JS041", "rewritten", "schedulingPolicy for Kueue: queue -> label " + KUEUE_QUEUE_LABEL
+                          + ", priorityClass -> pods' priorityClassName", source_path="runPolicy.schedulingPolicy",
+                          target_path="metadata.labels", explains=(("lifecycle", "schedulingPolicy"),)))
+        dropped = [f for f, v in (("minAvailable", sp.min_available if sp.min_available not in (None, total) else None),
+                                  ("minResources", sp.min_resources), ("scheduleTimeoutSeconds", sp.schedule_timeout_seconds)) if v]
+        if dropped:
+            notes.append(Note("JS042", "dropped", f"Kueue admits every pod of the JobSet together; {', '.join(dropped)} has no Kueue "
+                              "equivalent (see Kueue waitForPodsReady)", source_path="runPolicy.schedulingPolicy"))
+        return []
+    # volcano: a PodGroup named after the JobSet, and pods that point at it
+    if not p.name:
+        raise UnsupportedError("--scheduler volcano needs a JobSet name for its PodGroup; this job has none (use --name)")
+    for rj, pod in zip(p.rjobs, pods):
+        pod["spec"].setdefault("schedulerName", "volcano")
+        ann = pod.setdefault("metadata", {}).setdefault("annotations", {})
+        ann["scheduling.k8s.io/group-name"] = p.name
+        ann["volcano.sh/task-spec"] = rj.name
+    group = {"minMember": sp.min_available if sp.min_available is not None else total, "queue": sp.queue or "default"}
+    if sp.priority_class:
+        group["priorityClassName"] = sp.priority_class
+    if sp.min_resources:
+        group["minResources"] = dict(sp.min_resources)
+    meta = {"name": p.name}
+    if p.namespace:
+        meta["namespace"] = p.namespace
+    notes.append(Note("JS043", "rewritten", "schedulingPolicy for Volcano: a PodGroup named after the JobSet; pods use "
+                      "schedulerName volcano and the group-name annotation", source_path="runPolicy.schedulingPolicy",
+                      explains=(("lifecycle", "schedulingPolicy"),)))
+    return [{"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": meta, "spec": group}]

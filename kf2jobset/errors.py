@@ -1,0 +1,117 @@
+"""Typed errors. The core raises them; only the shells (cli, hook, plugin) turn them into exit codes.
+
+Every error can carry where it came from: file, document index, line/column (1-based) and the
+field path inside the document, so a message can point at the exact place to fix.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+PathPart = "str | int"
+
+
+def format_path(path: Sequence[str | int]) -> str:
+    """`('spec', 'containers', 0, 'name')` -> `spec.containers[0].name`."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "<document>"
+
+
+@dataclass(frozen=True)
+class Location:
+    file: str | None = None
+    document: int | None = None  # 0-based index in the YAML stream
+    line: int | None = None  # 1-based
+    column: int | None = None  # 1-based
+    path: tuple = ()
+
+    def __str__(self) -> str:
+        parts = []
+        where = self.file or "<input>"
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        parts.append(where)
+        if self.document is not None:
+            parts.append(f"document {self.document + 1}")
+        if self.path:
+            parts.append(format_path(self.path))
+        return ": ".join(parts)
+
+
+@dataclass
+class Problem:
+    """One thing wrong with an input, with its location and a hint on how to fix it."""
+
+    message: str
+    location: Location = field(default_factory=Location)
+    rule: str | None = None
+    hint: str | None = None
+
+    def __str__(self) -> str:
+        text = f"{self.location}: {self.message}"
+        if self.rule:
+            text += f" [{self.rule}]"
+        if self.hint:
+            text += f" (hint: {self.hint})"
+        return text
+
+
+class Kf2JobSetError(Exception):
+    """Base class. `exit_code` is looked up by the shells in one place (see cli.EXIT_CODES)."""
+
+    kind = "error"
+
+    def __init__(self, problems: Problem | Sequence[Problem] | str):
+        if isinstance(problems, str):
+            problems = [Problem(problems)]
+        elif isinstance(problems, Problem):
+            problems = [problems]
+        self.problems: list[Problem] = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+    def located(self, **where) -> "Kf2JobSetError":
+        """Return a copy whose problems have the missing location fields filled in."""
+        fixed = []
+        for p in self.problems:
+            loc = p.location
+            updates = {k: v for k, v in where.items() if getattr(loc, k) in (None, ())}
+            fixed.append(Problem(p.message, replace(loc, **updates), p.rule, p.hint))
+        new = type(self)(fixed)
+        return new
+
+
+class InputError(Kf2JobSetError):
+    """The bytes are not usable YAML/JSON (syntax, encoding, duplicate keys)."""
+
+    kind = "input"
+
+
+class InvalidJobError(Kf2JobSetError):
+    """The document is a Kubeflow job, but the operator would have rejected it."""
+
+    kind = "invalid-job"
+
+
+class UnsupportedError(Kf2JobSetError):
+    """A valid job that cannot be converted faithfully without an explicit user decision."""
+
+    kind = "unsupported"
+
+
+class RejectedJobSetError(Kf2JobSetError):
+    """The JobSet we would emit breaks a JobSet API rule (schema, webhook or CEL)."""
+
+    kind = "rejected-jobset"
+
+
+class UsageError(Kf2JobSetError):
+    """Bad command-line options."""
+
+    kind = "usage"

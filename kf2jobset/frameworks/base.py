@@ -1,0 +1,224 @@
+"""Shared vocabulary of the framework profiles.
+
+A profile describes injected env once, in terms of a `Side`:
+- `OperatorSide` renders it for one concrete pod, exactly as the v1 operator did (Service names,
+  literal ranks);
+- `JobSetSide` renders it for a replicatedJob's pod template: addresses built from the JobSet name
+  read from the pod's own `jobset-name` label, per-pod values from the downward API and `$(VAR)`
+  expansion, so the manifest keeps working when the JobSet is renamed or created by generateName.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..model import TrainingJob
+    from ..notes import Note
+
+# Labels the JobSet controller writes on every pod (jobset.md §4.2).
+LABEL_JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+LABEL_RJOB_NAME = "jobset.sigs.k8s.io/replicatedjob-name"
+LABEL_JOB_INDEX = "jobset.sigs.k8s.io/job-index"
+LABEL_GLOBAL_INDEX = "jobset.sigs.k8s.io/job-global-index"
+
+# Helper variables kf2jobset adds before the operator's variables so `$(VAR)` can reference them.
+HELPER_PREFIX = "KF2JOBSET_"
+JOBSET_NAME_VAR = "KF2JOBSET_JOBSET_NAME"
+NAMESPACE_VAR = "KF2JOBSET_NAMESPACE"
+JOB_INDEX_VAR = "KF2JOBSET_JOB_INDEX"
+
+HELPER_VARS = {
+    JOBSET_NAME_VAR: f"metadata.labels['{LABEL_JOBSET_NAME}']",
+    NAMESPACE_VAR: "metadata.namespace",
+    JOB_INDEX_VAR: f"metadata.labels['{LABEL_JOB_INDEX}']",
+}
+
+
+def env(name: str, value) -> dict:
+    return {"name": name, "value": str(value)}
+
+
+def field_env(name: str, path: str) -> dict:
+    return {"name": name, "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": path}}}
+
+
+def escape(text: str) -> str:
+    """Make literal text safe inside a Kubernetes env value: `$(` would start a reference."""
+    return str(text).replace("$(", "$$(")
+
+
+class Side:
+    """How one world (operator or JobSet) names pods and per-pod values."""
+
+    is_operator: bool
+
+    def lit(self, text) -> str:
+        raise NotImplementedError
+
+    def host(self, rtype: str, index: int, form: str = "short") -> str:
+        """A pod's address. form: short (same-namespace name), svc (<…>.<ns>.svc), mpi (hostfile FQDN)."""
+        raise NotImplementedError
+
+    def job_name(self) -> str:
+        raise NotImplementedError
+
+    def index_env(self, name: str) -> dict:
+        """The pod's replica index, as a whole env var."""
+        raise NotImplementedError
+
+    def index_ref(self) -> str:
+        """The pod's replica index, for use inside a larger value."""
+        raise NotImplementedError
+
+    def rank_env(self, name: str, offset: int) -> dict:
+        """Global rank = replica index + offset, where offset is the framework's rule for rtype."""
+        raise NotImplementedError
+
+
+@dataclass
+class OperatorSide(Side):
+    job: "TrainingJob"
+    name: str
+    namespace: str
+    rtype: str
+    index: int
+    cluster_domain: str | None = None
+    is_operator = True
+
+    def lit(self, text) -> str:
+        return str(text)
+
+    def host(self, rtype: str, index: int, form: str = "short") -> str:
+        base = f"{self.name}-{rtype.lower()}-{index}"
+        domain = f".{self.cluster_domain}" if self.cluster_domain else ""
+        if form == "short":
+            return base
+        if form == "svc":
+            return f"{base}.{self.namespace}.svc{domain}"
+        if form == "mpi":
+            if self.job.is_mpi_v1:
+                return base  # v1 hostfile: bare pod names reached through kubectl exec
+            return f"{base}.{self.name}.{self.namespace}.svc{domain}"
+        raise ValueError(form)
+
+    def job_name(self) -> str:
+        return self.name
+
+    def index_env(self, name: str) -> dict:
+        return env(name, self.index)
+
+    def index_ref(self) -> str:
+        return str(self.index)
+
+    def rank_env(self, name: str, offset: int) -> dict:
+        return env(name, self.index + offset)
+
+
+@dataclass
+class JobSetSide(Side):
+    """Renders for a pod template. `static_name` set = literal names (for ConfigMap content)."""
+
+    job: "TrainingJob"
+    rtype: str
+    rjob_names: dict  # replica type -> replicatedJob name
+    global_offsets: dict  # replica type -> job-global-index of its first Job
+    subdomain: str | None = None  # pinned network.subdomain; None = the JobSet name
+    cluster_domain: str | None = None
+    static_name: str | None = None
+    static_namespace: str | None = None
+    needs: list = field(default_factory=list)  # helper variables used, in first-use order
+    is_operator = False
+
+    def _need(self, var: str) -> str:
+        if var not in self.needs:
+            self.needs.append(var)
+        return f"$({var})"
+
+    def lit(self, text) -> str:
+        return escape(text)
+
+    def job_name(self) -> str:
+        return escape(self.static_name) if self.static_name else self._need(JOBSET_NAME_VAR)
+
+    def _namespace(self) -> str:
+        return escape(self.static_namespace) if self.static_namespace else self._need(NAMESPACE_VAR)
+
+    def host(self, rtype: str, index: int, form: str = "short") -> str:
+        js = self.job_name()
+        sub = escape(self.subdomain) if self.subdomain else js
+        # One pod per child Job: the pod is completion index 0 of Job <jobset>-<rjob>-<index>.
+        base = f"{js}-{self.rjob_names[rtype]}-{index}-0.{sub}"
+        if form == "short":
+            return base
+        domain = f".{escape(self.cluster_domain)}" if self.cluster_domain else ""
+        return f"{base}.{self._namespace()}.svc{domain}"
+
+    def index_env(self, name: str) -> dict:
+        return field_env(name, HELPER_VARS[JOB_INDEX_VAR])
+
+    def index_ref(self) -> str:
+        return self._need(JOB_INDEX_VAR)
+
+    def rank_env(self, name: str, offset: int) -> dict:
+        # job-global-index = replicas of the replicatedJobs listed before + job-index (jobset.md §4.2).
+        # The plan orders replicatedJobs so that this equals the operator's rank; check it here.
+        actual = self.global_offsets[self.rtype]
+        if actual != offset:
+            raise AssertionError(
+                f"replicatedJob order gives {self.rtype} a global offset {actual}, the operator used {offset}"
+            )
+        return field_env(name, f"metadata.labels['{LABEL_GLOBAL_INDEX}']")
+
+    def helper_env(self) -> list[dict]:
+        return [field_env(v, HELPER_VARS[v]) for v in HELPER_VARS if v in self.needs]
+
+
+@dataclass
+class EmitContext:
+    """What a profile may read while shaping the JobSet side."""
+
+    job: "TrainingJob"
+    options: object
+    jobset_name: str | None
+    rjob_names: dict
+    global_offsets: dict
+    notes: list
+    companions: list = field(default_factory=list)
+
+    def side(self, rtype: str, static: bool = False) -> JobSetSide:
+        opts = self.options
+        return JobSetSide(
+            job=self.job,
+            rtype=rtype,
+            rjob_names=self.rjob_names,
+            global_offsets=self.global_offsets,
+            subdomain=opts.subdomain,
+            cluster_domain=opts.cluster_domain,
+            static_name=self.jobset_name if static else None,
+            static_namespace=(self.job.namespace or "default") if static else None,
+        )
+
+    def note(self, note: "Note") -> None:
+        self.notes.append(note)
+
+
+class Profile:
+    """Base profile: no env, no extras. Subclasses override what their framework needs."""
+
+    name = "base"
+
+    def env(self, job: "TrainingJob", rtype: str, side: Side) -> list[dict]:
+        return []
+
+    def operator_pod(self, job: "TrainingJob", rtype: str, index: int, pod: dict, side: OperatorSide) -> None:
+        """Add what the operator put on the pod besides env (init containers, volumes, commands)."""
+
+    def jobset_pod(self, job: "TrainingJob", rtype: str, template: dict, ctx: EmitContext) -> None:
+        """Shape the JobSet pod template besides env (volumes, mounts, probes)."""
+
+    def companions(self, job: "TrainingJob", ctx: EmitContext) -> list[dict]:
+        return []
+
+    def notes(self, job: "TrainingJob", ctx: EmitContext) -> None:
+        """Record mapping notes for fields with no exact JobSet equivalent."""

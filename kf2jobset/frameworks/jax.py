@@ -1,0 +1,20 @@
+"""JAXJob: coordinator env for jax.distributed.initialize(). Facts: training-operator.md §8."""
+from __future__ import annotations
+
+from .base import Profile, Side, env
+
+
+class JaxProfile(Profile):
+    name = "jax"
+
+    def env(self, job, rtype: str, side: Side) -> list[dict]:
+        return [
+            env("PYTHONUNBUFFERED", "1"),
+            env("COORDINATOR_PORT", job.port("Worker")),
+            {"name": "COORDINATOR_ADDRESS", "value": side.host("Worker", 0)},
+            env("NUM_PROCESSES", job.total_replicas()),
+            side.index_env("PROCESS_ID"),
+        ]
+
+
+PROFILE = JaxProfile()

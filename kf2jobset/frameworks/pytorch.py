@@ -1,0 +1,110 @@
+"""PyTorchJob: MASTER_*/PET_* env, ranks, init-pytorch. Facts: training-operator.md §3."""
+from __future__ import annotations
+
+from ..notes import Note
+from .base import EmitContext, OperatorSide, Profile, Side, env
+
+INIT_CONTAINER = "init-pytorch"
+
+
+def _nproc_int(value: str | None) -> int:
+    """The operator multiplies WORLD_SIZE by nprocPerNode only when it is an integer."""
+    try:
+        return int(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 1
+
+
+class PyTorchProfile(Profile):
+    name = "pytorch"
+
+    def env(self, job, rtype: str, side: Side) -> list[dict]:
+        fw = job.framework
+        total = job.total_replicas()
+        out = [env("PYTHONUNBUFFERED", "1")]
+        if job.has("Master"):
+            port = job.port("Master")
+            master = side.host("Master", 0)
+            rank_offset = 0 if rtype == "Master" else job.replicas["Master"].replicas
+            out += [
+                env("MASTER_PORT", port),
+                env("PET_MASTER_PORT", port),
+                {"name": "MASTER_ADDR", "value": master},
+                {"name": "PET_MASTER_ADDR", "value": master},
+                env("WORLD_SIZE", total * _nproc_int(fw.get("nprocPerNode"))),
+                side.rank_env("RANK", rank_offset),
+                side.rank_env("PET_NODE_RANK", rank_offset),
+            ]
+        if fw.get("nprocPerNode") is not None:
+            out.append({"name": "PET_NPROC_PER_NODE", "value": side.lit(fw["nprocPerNode"])})
+        elastic = fw.get("elasticPolicy")
+        if elastic is None:
+            out.append(env("PET_NNODES", total))
+            return out
+        host = side.lit(elastic["rdzvHost"]) if elastic.get("rdzvHost") else side.host("Worker", 0)
+        port = elastic.get("rdzvPort") or job.port("Worker")
+        out.append({"name": "PET_RDZV_ENDPOINT", "value": f"{host}:{port}"})
+        out.append({"name": "PET_RDZV_BACKEND", "value": side.lit(elastic.get("rdzvBackend") or "c10d")})
+        out.append(env("PET_NNODES", f"{elastic['minReplicas']}:{elastic['maxReplicas']}"))
+        if elastic.get("maxRestarts") is not None:
+            out.append(env("PET_MAX_RESTARTS", elastic["maxRestarts"]))
+        if elastic.get("nProcPerNode") is not None:
+            out.append(env("PET_NPROC_PER_NODE", elastic["nProcPerNode"]))
+        if elastic.get("rdzvId"):
+            out.append({"name": "PET_RDZV_ID", "value": side.lit(elastic["rdzvId"])})
+        conf = elastic.get("rdzvConf") or []
+        if conf:
+            joined = ",".join(f"{c.get('key')}={c.get('value')}" for c in conf)
+            out.append({"name": "PET_RDZV_CONF", "value": side.lit(joined)})
+        if elastic.get("standalone"):
+            out.append(env("PET_STANDALONE", ""))
+        return out
+
+    def operator_pod(self, job, rtype: str, index: int, pod: dict, side: OperatorSide) -> None:
+        if rtype != "Worker" or not job.has("Master"):
+            return
+        # The operator's built-in template (flags --pytorch-init-container-image / -max-tries).
+        script = (
+            f"err=1;for i in $(seq 100); do if nslookup {side.host('Master', 0)}; then err=0 && break; fi;"
+            "echo waiting for master; sleep 2; done; exit $err"
+        )
+        pod["spec"].setdefault("initContainers", []).append(
+            {
+                "name": INIT_CONTAINER,
+                "image": "alpine:3.10",
+                "imagePullPolicy": "IfNotPresent",
+                "resources": {"limits": {"cpu": "100m", "memory": "20Mi"}, "requests": {"cpu": "50m", "memory": "10Mi"}},
+                "command": ["sh", "-c", script],
+            }
+        )
+
+    def notes(self, job, ctx: EmitContext) -> None:
+        if job.has("Master") and job.has("Worker"):
+            ctx.note(Note(
+                "PT001", "rewritten",
+                "the operator's init-pytorch container (nslookup loop until the master resolves) is replaced "
+                "by `dependsOn: master Ready` on the worker replicatedJob" if ctx.options.has("dependsOn") else
+                "the operator's init-pytorch container is replaced by startupPolicy InOrder (master first)",
+                source_path="pytorchReplicaSpecs.Worker", target_path="spec.replicatedJobs[worker].dependsOn",
+                explains=(("init", INIT_CONTAINER),), replica_type="Worker",
+            ))
+        elastic = job.framework.get("elasticPolicy")
+        if elastic is not None:
+            ctx.note(Note(
+                "PT010", "breaking",
+                f"elasticPolicy: the JobSet runs a fixed {job.replicas['Worker'].replicas} workers; the v1 scale "
+                f"subresource and worker range {elastic['minReplicas']}..{elastic['maxReplicas']} are gone "
+                "(torchrun still gets the PET_RDZV_* and PET_NNODES range, so rendezvous works at the fixed size)",
+                source_path="spec.elasticPolicy", target_path="spec.replicatedJobs[worker].replicas",
+                action="size the worker replicatedJob for the run, or move to Kubeflow Trainer v2 for elastic training",
+            ))
+            if elastic.get("metrics"):
+                ctx.note(Note(
+                    "PT011", "dropped",
+                    "elasticPolicy.metrics: the operator created a HorizontalPodAutoscaler on the PyTorchJob; "
+                    "a JobSet has no scale subresource, so no HPA is emitted",
+                    source_path="spec.elasticPolicy.metrics", action="remove the autoscaling expectation",
+                ))
+
+
+PROFILE = PyTorchProfile()

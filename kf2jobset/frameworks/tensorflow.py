@@ -1,0 +1,67 @@
+"""TFJob: TF_CONFIG cluster spec. Facts: training-operator.md §2.2."""
+from __future__ import annotations
+
+import json
+
+from ..notes import Note
+from .base import EmitContext, Profile, Side
+
+_INDEX_SLOT = "@@KF2JOBSET_TASK_INDEX@@"  # replaced after json.dumps so task.index stays a JSON number
+
+
+def _compact(obj) -> str:
+    return json.dumps(obj, separators=(",", ":"))
+
+
+class TensorFlowProfile(Profile):
+    name = "tensorflow"
+
+    def env(self, job, rtype: str, side: Side) -> list[dict]:
+        # A lone replica runs locally: the operator sets no TF_CONFIG at all.
+        if job.total_replicas() == 1:
+            return []
+        task_type = rtype.lower()
+        if job.framework.get("enableDynamicWorker"):
+            value = self._sparse(job, rtype, side)
+        else:
+            cluster = {}
+            for t in sorted(job.replicas, key=str.lower):
+                port = job.port(t)
+                cluster[t.lower()] = [f"{side.host(t, i, 'svc')}:{port}" for i in range(job.replicas[t].replicas)]
+            value = _compact({"cluster": cluster, "task": {"type": task_type, "index": _INDEX_SLOT}, "environment": "cloud"})
+        value = value.replace(f'"{_INDEX_SLOT}"', side.index_ref())
+        return [{"name": "TF_CONFIG", "value": value}]
+
+    def _sparse(self, job, rtype: str, side: Side) -> str:
+        """enableDynamicWorker: each worker sees only itself; no `environment` key."""
+        def hosts(t, indexes):
+            return [f"{side.host(t, i, 'svc')}:{job.port(t)}" for i in indexes]
+
+        if rtype == "Worker":
+            idx = side.index_ref()
+            worker = {idx: f"{side.host('Worker', idx, 'svc')}:{job.port('Worker')}"}
+            ps = hosts("PS", range(job.replicas["PS"].replicas)) if job.has("PS") else None
+        elif rtype == "PS":
+            worker = {}
+            ps = [f"{side.host('PS', side.index_ref(), 'svc')}:{job.port('PS')}"]
+        else:
+            worker, ps = {}, []
+        return _compact({"cluster": {"worker": worker, "ps": ps}, "task": {"type": rtype.lower(), "index": _INDEX_SLOT}})
+
+    def notes(self, job, ctx: EmitContext) -> None:
+        if job.framework.get("enableDynamicWorker"):
+            ctx.note(Note(
+                "TF010", "approximated",
+                "enableDynamicWorker: v1 ignored Worker failures; in the JobSet a failed worker Job fails the JobSet",
+                source_path="spec.enableDynamicWorker", explains=(("lifecycle", "failure"),),
+                action="add a failurePolicy with restarts if workers may come and go",
+            ))
+        if job.total_replicas() == 1:
+            ctx.note(Note(
+                "TF001", "unchanged",
+                "a single-replica TFJob runs locally: no TF_CONFIG, as under the operator",
+                source_path="spec.tfReplicaSpecs",
+            ))
+
+
+PROFILE = TensorFlowProfile()

@@ -1,0 +1,37 @@
+"""XGBoostJob: Rabit tracker env (MASTER_*, WORKER_ADDRS, RANK). Facts: training-operator.md §4."""
+from __future__ import annotations
+
+from ..notes import Note
+from .base import EmitContext, Profile, Side, env
+
+
+class XGBoostProfile(Profile):
+    name = "xgboost"
+
+    def env(self, job, rtype: str, side: Side) -> list[dict]:
+        world = job.total_replicas()
+        masters = job.replicas["Master"].replicas
+        out = [
+            env("MASTER_PORT", job.port("Master")),
+            {"name": "MASTER_ADDR", "value": side.host("Master", 0)},
+            env("WORLD_SIZE", world),
+            side.rank_env("RANK", 0 if rtype == "Master" else masters),
+            env("PYTHONUNBUFFERED", "1"),
+        ]
+        if world > 1:
+            # One name per worker, WORLD_SIZE - 1 of them (the operator assumes a single master).
+            out.append(env("WORKER_PORT", job.port("Worker")))
+            out.append({"name": "WORKER_ADDRS", "value": ",".join(side.host("Worker", i) for i in range(world - 1))})
+        return out
+
+    def notes(self, job, ctx: EmitContext) -> None:
+        if any(s.restart_policy == "OnFailure" for s in job.replicas.values()):
+            ctx.note(Note(
+                "XGB001", "approximated",
+                "v1 marked the whole XGBoostJob Failed when any pod reached phase Failed under OnFailure "
+                "(e.g. after an eviction); the JobSet retries that pod within its Job's backoffLimit instead",
+                source_path="xgbReplicaSpecs.*.restartPolicy", explains=(("lifecycle", "failure"),),
+            ))
+
+
+PROFILE = XGBoostProfile()

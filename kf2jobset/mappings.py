@@ -1,0 +1,145 @@
+"""Per-kind mapping data (mappings/*.yaml) as typed, cached objects."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+
+@dataclass(frozen=True)
+class Port:
+    name: str
+    number: int
+
+
+@dataclass(frozen=True)
+class ReplicaTypeRule:
+    type: str
+    required: bool = False
+    exact_replicas: int | None = None
+    min_replicas: int | None = None
+    max_replicas: int | None = None
+    default_replicas: int = 1
+
+
+@dataclass(frozen=True)
+class StartRule:
+    type: str
+    after: str
+    status: str  # Ready | Complete
+
+
+@dataclass(frozen=True)
+class SuccessRule:
+    operator: str
+    targets: tuple[str, ...]
+    exact: bool
+    when: dict = field(default_factory=dict)
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class KindMapping:
+    kind: str
+    api_versions: tuple[str, ...]
+    schema: str
+    replica_specs_field: str
+    profile: str
+    operator_name: str
+    default_container: str | None
+    default_port: Port | None
+    default_restart_policy: str
+    replica_types: tuple[ReplicaTypeRule, ...]
+    allow_unknown_replica_types: bool
+    env_containers: str  # all | default | first
+    start_order: tuple[StartRule, ...]
+    success: tuple[SuccessRule, ...]
+    master_role: tuple[str, ...]
+    normalize_replica_type_case: bool = True
+    mutually_exclusive: tuple[tuple[str, ...], ...] = ()
+    restart_policy_by_type: dict = field(default_factory=dict)
+    allowed_restart_policies: tuple[str, ...] = ("Always", "OnFailure", "Never", "ExitCode")
+    file: str = ""
+
+    @property
+    def known_types(self) -> tuple[str, ...]:
+        return tuple(r.type for r in self.replica_types)
+
+    def rule(self, rtype: str) -> ReplicaTypeRule | None:
+        return next((r for r in self.replica_types if r.type == rtype), None)
+
+    def default_restart(self, rtype: str) -> str:
+        return self.restart_policy_by_type.get(rtype, self.default_restart_policy)
+
+
+def _from_data(data: dict, file: str) -> KindMapping:
+    port = data.get("defaultPort")
+    return KindMapping(
+        kind=data["kind"],
+        api_versions=tuple(data["apiVersions"]),
+        schema=data["schema"],
+        replica_specs_field=data["replicaSpecsField"],
+        profile=data["profile"],
+        operator_name=data["operatorName"],
+        default_container=data.get("defaultContainer"),
+        default_port=Port(port["name"], int(port["number"])) if port else None,
+        default_restart_policy=data["defaultRestartPolicy"],
+        replica_types=tuple(
+            ReplicaTypeRule(
+                type=r["type"],
+                required=bool(r.get("required", False)),
+                exact_replicas=r.get("exactReplicas"),
+                min_replicas=r.get("minReplicas"),
+                max_replicas=r.get("maxReplicas"),
+                default_replicas=int(r.get("defaultReplicas", 1)),
+            )
+            for r in data["replicaTypes"]
+        ),
+        allow_unknown_replica_types=bool(data.get("allowUnknownReplicaTypes", False)),
+        env_containers=data["envContainers"],
+        start_order=tuple(StartRule(s["type"], s["after"], s["status"]) for s in data.get("startOrder") or ()),
+        success=tuple(
+            SuccessRule(
+                operator=s["operator"],
+                targets=tuple(s["targets"]),
+                exact=bool(s["exact"]),
+                when=dict(s.get("when") or {}),
+                note=s.get("note"),
+            )
+            for s in data["success"]
+        ),
+        master_role=tuple(data.get("masterRole") or ()),
+        normalize_replica_type_case=bool(data.get("normalizeReplicaTypeCase", True)),
+        mutually_exclusive=tuple(tuple(g) for g in data.get("mutuallyExclusive") or ()),
+        restart_policy_by_type=dict(data.get("restartPolicyByType") or {}),
+        allowed_restart_policies=tuple(
+            data.get("allowedRestartPolicies") or ("Always", "OnFailure", "Never", "ExitCode")
+        ),
+        file=file,
+    )
+
+
+@lru_cache(maxsize=None)
+def all_mappings() -> tuple[KindMapping, ...]:
+    from ruamel.yaml import YAML
+
+    from .resources import data_dir
+
+    yaml = YAML(typ="safe", pure=True)
+    out = []
+    for path in sorted(data_dir("mappings").glob("*.yaml")):
+        out.append(_from_data(yaml.load(path.read_text(encoding="utf-8")), path.name))
+    return tuple(out)
+
+
+def mapping_for(api_version: str | None, kind: str | None) -> KindMapping | None:
+    """The mapping for a document's apiVersion/kind, or None when it is not a Kubeflow job we convert."""
+    if not api_version or not kind:
+        return None
+    for m in all_mappings():
+        if m.kind == kind and api_version in m.api_versions:
+            return m
+    return None
+
+
+# Cheap text pre-filter data: kinds we convert, without loading any YAML.
+JOB_KINDS = ("TFJob", "PyTorchJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob")

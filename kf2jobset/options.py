@@ -1,0 +1,58 @@
+"""Conversion options: everything the user decides, in one frozen value passed down the pipeline."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import UsageError
+
+LATEST_JOBSET_VERSION = (0, 12)
+OLDEST_JOBSET_VERSION = (0, 6)  # job-global-index label (used for ranks) first appears in v0.6.0
+
+# First JobSet release whose v1alpha2 API has the feature (jobset.md §1).
+FEATURE_VERSIONS = {
+    "dependsOn": (0, 8),
+    "ttlSecondsAfterFinished": (0, 5),
+    "managedBy": (0, 5),
+    "startupPolicy": (0, 4),
+    "job-global-index": (0, 6),
+}
+
+SCHEDULERS = ("none", "kueue", "volcano")
+MPI_HOSTFILE_MODES = ("auto", "configmap", "generated")
+
+
+def parse_version(text: str) -> tuple[int, int]:
+    m = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", text.strip())
+    if not m:
+        raise UsageError(f"--jobset-version {text!r}: expected a version such as v0.12 or 0.8.1")
+    version = (int(m.group(1)), int(m.group(2)))
+    if version < OLDEST_JOBSET_VERSION:
+        raise UsageError(
+            f"--jobset-version {text}: JobSet releases before v0.6 lack the "
+            "jobset.sigs.k8s.io/job-global-index label that carries ranks; use v0.6 or newer"
+        )
+    return version
+
+
+@dataclass(frozen=True)
+class ConvertOptions:
+    jobset_version: tuple[int, int] = LATEST_JOBSET_VERSION
+    scheduler: str = "none"  # where schedulingPolicy goes: none | kueue | volcano
+    name: str | None = None  # JobSet name override (single job only)
+    subdomain: str | None = None  # pin network.subdomain instead of the JobSet name
+    keep_kubeflow_labels: bool = False
+    ssh_secret: str | None = None  # MPI: name of an existing kubernetes.io/ssh-auth Secret
+    accept_mpi_ssh: bool = False  # MPIJob v1: accept the kubectl-exec -> SSH switch
+    mpi_hostfile: str = "auto"  # configmap | generated | auto (configmap when the name is known)
+    cluster_domain: str | None = None  # the operator's CUSTOM_CLUSTER_DOMAIN / --cluster-domain
+    katib: bool = False  # convert jobs embedded in Katib Experiments' trialTemplate.trialSpec
+
+    def has(self, feature: str) -> bool:
+        return self.jobset_version >= FEATURE_VERSIONS[feature]
+
+    def __post_init__(self):
+        if self.scheduler not in SCHEDULERS:
+            raise UsageError(f"--scheduler {self.scheduler!r}: choose one of {', '.join(SCHEDULERS)}")
+        if self.mpi_hostfile not in MPI_HOSTFILE_MODES:
+            raise UsageError(f"--mpi-hostfile {self.mpi_hostfile!r}: choose one of {', '.join(MPI_HOSTFILE_MODES)}")

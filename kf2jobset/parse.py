@@ -1,0 +1,254 @@
+"""Kubeflow job document -> TrainingJob, with the operator's validation and defaults made explicit.
+
+Pure: a dict in, a TrainingJob out, or InvalidJobError carrying field paths (the reader adds
+file/line/column). Facts: reference/training-operator.md §1.2 (defaulting), §1.3 (validation).
+"""
+from __future__ import annotations
+
+import copy
+import re
+
+from .errors import InvalidJobError, Location, Problem
+from .mappings import KindMapping
+from .model import DefaultApplied, ReplicaSpec, RunPolicy, SchedulingPolicy, TrainingJob, default_container
+
+_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+
+
+def _problem(path: tuple, message: str, hint: str | None = None, rule: str | None = None) -> Problem:
+    return Problem(message, Location(path=path), rule=rule, hint=hint)
+
+
+def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> TrainingJob:
+    problems: list[Problem] = []
+    pruned: list[DefaultApplied] = []
+    if check_schema:
+        from .schemas import validate
+
+        issues = validate(doc, mapping.schema)
+        unknown = [i for i in issues if i.message.startswith("unknown field")]
+        problems += [_problem(i.path, i.message, rule="schema") for i in issues if i not in unknown]
+        if problems:
+            raise InvalidJobError(problems)
+        if unknown:
+            # The API server prunes fields its schema does not know; convert what it would have stored.
+            doc = copy.deepcopy(doc)
+            for issue in unknown:
+                _remove(doc, issue.path)
+                pruned.append(DefaultApplied(issue.path, None, "unknown field: the API server prunes it"))
+
+    meta = doc.get("metadata") or {}
+    spec = doc.get("spec") or {}
+    field = mapping.replica_specs_field
+    raw_specs = spec.get(field)
+    if not raw_specs:
+        raise InvalidJobError(_problem(("spec", field), f"{mapping.kind} has no {field}: nothing to run"))
+
+    name = meta.get("name")
+    if name is not None and not _DNS1035.match(str(name)):
+        problems.append(
+            _problem(("metadata", "name"), f"name {name!r} is not a DNS-1035 label", rule="dns-1035",
+                     hint="lower-case letters, digits and '-', starting with a letter")
+        )
+
+    job_defaults: list[DefaultApplied] = []
+    replicas: dict[str, ReplicaSpec] = {}
+    known = {t.lower(): t for t in mapping.known_types}
+    for key, raw in raw_specs.items():
+        path = ("spec", field, key)
+        canonical = key
+        if mapping.normalize_replica_type_case and key.lower() in known:
+            canonical = known[key.lower()]
+            if canonical != key:
+                job_defaults.append(DefaultApplied(path, canonical, f"replica type key {key!r} normalised to {canonical!r} as the operator does"))
+        if canonical not in mapping.known_types and not mapping.allow_unknown_replica_types:
+            problems.append(
+                _problem(path, f"unknown replica type {key!r} for {mapping.kind}",
+                         hint="allowed: " + ", ".join(mapping.known_types), rule="replica-type")
+            )
+            continue
+        if canonical in replicas:
+            problems.append(_problem(path, f"replica type {canonical!r} given twice (keys differ only in case)"))
+            continue
+        spec_obj, spec_problems, spec_defaults = _parse_replica(raw or {}, canonical, key, path, mapping)
+        problems += spec_problems
+        job_defaults += spec_defaults
+        if spec_obj is not None:
+            replicas[canonical] = spec_obj
+
+    for rule in mapping.replica_types:
+        if rule.required and rule.type not in replicas:
+            problems.append(_problem(("spec", field), f"{mapping.kind} needs a {rule.type} replica spec", rule="replica-type"))
+    for group in mapping.mutually_exclusive:
+        present = [t for t in group if t in replicas]
+        if len(present) > 1:
+            problems.append(_problem(("spec", field), f"at most one of {', '.join(group)} may be set", rule="replica-type"))
+
+    framework, fw_problems, fw_defaults = _framework_fields(spec, mapping, replicas)
+    problems += fw_problems
+    job_defaults += fw_defaults
+    if problems:
+        raise InvalidJobError(problems)
+
+    # replicatedJobs order: the mapping's order, unknown types (TF only) after it, sorted.
+    order = [t for t in mapping.known_types if t in replicas] + sorted(t for t in replicas if t not in mapping.known_types)
+    run_policy, rp_defaults = _run_policy(spec, mapping)
+    return TrainingJob(
+        mapping=mapping,
+        api_version=doc["apiVersion"],
+        name=str(name) if name is not None else None,
+        namespace=meta.get("namespace"),
+        generate_name=meta.get("generateName"),
+        labels=dict(meta.get("labels") or {}),
+        annotations=dict(meta.get("annotations") or {}),
+        replicas={t: replicas[t] for t in order},
+        run_policy=run_policy,
+        framework=framework,
+        source=doc,
+        defaults=job_defaults + rp_defaults,
+        pruned=pruned,
+    )
+
+
+def _remove(doc: dict, path: tuple) -> None:
+    node = doc
+    for part in path[:-1]:
+        node = node[part]
+    node.pop(path[-1], None)
+
+
+def _parse_replica(raw: dict, rtype: str, key: str, path: tuple, mapping: KindMapping):
+    problems: list[Problem] = []
+    defaults: list[DefaultApplied] = []
+    rule = mapping.rule(rtype)
+    template = copy.deepcopy(raw.get("template") or {})
+    containers = (template.get("spec") or {}).get("containers") or []
+    if not containers:
+        problems.append(_problem(path + ("template", "spec", "containers"), f"{rtype} has no containers", rule="containers"))
+    for i, c in enumerate(containers):
+        if not c.get("image"):
+            problems.append(_problem(path + ("template", "spec", "containers", i, "image"), "container has no image", rule="containers"))
+        if mapping.kind == "MPIJob" and not c.get("name"):
+            problems.append(_problem(path + ("template", "spec", "containers", i, "name"), "container has no name", rule="containers"))
+
+    replicas_defaulted = raw.get("replicas") is None
+    n = (rule.default_replicas if rule else 1) if replicas_defaulted else int(raw["replicas"])
+    if replicas_defaulted:
+        defaults.append(DefaultApplied(path + ("replicas",), n, "operator default"))
+    if rule:
+        if rule.exact_replicas is not None and n != rule.exact_replicas:
+            problems.append(_problem(path + ("replicas",), f"{rtype} replicas must be exactly {rule.exact_replicas}, got {n}", rule="replicas"))
+        if rule.min_replicas is not None and n < rule.min_replicas:
+            problems.append(_problem(path + ("replicas",), f"{rtype} replicas must be at least {rule.min_replicas}, got {n}", rule="replicas"))
+        if rule.max_replicas is not None and n > rule.max_replicas:
+            problems.append(_problem(path + ("replicas",), f"{rtype} replicas must be at most {rule.max_replicas}, got {n}", rule="replicas"))
+
+    policy = raw.get("restartPolicy")
+    policy_defaulted = not policy
+    if policy_defaulted:
+        policy = mapping.default_restart(rtype)
+        defaults.append(DefaultApplied(path + ("restartPolicy",), policy, "operator default"))
+    elif policy not in mapping.allowed_restart_policies:
+        problems.append(
+            _problem(path + ("restartPolicy",), f"restartPolicy {policy} is not accepted by this operator",
+                     hint="allowed: " + ", ".join(mapping.allowed_restart_policies), rule="restart-policy")
+        )
+
+    port_added = False
+    mp = mapping.default_port
+    if mp is not None and containers:
+        target = default_container(template, mapping.default_container)
+        ports = target.setdefault("ports", []) if target is not None else []
+        if not any(p.get("name") == mp.name for p in ports):
+            ports.append({"name": mp.name, "containerPort": mp.number})
+            port_added = True
+            idx = containers.index(target)
+            defaults.append(DefaultApplied(path + ("template", "spec", "containers", idx, "ports"), f"{mp.name}:{mp.number}", "operator adds its port to the default container"))
+    if problems:
+        return None, problems, defaults
+    return (
+        ReplicaSpec(
+            type=rtype, source_key=key, replicas=n, restart_policy=policy, template=template,
+            replicas_defaulted=replicas_defaulted, restart_policy_defaulted=policy_defaulted, port_added=port_added,
+        ),
+        problems,
+        defaults,
+    )
+
+
+def _run_policy(spec: dict, mapping: KindMapping) -> tuple[RunPolicy, list[DefaultApplied]]:
+    rp = spec.get("runPolicy") or {}
+    defaults = []
+    clean = rp.get("cleanPodPolicy")
+    if mapping.kind == "MPIJob" and spec.get("cleanPodPolicy") and not clean:
+        clean = spec.get("cleanPodPolicy")  # deprecated top-level copy; runPolicy wins when both are set
+    defaulted = clean is None
+    if defaulted:
+        clean = "None"
+        defaults.append(DefaultApplied(("spec", "runPolicy", "cleanPodPolicy"), "None", "operator default since v1.6"))
+    sp = rp.get("schedulingPolicy") or {}
+    return (
+        RunPolicy(
+            clean_pod_policy=clean,
+            clean_pod_policy_defaulted=defaulted,
+            ttl_seconds_after_finished=rp.get("ttlSecondsAfterFinished"),
+            active_deadline_seconds=rp.get("activeDeadlineSeconds"),
+            backoff_limit=rp.get("backoffLimit"),
+            scheduling=SchedulingPolicy(
+                min_available=sp.get("minAvailable"),
+                queue=sp.get("queue"),
+                min_resources=dict(sp["minResources"]) if sp.get("minResources") else None,
+                priority_class=sp.get("priorityClass"),
+                schedule_timeout_seconds=sp.get("scheduleTimeoutSeconds"),
+            ),
+            suspend=bool(rp.get("suspend", False)),
+            managed_by=rp.get("managedBy"),
+        ),
+        defaults,
+    )
+
+
+def _framework_fields(spec: dict, mapping: KindMapping, replicas: dict):
+    """Kind-specific spec fields with the operator's defaults (training-operator.md §1.2 steps 1, 4, 5)."""
+    problems: list[Problem] = []
+    defaults: list[DefaultApplied] = []
+    fw: dict = {}
+    kind = mapping.kind
+    if kind == "TFJob":
+        fw["successPolicy"] = spec.get("successPolicy") or ""
+        fw["enableDynamicWorker"] = bool(spec.get("enableDynamicWorker", False))
+    elif kind in ("PyTorchJob", "PaddleJob"):
+        elastic = copy.deepcopy(spec.get("elasticPolicy")) if spec.get("elasticPolicy") is not None else None
+        if elastic is not None:
+            if "Worker" not in replicas:
+                problems.append(_problem(("spec", "elasticPolicy"), "elasticPolicy needs a Worker replica spec", rule="elastic"))
+            workers = replicas["Worker"].replicas if "Worker" in replicas else 1
+            lo, hi = elastic.get("minReplicas"), elastic.get("maxReplicas")
+            if lo is None and hi is None:
+                elastic["minReplicas"] = elastic["maxReplicas"] = workers
+            elif lo is None:
+                elastic["minReplicas"] = hi
+            elif hi is None:
+                elastic["maxReplicas"] = lo
+            if (lo, hi) != (elastic["minReplicas"], elastic["maxReplicas"]):
+                defaults.append(DefaultApplied(("spec", "elasticPolicy"), f"{elastic['minReplicas']}:{elastic['maxReplicas']}", "operator fills min/max replicas"))
+        fw["elasticPolicy"] = elastic
+        if kind == "PyTorchJob":
+            nproc = spec.get("nprocPerNode")
+            if elastic is not None and elastic.get("nProcPerNode") is not None and nproc is not None:
+                problems.append(_problem(("spec", "nprocPerNode"), "spec.nprocPerNode and the deprecated elasticPolicy.nProcPerNode cannot both be set", rule="elastic"))
+            if nproc is None and not (elastic and elastic.get("nProcPerNode") is not None):
+                nproc = "auto"
+                defaults.append(DefaultApplied(("spec", "nprocPerNode"), "auto", "operator default"))
+            fw["nprocPerNode"] = str(nproc) if nproc is not None else None
+    elif kind == "MPIJob":
+        slots = spec.get("slotsPerWorker")
+        fw["slotsPerWorker"] = 1 if slots is None else int(slots)
+        if slots is None:
+            defaults.append(DefaultApplied(("spec", "slotsPerWorker"), 1, "operator default"))
+        fw["mainContainer"] = spec.get("mainContainer")
+        fw["runLauncherAsWorker"] = bool(spec.get("runLauncherAsWorker", False))
+        fw["sshAuthMountPath"] = spec.get("sshAuthMountPath") or "/root/.ssh"
+        fw["launcherCreationPolicy"] = spec.get("launcherCreationPolicy") or "AtStartup"
+        fw["mpiImplementation"] = spec.get("mpiImplementation") or "OpenMPI"
+    return fw, problems, defaults

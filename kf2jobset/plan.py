@@ -1,0 +1,179 @@
+"""Layout decisions: replicatedJob order and names, start order, success rule, Job-level retry fields.
+
+Layout: one replicatedJob per replica type, `replicas` = the type's replica count, and ONE pod per
+child Job (completions = parallelism = 1), like the operator's one pod per replica. Then:
+- the pod of replica i is completion index 0 of Job `<jobset>-<rjob>-<i>`: hostname `<jobset>-<rjob>-<i>-0`;
+- `job-index` = i, and `job-global-index` = replicas of earlier replicatedJobs + i, which is
+  exactly the operator's RANK when the types are listed in rank order (master first);
+- a failed pod is retried by its own Job, as the operator recreated that one pod.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .model import TrainingJob, default_container
+from .notes import Note
+from .options import ConvertOptions
+
+MAX_INT32 = 2147483647
+K8S_DEFAULT_BACKOFF = 6
+
+
+@dataclass
+class ReplicatedJobPlan:
+    rtype: str
+    name: str
+    replicas: int
+    pod_restart_policy: str  # OnFailure | Never
+    backoff_limit: int
+    depends_on: list = field(default_factory=list)  # [(rjob name, status)]
+    pod_failure_policy: dict | None = None
+    active_deadline_seconds: int | None = None
+
+
+@dataclass
+class JobSetPlan:
+    name: str | None
+    generate_name: str | None
+    namespace: str | None
+    rjobs: list[ReplicatedJobPlan]
+    success_operator: str
+    success_targets: list[str]
+    startup_in_order: bool
+    notes: list[Note]
+
+    @property
+    def rjob_names(self) -> dict:
+        return {r.rtype: r.name for r in self.rjobs}
+
+    @property
+    def global_offsets(self) -> dict:
+        out, total = {}, 0
+        for r in self.rjobs:
+            out[r.rtype] = total
+            total += r.replicas
+        return out
+
+
+def _matches(when: dict, job: TrainingJob) -> bool:
+    for key, value in when.items():
+        if key == "has" and not job.has(value):
+            return False
+        if key == "elastic" and (job.framework.get("elasticPolicy") is not None) != value:
+            return False
+        if key == "successPolicy" and job.framework.get("successPolicy") != value:
+            return False
+    return True
+
+
+def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
+    notes: list[Note] = []
+    name = options.name or job.name
+    rjobs = [_plan_rjob(job, rtype, options, notes) for rtype in job.replicas]
+    names = {r.rtype: r.name for r in rjobs}
+
+    in_order = False
+    for rule in job.mapping.start_order:
+        if not (job.has(rule.type) and job.has(rule.after)) or job.replicas[rule.after].replicas == 0:
+            continue
+        target = next(r for r in rjobs if r.rtype == rule.type)
+        if options.has("dependsOn"):
+            target.depends_on.append((names[rule.after], rule.status))
+        else:
+            in_order = True  # replicatedJobs are already listed in start order
+        if rule.type != "Worker" or job.kind != "PyTorchJob":  # PyTorch notes its init container itself
+            notes.append(Note(
+                "JS010", "rewritten" if options.has("dependsOn") else "approximated",
+                f"{rule.type} starts after {rule.after} is {rule.status}"
+                + ("" if options.has("dependsOn") else " (startupPolicy InOrder: JobSet < v0.8 has no dependsOn)"),
+                target_path=f"spec.replicatedJobs[{names[rule.type]}]", replica_type=rule.type,
+                explains=(("start", rule.type),),
+            ))
+
+    rule = next(r for r in job.mapping.success if _matches(r.when, job))
+    targets = [names[t] for t in rule.targets if t in names]
+    if not rule.exact:
+        notes.append(_success_note(job, rule.note, targets))
+    return JobSetPlan(
+        name=name,
+        generate_name=None if name else job.generate_name,
+        namespace=job.namespace,
+        rjobs=rjobs,
+        success_operator=rule.operator,
+        success_targets=targets,
+        startup_in_order=in_order,
+        notes=notes,
+    )
+
+
+def _success_note(job: TrainingJob, code: str | None, targets: list[str]) -> Note:
+    if code == "TF_WORKER0_SUCCESS":
+        return Note(
+            "TF002", "approximated",
+            "with no Chief/Master, v1 called the TFJob Succeeded as soon as worker 0 exited 0; a JobSet cannot "
+            "target one Job of a replicatedJob, so it completes when every worker has succeeded "
+            "(it never cuts worker 0 short)",
+            source_path="spec.successPolicy", target_path="spec.successPolicy",
+            action="set successPolicy: AllWorkers on the TFJob to make this exact",
+            explains=(("lifecycle", "success"),),
+        )
+    return Note(
+        "TF003", "breaking",
+        "a TFJob with no Chief, Master or Worker never succeeded under v1; the JobSet completes when all its Jobs do",
+        target_path="spec.successPolicy", explains=(("lifecycle", "success"),),
+    )
+
+
+def _plan_rjob(job: TrainingJob, rtype: str, options: ConvertOptions, notes: list[Note]) -> ReplicatedJobPlan:
+    spec = job.replicas[rtype]
+    rp = job.run_policy
+    policy = spec.restart_policy
+    src = f"{job.mapping.replica_specs_field}.{spec.source_key}.restartPolicy"
+    pfp = None
+    if policy == "Always":
+        pod_policy = "OnFailure"
+        notes.append(Note(
+            "JS020", "rewritten",
+            f"{rtype}: restartPolicy Always is not allowed in a Job; OnFailure restarts the container in place the same way "
+            "(a Job pod that exits 0 is done instead of restarted)",
+            source_path=src, target_path=f"spec.replicatedJobs[{spec.rjob_name}].template.spec.template.spec.restartPolicy",
+            replica_type=rtype, explains=(("restartPolicy", rtype),),
+        ))
+    elif policy == "ExitCode":
+        pod_policy = "Never"
+        container = default_container(spec.template, job.mapping.default_container)
+        named = container is not None and container.get("name") == job.mapping.default_container
+        if named:
+            pfp = {"rules": [{
+                "action": "FailJob",
+                "onExitCodes": {"containerName": container["name"], "operator": "In", "values": list(range(1, 128))},
+            }]}
+        notes.append(Note(
+            "JS021", "approximated",
+            f"{rtype}: restartPolicy ExitCode becomes pod restartPolicy Never plus a Job podFailurePolicy: exit codes "
+            f"1-127 of container {job.mapping.default_container!r} fail the Job (and so the JobSet), other failures "
+            "(exit >= 128, evictions) are retried by the Job; v1 recreated the pod under the same name",
+            source_path=src, target_path=f"spec.replicatedJobs[{spec.rjob_name}].template.spec.podFailurePolicy",
+            replica_type=rtype, explains=(("restartPolicy", rtype),),
+        ))
+    else:
+        pod_policy = policy
+
+    if job.kind == "MPIJob" and not job.is_mpi_v1 and rtype == "Launcher":
+        # mpi-operator v2beta1 ran the launcher as a batch Job with runPolicy.backoffLimit (default 6).
+        backoff = rp.backoff_limit if rp.backoff_limit is not None else K8S_DEFAULT_BACKOFF
+    elif pod_policy == "Never" and pfp is None:
+        backoff = 0  # v1: a failed pod under Never failed the job
+    elif rp.backoff_limit is not None:
+        backoff = rp.backoff_limit
+    else:
+        backoff = MAX_INT32  # v1 recreated/restarted without limit unless runPolicy.backoffLimit was set
+    return ReplicatedJobPlan(
+        rtype=rtype,
+        name=spec.rjob_name,
+        replicas=spec.replicas,
+        pod_restart_policy=pod_policy,
+        backoff_limit=backoff,
+        pod_failure_policy=pfp,
+        active_deadline_seconds=rp.active_deadline_seconds,
+    )

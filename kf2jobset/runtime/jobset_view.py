@@ -1,0 +1,93 @@
+"""What the JobSet controller, the Job controller and kubelet would run for a JobSet manifest.
+
+Independent of how the JobSet was produced: it reads only the manifest (and the name/namespace it
+is created under), stamps out child Jobs and pods with the labels and annotations the controllers
+write (jobset.md §4.2, §4.4), and leaves env resolution to runtime.pods.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+from dataclasses import dataclass
+
+from .pods import Pod, Resolver, dns_names
+
+P = "jobset.sigs.k8s.io/"
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+
+
+@dataclass
+class JobSetWorld:
+    jobset: dict
+    name: str
+    namespace: str
+    pods: list[Pod]
+    resolver: Resolver
+
+
+def jobset_world(jobset: dict, *, name: str | None = None, namespace: str | None = None,
+                 cluster_domain: str | None = None, files: dict | None = None) -> JobSetWorld:
+    meta = jobset.get("metadata") or {}
+    name = name or meta.get("name") or (meta.get("generateName") or "jobset-") + "x7k2q"
+    namespace = namespace or meta.get("namespace") or "default"
+    spec = jobset.get("spec") or {}
+    network = spec.get("network") or {}
+    dns = network.get("enableDNSHostnames", True)
+    subdomain = network.get("subdomain") or name
+    rjobs = spec.get("replicatedJobs") or []
+    global_replicas = sum(r.get("replicas", 1) for r in rjobs)
+    groups: dict[str, int] = {}
+    for r in rjobs:
+        groups[r.get("groupName", "default")] = groups.get(r.get("groupName", "default"), 0) + r.get("replicas", 1)
+    pods: list[Pod] = []
+    addresses: dict[str, tuple[str, int]] = {}
+    global_index = 0
+    group_index: dict[str, int] = {}
+    for k, rj in enumerate(rjobs):
+        rname = rj["name"]
+        replicas = rj.get("replicas", 1)
+        group = rj.get("groupName", "default")
+        job_spec = (rj.get("template") or {}).get("spec") or {}
+        completions = job_spec.get("completions", 1) or 1
+        for j in range(replicas):
+            job_name = f"{name}-{rname}-{j}"
+            controller = {
+                P + "jobset-name": name,
+                P + "jobset-uid": "00000000-0000-0000-0000-000000000000",
+                P + "replicatedjob-name": rname,
+                P + "replicatedjob-replicas": str(replicas),
+                P + "global-replicas": str(global_replicas),
+                P + "job-index": str(j),
+                P + "job-global-index": str(global_index),
+                P + "job-key": hashlib.sha1(f"{namespace}/{job_name}".encode()).hexdigest(),
+                P + "restart-attempt": "0",
+                P + "group-name": group,
+                P + "group-replicas": str(groups[group]),
+                P + "job-group-index": str(group_index.get(group, 0)),
+            }
+            global_index += 1
+            group_index[group] = group_index.get(group, 0) + 1
+            for c in range(completions):
+                template = copy.deepcopy(job_spec.get("template") or {})
+                tmeta = template.get("metadata") or {}
+                pod_spec = template.setdefault("spec", {})
+                labels = {**(tmeta.get("labels") or {}), **controller, COMPLETION_INDEX: str(c),
+                          "batch.kubernetes.io/job-name": job_name, "job-name": job_name}
+                annotations = {**(tmeta.get("annotations") or {}), **controller, COMPLETION_INDEX: str(c)}
+                hostname = f"{job_name}-{c}"
+                if dns:
+                    pod_spec["subdomain"] = subdomain
+                pod_spec["hostname"] = hostname
+                # The Job controller appends JOB_COMPLETION_INDEX to every container of an Indexed Job.
+                for key in ("initContainers", "containers"):
+                    for cont in pod_spec.get(key) or []:
+                        cont["env"] = list(cont.get("env") or []) + [{"name": "JOB_COMPLETION_INDEX", "value": str(c)}]
+                pod = Pod(role=rname, index=j * completions + c, name=f"{hostname}-abcde", namespace=namespace,
+                          ip=f"10.2.{k}.{j * completions + c}", labels=labels, annotations=annotations,
+                          hostname=hostname, subdomain=subdomain if dns else None, spec=pod_spec)
+                pods.append(pod)
+                addresses[pod.ip] = pod.key
+                if dns:
+                    for n in dns_names(f"{hostname}.{subdomain}", namespace, cluster_domain):
+                        addresses[n] = pod.key
+    return JobSetWorld(jobset, name, namespace, pods, Resolver(addresses))

@@ -1,0 +1,267 @@
+"""Validate documents against the JSON Schemas in schemas/.
+
+    >>> from kf2jobset.schemas import validate
+    >>> validate({"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "spec": {"tfReplicaz": {}}}, "kubeflow/tfjob")
+    [SchemaIssue(path=('spec', 'tfReplicaSpecs'), message="missing required field 'tfReplicaSpecs'"),
+     SchemaIssue(path=('spec', 'tfReplicaz'), message="unknown field 'tfReplicaz'")]
+
+Schema names are file names under schemas/ without ".schema.json": "jobset",
+"kubeflow/tfjob", "kubeflow/pytorchjob", "kubeflow/xgboostjob", "kubeflow/paddlejob",
+"kubeflow/jaxjob", "kubeflow/mpijob-v1", "kubeflow/mpijob-v2beta1". ("k8s" and
+"kubeflow/common" only hold definitions that the others reference.)
+
+Before validation the instance is normalised the way the API server's decoder sees it:
+mapping entries whose value is null are dropped (the API server treats them as unset),
+YAML timestamps become strings, and non-string mapping keys become strings.
+
+jsonschema is imported lazily: importing this module is cheap.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from kf2jobset.resources import data_dir
+
+BASE_URI = "https://kf2jobset.dev/schemas/"
+_SUFFIX = ".schema.json"
+
+
+@dataclass(frozen=True)
+class SchemaIssue:
+    """One schema violation: a JSON path into the instance and a short message."""
+
+    path: tuple[str | int, ...]
+    message: str
+
+    @property
+    def location(self) -> str:
+        """The path written the kubectl way: spec.replicatedJobs[0].template."""
+        return format_path(self.path)
+
+    def __str__(self) -> str:
+        return f"{self.location or '<root>'}: {self.message}"
+
+
+def format_path(path: Iterable[str | int]) -> str:
+    """spec.replicatedJobs[0].template; keys that are not plain words are bracketed:
+    metadata.labels["app.kubernetes.io/name"]."""
+    out = ""
+    for elem in path:
+        if isinstance(elem, int):
+            out += f"[{elem}]"
+        elif not elem or any(c in elem for c in '.[]" '):
+            out += "[" + json.dumps(elem) + "]"
+        elif out:
+            out += f".{elem}"
+        else:
+            out = str(elem)
+    return out
+
+
+def _path_key(path: tuple[str | int, ...]) -> tuple:
+    # ints (list indexes) sort before strings at the same depth; never compare int to str.
+    return tuple((0, e, "") if isinstance(e, int) else (1, 0, e) for e in path)
+
+
+_KUBEFLOW_KINDS = {
+    "TFJob": "kubeflow/tfjob",
+    "PyTorchJob": "kubeflow/pytorchjob",
+    "XGBoostJob": "kubeflow/xgboostjob",
+    "PaddleJob": "kubeflow/paddlejob",
+    "JAXJob": "kubeflow/jaxjob",
+}
+
+
+def schema_name_for(api_version: str | None, kind: str | None) -> str | None:
+    """The schema name for a document's apiVersion/kind, or None if we have none."""
+    if api_version == "jobset.x-k8s.io/v1alpha2" and kind == "JobSet":
+        return "jobset"
+    if api_version == "kubeflow.org/v1":
+        if kind == "MPIJob":
+            return "kubeflow/mpijob-v1"
+        return _KUBEFLOW_KINDS.get(kind or "")
+    if api_version == "kubeflow.org/v2beta1" and kind == "MPIJob":
+        return "kubeflow/mpijob-v2beta1"
+    return None
+
+
+# --------------------------------------------------------------------------- loading
+
+_lock = threading.Lock()
+_registry: Any = None
+_validators: dict[str, Any] = {}
+
+
+def schema_names() -> list[str]:
+    """Names accepted by validate() (schemas that describe whole documents)."""
+    root = data_dir("schemas")
+    names = []
+    for p in sorted(root.rglob("*" + _SUFFIX)):
+        name = p.relative_to(root).as_posix()[: -len(_SUFFIX)]
+        if name not in ("k8s", "kubeflow/common"):
+            names.append(name)
+    return names
+
+
+def _load_registry():
+    global _registry
+    if _registry is None:
+        from referencing import Registry, Resource
+
+        root = data_dir("schemas")
+        resources = []
+        for p in sorted(root.rglob("*" + _SUFFIX)):
+            contents = json.loads(p.read_text(encoding="utf-8"))
+            uri = contents.get("$id") or BASE_URI + p.relative_to(root).as_posix()
+            resources.append((uri, Resource.from_contents(contents)))
+        _registry = Registry().with_resources(resources).crawl()
+    return _registry
+
+
+def _validator(schema_name: str):
+    v = _validators.get(schema_name)
+    if v is not None:
+        return v
+    with _lock:
+        v = _validators.get(schema_name)
+        if v is None:
+            from jsonschema import Draft202012Validator
+
+            registry = _load_registry()
+            uri = BASE_URI + schema_name + _SUFFIX
+            try:
+                schema = registry.contents(uri)
+            except Exception:  # referencing.exceptions.NoSuchResource
+                raise ValueError(
+                    f"unknown schema {schema_name!r}; known: {', '.join(schema_names())}"
+                ) from None
+            v = Draft202012Validator(schema, registry=registry)
+            _validators[schema_name] = v
+    return v
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def validate(instance: dict, schema_name: str) -> list[SchemaIssue]:
+    """Validate `instance` against schemas/<schema_name>.schema.json; [] when valid."""
+    validator = _validator(schema_name)
+    doc = _normalise(instance)
+    issues: set[SchemaIssue] = set()
+    for error in validator.iter_errors(doc):
+        issues.update(_issues_from(error))
+    return sorted(issues, key=lambda i: (_path_key(i.path), i.message))
+
+
+def _normalise(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {_key(k): _normalise(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_normalise(v) for v in value]
+    if isinstance(value, (_dt.datetime, _dt.date)):
+        return value.isoformat()
+    return value
+
+
+def _key(k: Any) -> str:
+    if isinstance(k, str):
+        return k
+    if isinstance(k, bool):
+        return "true" if k else "false"
+    return str(k)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    return type(value).__name__
+
+
+def _show(value: Any, limit: int = 40) -> str:
+    """A short rendering of an instance value for messages."""
+    kind = _json_type(value)
+    if kind == "string":
+        text = value if len(value) <= limit else value[: limit - 3] + "..."
+        return f"string {text!r}"
+    if kind == "boolean":
+        return f"boolean {'true' if value else 'false'}"
+    if kind in ("integer", "number"):
+        return f"{kind} {value!r}"
+    return kind
+
+
+def _enum_value(v: Any) -> str:
+    if v == "":
+        return '""'
+    if isinstance(v, str):
+        return v
+    return json.dumps(v)
+
+
+def _issues_from(error) -> list[SchemaIssue]:
+    path = tuple(error.absolute_path)
+    kind = error.validator
+    value = error.validator_value
+    inst = error.instance
+
+    if kind == "additionalProperties" and isinstance(inst, dict):
+        allowed = set(error.schema.get("properties", {}))
+        extras = sorted(k for k in inst if k not in allowed)
+        return [SchemaIssue(path + (k,), f"unknown field {k!r}") for k in extras]
+    if kind == "required" and isinstance(inst, dict):
+        return [
+            SchemaIssue(path + (name,), f"missing required field {name!r}")
+            for name in value
+            if name not in inst
+        ]
+    if kind == "type":
+        expected = value if isinstance(value, list) else [value]
+        return [SchemaIssue(path, f"expected {' or '.join(expected)}, got {_show(inst)}")]
+    if kind == "enum":
+        return [SchemaIssue(path, "must be one of: " + ", ".join(_enum_value(v) for v in value))]
+    if kind == "const":
+        return [SchemaIssue(path, f"must be {_enum_value(value)}, got {_show(inst)}")]
+    if kind == "minimum":
+        return [SchemaIssue(path, f"must be >= {value}, got {inst!r}")]
+    if kind == "maximum":
+        return [SchemaIssue(path, f"must be <= {value}, got {inst!r}")]
+    if kind == "maxItems":
+        return [SchemaIssue(path, f"must have at most {value} items, got {len(inst)}")]
+    if kind == "minItems":
+        return [SchemaIssue(path, f"must have at least {value} items, got {len(inst)}")]
+    if kind == "maxLength":
+        msg = "must be empty" if value == 0 else f"must be at most {value} characters long"
+        return [SchemaIssue(path, msg)]
+    if kind == "minLength":
+        return [SchemaIssue(path, f"must be at least {value} characters long")]
+    if kind == "pattern":
+        return [SchemaIssue(path, f"must match the pattern {value}")]
+    if kind in ("anyOf", "oneOf"):
+        alternatives = [s for s in value if isinstance(s, dict)]
+        if alternatives and all(set(s) == {"required"} for s in alternatives):
+            names = [n for s in alternatives for n in s["required"]]
+            return [SchemaIssue(path, "one of " + ", ".join(repr(n) for n in names) + " is required")]
+        if error.context:
+            from jsonschema.exceptions import best_match
+
+            return _issues_from(best_match(error.context))
+    if kind is None:  # a `false` schema
+        return [SchemaIssue(path, "not allowed here")]
+    message = error.message if len(error.message) <= 120 else error.message[:117] + "..."
+    return [SchemaIssue(path, message)]
