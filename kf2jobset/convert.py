@@ -40,10 +40,16 @@ def convert_job(doc: dict, options: ConvertOptions, *, assumed_name_length: int 
     if problems:
         # Paths point into the emitted JobSet; say so, since the user edits the v1 job.
         raise RejectedJobSetError([
-            Problem(f"the JobSet would be rejected: {p.message} (at JobSet {_fmt(p.location.path)})", Location(), p.rule, p.hint)
+            Problem(f"the JobSet would be rejected: {p.message} (at JobSet {_fmt(p.location.path)})",
+                    Location(path=_NAME_PATH if p.rule in _NAME_RULES and doc.get("metadata", {}).get("name") else ()),
+                    p.rule, p.hint)
             for p in problems
         ])
     return conversion
+
+
+_NAME_RULES = {"jobset-name", "job-name-length", "pod-name-length"}
+_NAME_PATH = ("metadata", "name")
 
 
 def _fmt(path) -> str:
@@ -156,8 +162,9 @@ def _katib_fields(template: dict, conv: Conversion) -> None:
                     primary = names.get("Master") or names.get("Chief") or names.get("Launcher")
         if primary:
             template["primaryPodLabels"] = {"jobset.sigs.k8s.io/replicatedjob-name": primary}
-    template["successCondition"] = 'status.terminalState=="Completed"'
-    template["failureCondition"] = 'status.terminalState=="Failed"'
+    # gjson queries over the trial object, in the form Katib's own defaults use.
+    template["successCondition"] = 'status.conditions.#(type=="Completed")#|#(status=="True")#'
+    template["failureCondition"] = 'status.conditions.#(type=="Failed")#|#(status=="True")#'
     conv.notes.append(_katib_note(primary))
 
 
@@ -165,6 +172,7 @@ def _katib_note(primary):
     from .notes import Note
 
     return Note("KT001", "rewritten",
-                "Katib trial template: success/failure conditions read the JobSet's status.terminalState"
+                "Katib trial template: success/failure conditions read the JobSet's Completed/Failed conditions"
                 + (f"; primaryPodLabels select replicatedJob {primary!r}" if primary else ""),
-                source_path="spec.trialTemplate", target_path="spec.trialTemplate")
+                source_path="spec.trialTemplate", target_path="spec.trialTemplate",
+                action="add JobSet.v1alpha2.jobset.x-k8s.io to Katib's trialResources (katib-config) and RBAC")

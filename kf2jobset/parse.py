@@ -53,6 +53,7 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
 
     job_defaults: list[DefaultApplied] = []
     replicas: dict[str, ReplicaSpec] = {}
+    seen_types: set[str] = set()
     known = {t.lower(): t for t in mapping.known_types}
     for key, raw in raw_specs.items():
         path = ("spec", field, key)
@@ -70,6 +71,7 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
         if canonical in replicas:
             problems.append(_problem(path, f"replica type {canonical!r} given twice (keys differ only in case)"))
             continue
+        seen_types.add(canonical)
         spec_obj, spec_problems, spec_defaults = _parse_replica(raw or {}, canonical, key, path, mapping)
         problems += spec_problems
         job_defaults += spec_defaults
@@ -77,7 +79,7 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
             replicas[canonical] = spec_obj
 
     for rule in mapping.replica_types:
-        if rule.required and rule.type not in replicas:
+        if rule.required and rule.type not in seen_types:
             problems.append(_problem(("spec", field), f"{mapping.kind} needs a {rule.type} replica spec", rule="replica-type"))
     for group in mapping.mutually_exclusive:
         present = [t for t in group if t in replicas]

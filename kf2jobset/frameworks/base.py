@@ -149,8 +149,8 @@ class JobSetSide(Side):
         sub = escape(self.subdomain) if self.subdomain else js
         # One pod per child Job: the pod is completion index 0 of Job <jobset>-<rjob>-<index>.
         base = f"{js}-{self.rjob_names[rtype]}-{index}-0.{sub}"
-        if form == "short":
-            return base
+        if form == "short" or (self.static_name and not self.static_namespace):
+            return base  # a manifest without a namespace: the short name resolves wherever it is applied
         domain = f".{escape(self.cluster_domain)}" if self.cluster_domain else ""
         return f"{base}.{self._namespace()}.svc{domain}"
 
@@ -196,7 +196,7 @@ class EmitContext:
             subdomain=opts.subdomain,
             cluster_domain=opts.cluster_domain,
             static_name=self.jobset_name if static else None,
-            static_namespace=(self.job.namespace or "default") if static else None,
+            static_namespace=self.job.namespace if static else None,
         )
 
     def note(self, note: "Note") -> None:

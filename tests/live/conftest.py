@@ -335,6 +335,19 @@ def _stop(proc: subprocess.Popen | None, timeout: float = 10.0) -> None:
         proc.wait(timeout=5)
 
 
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Linux: have the child get SIGTERM if pytest dies without running teardown (e.g. SIGKILL)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
+    except Exception:  # noqa: BLE001 - best effort
+        pass
+
+
+_PREEXEC = _die_with_parent if os.name == "posix" and os.uname().sysname == "Linux" else None
+
+
 def _wait_http(url: str, deadline: float, proc: subprocess.Popen, log: Path, ctx=None) -> None:
     last = ""
     while time.monotonic() < deadline:
@@ -432,7 +445,8 @@ class LiveAPIServer:
         ]  # fmt: skip
         with open(self.etcd_log, "ab") as log:
             self._etcd = subprocess.Popen(
-                cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True, preexec_fn=_PREEXEC,
             )
         _wait_http(f"{curl}/health", time.monotonic() + 20, self._etcd, self.etcd_log)
 
@@ -459,7 +473,8 @@ class LiveAPIServer:
         ]
         with open(self.apiserver_log, "ab") as log:
             self._apiserver = subprocess.Popen(
-                cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True, preexec_fn=_PREEXEC,
             )
         self.server = f"https://127.0.0.1:{port}"
         ctx = ssl.create_default_context(cafile=str(self._certs.ca_crt))
@@ -506,7 +521,8 @@ class LiveAPIServer:
         crds = []
         for p in paths:
             with open(p) as fh:
-                crds.extend(d for d in yaml.safe_load_all(fh) if d and d.get("kind") == "CustomResourceDefinition")
+                docs = yaml.load_all(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+                crds.extend(d for d in docs if d and d.get("kind") == "CustomResourceDefinition")
         names = []
         for crd in crds:
             name = crd["metadata"]["name"]

@@ -1,0 +1,30 @@
+"""Shared test helpers: repo paths, the upstream corpus (../shared), golden-file handling."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "fixtures"
+SHARED = REPO.parent / "shared"
+CORPUS = SHARED / "corpus"
+UPDATE_GOLDEN = os.environ.get("KF2JOBSET_UPDATE_GOLDEN") == "1"
+
+
+def require_shared() -> Path:
+    """Tests that read ../shared skip, visibly, when it is not there (e.g. a clone on its own)."""
+    if not SHARED.is_dir():
+        pytest.skip(f"upstream reference data not found at {SHARED} (it sits beside the repo in CI)")
+    return SHARED
+
+
+def check_golden(path: Path, actual: str) -> None:
+    """Compare with a golden file; KF2JOBSET_UPDATE_GOLDEN=1 rewrites it (review the diff!)."""
+    if UPDATE_GOLDEN:
+        path.write_text(actual, encoding="utf-8")
+        return
+    assert path.exists(), f"golden file {path} missing; run with KF2JOBSET_UPDATE_GOLDEN=1 and review it"
+    expected = path.read_text(encoding="utf-8")
+    assert actual == expected, f"{path} differs from the output (KF2JOBSET_UPDATE_GOLDEN=1 rewrites it)"

@@ -1,0 +1,41 @@
+"""Golden fixtures: fixtures/<kind>/<case>/input.yaml -> expected.yaml (stdout) or expected-error.txt.
+
+A case may hold `args` (extra CLI flags, one per line). The CLI runs for real (click's runner), so
+these also pin exit codes and the no-output-on-error rule.
+"""
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from kf2jobset.cli import main
+
+from .conftest import FIXTURES, check_golden
+
+CASES = sorted(p.parent for p in FIXTURES.glob("*/*/input.yaml"))
+
+
+def run_case(case):
+    args = []
+    if (case / "args").exists():
+        args = [a for a in (case / "args").read_text().splitlines() if a.strip() and not a.startswith("#")]
+    result = CliRunner().invoke(main, ["convert", str(case / "input.yaml"), *args], catch_exceptions=False)
+    return result
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.parent.name}/{c.name}")
+def test_golden_conversion(case):
+    result = run_case(case)
+    if (case / "expected-error.txt").exists() or result.exit_code != 0:
+        assert result.exit_code != 0, "expected the conversion to fail"
+        assert result.stdout == "", "nothing may be written on stdout when conversion fails"
+        stderr = result.stderr.replace(str(case) + "/", "")
+        check_golden(case / "expected-error.txt", f"exit {result.exit_code}\n{stderr}")
+    else:
+        check_golden(case / "expected.yaml", result.stdout)
+
+
+def test_every_kind_has_fixtures():
+    kinds = {c.parent.name for c in CASES}
+    for kind in ("tfjob", "pytorchjob", "xgboostjob", "paddlejob", "jaxjob", "mpijob-v1", "mpijob-v2beta1"):
+        assert kind in kinds, f"no golden fixture for {kind}"
