@@ -13,6 +13,7 @@ from typing import Any
 from .emit import Conversion, emit
 from .errors import Kf2JobSetError, Location, Problem, UnsupportedError
 from .mappings import mapping_for
+from .notes import Note
 from .options import ConvertOptions
 from .parse import parse_job
 from .validate import check_jobset
@@ -20,6 +21,7 @@ from .errors import RejectedJobSetError
 
 KATIB_EXPERIMENT = ("kubeflow.org/v1beta1", "Experiment")
 KATIB_TRIAL_SUFFIX = 9  # Katib names trials <experiment>-<8 random characters>
+TEMPLATE_NAME_LENGTH = 20
 
 
 def is_job(doc: Any) -> bool:
@@ -32,6 +34,15 @@ def convert_job(doc: dict, options: ConvertOptions, *, assumed_name_length: int 
         raise UnsupportedError(f"not a Kubeflow job kind: {doc.get('apiVersion')}/{doc.get('kind')}")
     job = parse_job(doc, mapping)
     conversion = emit(job, options)
+    meta = conversion.jobset["metadata"]
+    if assumed_name_length is None and not meta.get("name") and not meta.get("generateName"):
+        # A template (Katib trial, pipeline step): whoever creates it picks the name.
+        assumed_name_length = TEMPLATE_NAME_LENGTH
+        conversion.notes.append(Note(
+            "JS003", "approximated",
+            f"this job has no name (a template?): name-length rules were checked for a {TEMPLATE_NAME_LENGTH}-character name",
+            source_path="metadata", action="check the name it will be created with against the JobSet limits",
+        ))
     candidate = conversion.jobset
     if assumed_name_length and not candidate["metadata"].get("name") and not candidate["metadata"].get("generateName"):
         # Named later (a Katib trial): check it with a stand-in name of the length it will have.

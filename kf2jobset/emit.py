@@ -107,7 +107,7 @@ def _metadata(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, notes: l
 
 def _pod_template(job: TrainingJob, rtype: str, restart_policy: str, ctx: EmitContext, prof) -> dict:
     spec = job.replicas[rtype]
-    template = copy.deepcopy(spec.template)
+    template = _drop_nulls(copy.deepcopy(spec.template))
     pod_spec = template.setdefault("spec", {})
     pod_spec["restartPolicy"] = restart_policy
     containers = pod_spec["containers"]
@@ -121,6 +121,19 @@ def _pod_template(job: TrainingJob, rtype: str, restart_policy: str, ctx: EmitCo
     if ctx.options.keep_kubeflow_labels:
         _kubeflow_labels(job, rtype, template, ctx)
     return template
+
+
+def _drop_nulls(node):
+    """`key:` with no value means unset to the API server; leave it out of the JobSet."""
+    if isinstance(node, dict):
+        for k in [k for k, v in node.items() if v is None]:
+            del node[k]
+        for v in node.values():
+            _drop_nulls(v)
+    elif isinstance(node, list):
+        for v in node:
+            _drop_nulls(v)
+    return node
 
 
 def _kubeflow_labels(job: TrainingJob, rtype: str, template: dict, ctx: EmitContext) -> None:

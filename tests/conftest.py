@@ -28,3 +28,30 @@ def check_golden(path: Path, actual: str) -> None:
     assert path.exists(), f"golden file {path} missing; run with KF2JOBSET_UPDATE_GOLDEN=1 and review it"
     expected = path.read_text(encoding="utf-8")
     assert actual == expected, f"{path} differs from the output (KF2JOBSET_UPDATE_GOLDEN=1 rewrites it)"
+
+
+@pytest.fixture(scope="session")
+def crd_validator():
+    """The REAL JobSet CRD schema (../shared/reference/jobset), made strict like fieldValidation=Strict."""
+    require_shared()
+    from jsonschema import Draft7Validator
+    from ruamel.yaml import YAML
+
+    crd = YAML(typ="safe").load((SHARED / "reference/jobset/jobset.x-k8s.io_jobsets.yaml").read_text())
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    return Draft7Validator(strict_structural(schema))
+
+
+def strict_structural(node):
+    """A CRD structural schema as JSON Schema that rejects unknown fields, as strict field validation does."""
+    if isinstance(node, dict):
+        out = {k: strict_structural(v) for k, v in node.items() if not k.startswith("x-kubernetes") and k != "format"}
+        if node.get("type") == "object" and "properties" in node and not node.get("x-kubernetes-preserve-unknown-fields"):
+            out.setdefault("additionalProperties", False)
+        if node.get("x-kubernetes-int-or-string"):
+            out.pop("type", None)
+            out["anyOf"] = [{"type": "integer"}, {"type": "string"}]
+        return out
+    if isinstance(node, list):
+        return [strict_structural(v) for v in node]
+    return node

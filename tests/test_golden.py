@@ -39,3 +39,22 @@ def test_every_kind_has_fixtures():
     kinds = {c.parent.name for c in CASES}
     for kind in ("tfjob", "pytorchjob", "xgboostjob", "paddlejob", "jaxjob", "mpijob-v1", "mpijob-v2beta1"):
         assert kind in kinds, f"no golden fixture for {kind}"
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if (c / "expected.yaml").exists()], ids=lambda c: f"{c.parent.name}/{c.name}")
+def test_golden_jobsets_pass_our_validator_and_the_real_crd(case, crd_validator):
+    from kf2jobset.validate import check_jobset
+    from kf2jobset.yamlio import parse_documents, to_plain
+
+    jobsets = []
+    for doc in parse_documents((case / "expected.yaml").read_text()):
+        data = to_plain(doc.data)
+        if isinstance(data, dict) and data.get("kind") == "JobSet":
+            jobsets.append(data)
+        elif isinstance(data, dict) and data.get("kind") == "Experiment":
+            jobsets.append(data["spec"]["trialTemplate"]["trialSpec"])
+    for js in jobsets:
+        js["metadata"].setdefault("name", "trial-abcdefgh")
+        assert check_jobset(js) == []
+        errors = list(crd_validator.iter_errors(js))
+        assert not errors, errors[0].message

@@ -1,0 +1,99 @@
+"""Hypothesis strategies: valid Kubeflow v1 jobs of every kind, as a user could write them."""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+NAME = st.from_regex(r"[a-z][a-z0-9]{0,7}(-[a-z0-9]{1,6})?", fullmatch=True)
+NAMESPACE = st.one_of(st.none(), st.sampled_from(["default", "ml", "team-a"]))
+USER_ENV = st.lists(
+    st.builds(lambda n, v: {"name": n, "value": v},
+              st.sampled_from(["EPOCHS", "LR", "DATA_DIR", "LOG_LEVEL"]),
+              st.sampled_from(["1", "0.01", "/data", "$(EPOCHS)", "debug"])),
+    max_size=2, unique_by=lambda e: e["name"],
+)
+DEFAULTS = {
+    "TFJob": ("tfReplicaSpecs", "tensorflow", "tfjob-port"),
+    "PyTorchJob": ("pytorchReplicaSpecs", "pytorch", "pytorchjob-port"),
+    "XGBoostJob": ("xgbReplicaSpecs", "xgboost", "xgboostjob-port"),
+    "PaddleJob": ("paddleReplicaSpecs", "paddle", "master"),
+    "JAXJob": ("jaxReplicaSpecs", "jax", "jaxjob-port"),
+}
+
+
+@st.composite
+def template(draw, container: str, port_name: str | None, sidecar: bool = True):
+    main = {"name": container, "image": "registry.example.com/train:1"}
+    env = draw(USER_ENV)
+    if env:
+        main["env"] = env
+    if port_name and draw(st.booleans()):
+        main["ports"] = [{"name": port_name, "containerPort": draw(st.integers(1024, 65000))}]
+    containers = [main]
+    if sidecar and draw(st.booleans()):
+        containers.append({"name": "sidecar", "image": "registry.example.com/sidecar:1"})
+    return {"spec": {"containers": containers}}
+
+
+def replica(draw, container, port_name, replicas, policies=("OnFailure", "Never", "Always", "ExitCode")):
+    spec = {"replicas": replicas, "template": draw(template(container, port_name))}
+    policy = draw(st.sampled_from((None,) + tuple(policies)))
+    if policy:
+        spec["restartPolicy"] = policy
+    return spec
+
+
+@st.composite
+def v1_job(draw, kind: str):
+    field, container, port = DEFAULTS[kind]
+    meta = {"name": draw(NAME)}
+    ns = draw(NAMESPACE)
+    if ns:
+        meta["namespace"] = ns
+    specs: dict = {}
+    extra: dict = {}
+    if kind == "TFJob":
+        types = draw(st.sets(st.sampled_from(["Chief", "PS", "Worker", "Evaluator"]), min_size=1))
+        for t in sorted(types):
+            n = 1 if t in ("Chief", "Evaluator") else draw(st.integers(1, 4))
+            specs[t] = replica(draw, container, port, n)
+        if "Worker" in types and draw(st.booleans()):
+            extra["successPolicy"] = "AllWorkers"
+        if draw(st.integers(0, 4)) == 0:
+            extra["enableDynamicWorker"] = True
+    elif kind in ("PyTorchJob", "XGBoostJob"):
+        has_master = kind == "XGBoostJob" or draw(st.booleans())
+        if has_master:
+            specs["Master"] = replica(draw, container, port, 1)
+        if not has_master or draw(st.booleans()):
+            specs["Worker"] = replica(draw, container, port, draw(st.integers(1, 5)))
+        if kind == "PyTorchJob":
+            if draw(st.booleans()):
+                extra["nprocPerNode"] = draw(st.sampled_from(["auto", "gpu", "2", "8"]))
+            if "Worker" in specs and draw(st.integers(0, 3)) == 0:
+                extra["elasticPolicy"] = {"minReplicas": 1, "maxReplicas": specs["Worker"]["replicas"] + 1,
+                                          "rdzvBackend": "c10d", "maxRestarts": 3}
+    elif kind == "PaddleJob":
+        if draw(st.booleans()):
+            specs["Master"] = replica(draw, container, port, 1)
+        specs["Worker"] = replica(draw, container, port, draw(st.integers(1, 4)))
+    elif kind == "JAXJob":
+        specs["Worker"] = replica(draw, container, port, draw(st.integers(1, 6)))
+    return {"apiVersion": "kubeflow.org/v1", "kind": kind, "metadata": meta, "spec": {**extra, field: specs}}
+
+
+@st.composite
+def mpi_job(draw):
+    v1 = draw(st.booleans())
+    meta = {"name": draw(NAME)}
+    workers = draw(st.integers(1, 4))
+    launcher = {"replicas": 1, "template": {"spec": {"containers": [
+        {"name": "launcher", "image": "registry.example.com/mpi:1", "command": ["mpirun", "app"]}]}}}
+    worker = {"replicas": workers, "template": {"spec": {"containers": [{"name": "worker", "image": "registry.example.com/mpi:1"}]}}}
+    spec = {"slotsPerWorker": draw(st.integers(1, 8)), "mpiReplicaSpecs": {"Launcher": launcher, "Worker": worker}}
+    if not v1:
+        spec["mpiImplementation"] = draw(st.sampled_from(["OpenMPI", "Intel", "MPICH"]))
+        spec["runLauncherAsWorker"] = draw(st.booleans())
+    return {"apiVersion": "kubeflow.org/v1" if v1 else "kubeflow.org/v2beta1", "kind": "MPIJob", "metadata": meta, "spec": spec}
+
+
+ANY_JOB = st.one_of(*(v1_job(k) for k in DEFAULTS), mpi_job())
