@@ -114,7 +114,7 @@ if [ -x "$binary" ] && "$binary" --version >/dev/null 2>&1; then   # built by a 
   exit 0
 fi
 
-say "building kube-apiserver $version (cold: about 8-9 min and 3 GB RAM on 2 cores) into $out_dir"
+say "building kube-apiserver $version (cold: about 4 min, 1.8 GB RAM, 2.7 GB of Go caches on 2 cores) into $out_dir"
 tmp="$out_dir/kube-apiserver.tmp.$$"
 trap 'rm -f "$tmp"' EXIT
 pkg=k8s.io/component-base/version

@@ -19,7 +19,8 @@ Fixtures
     * ``kubeconfig_for_user(name, groups=())`` a kubeconfig for a restricted identity (client cert
       with CN=name, O=groups, signed by the cluster CA). RBAC applies: such a user gets real 403
       Forbidden errors until a Role/ClusterRole binding grants access.
-    * ``log_tail(n)`` the last lines of the API server's log, for assertion messages.
+    * ``log_tail(n)`` the last lines of the API server's log, for assertion messages;
+      ``apiserver_log`` / ``etcd_log`` paths, ``pids``, ``startup_seconds``.
 
 ``namespace`` (function scope) -> str
     A freshly created, uniquely named namespace; deleted (asynchronously) after the test.
@@ -46,13 +47,14 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import pytest
 
@@ -117,18 +119,23 @@ def _find_etcd() -> str | None:
 
 
 def _run_install_script() -> str:
+    """Run tools/install-test-apiserver.sh (Go is on PATH); a failure there is a test failure."""
+    sys.__stderr__.write(
+        f"\n[tests/live] running {INSTALL_SCRIPT.relative_to(REPO_ROOT)} "
+        "(a cold build of the test kube-apiserver takes ~4 min)...\n"
+    )
+    sys.__stderr__.flush()
     proc = subprocess.run(
         ["bash", str(INSTALL_SCRIPT)],
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         text=True,
         timeout=45 * 60,
     )
     if proc.returncode != 0:
-        _unavailable(
-            f"{INSTALL_SCRIPT.relative_to(REPO_ROOT)} failed (exit {proc.returncode}):\n"
-            + proc.stderr[-4000:]
+        pytest.fail(
+            f"{INSTALL_SCRIPT.relative_to(REPO_ROOT)} failed (exit {proc.returncode}):\n" + proc.stderr[-4000:],
+            pytrace=False,
         )
     return proc.stdout.strip().splitlines()[-1]
 
@@ -215,9 +222,7 @@ class _CertMaker:
                 )
             )
             pub.write_bytes(
-                k.public_key().public_bytes(
-                    serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-                )
+                k.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
             )
         return key, pub
 
@@ -336,11 +341,14 @@ def _stop(proc: subprocess.Popen | None, timeout: float = 10.0) -> None:
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Linux: have the child get SIGTERM if pytest dies without running teardown (e.g. SIGKILL)."""
+    """Linux: kill the child if pytest dies without running teardown (e.g. SIGKILL, CI timeout).
+
+    SIGKILL, not SIGTERM: a kube-apiserver whose etcd is already gone hangs in graceful shutdown.
+    """
     try:
         import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
     except Exception:  # noqa: BLE001 - best effort
         pass
 
@@ -426,7 +434,11 @@ class LiveAPIServer:
                 _stop(self._apiserver)
                 _stop(self._etcd)
                 shutil.rmtree(self.workdir / "etcd-data", ignore_errors=True)
+                if "address already in use" not in _tail(self.etcd_log) + _tail(self.apiserver_log):
+                    break
         else:
+            raise RuntimeError(f"could not start the test API server: {last_err}")
+        if last_err is not None and not self.server_running():
             raise RuntimeError(f"could not start the test API server: {last_err}")
         self.kubeconfig = str(self.workdir / "admin.kubeconfig")
         _write_kubeconfig(Path(self.kubeconfig), self.server, c.ca_crt, adm_crt, adm_key, "kf2jobset-admin")
@@ -445,8 +457,12 @@ class LiveAPIServer:
         ]  # fmt: skip
         with open(self.etcd_log, "ab") as log:
             self._etcd = subprocess.Popen(
-                cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True, preexec_fn=_PREEXEC,
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_PREEXEC,
             )
         _wait_http(f"{curl}/health", time.monotonic() + 20, self._etcd, self.etcd_log)
 
@@ -470,16 +486,25 @@ class LiveAPIServer:
             # no controller-manager creates default ServiceAccounts, so pods would be refused
             "--disable-admission-plugins=ServiceAccount",
             "--profiling=false",
+            # the "kubernetes" Service's Endpoints may not point at loopback; nothing needs them
+            "--endpoint-reconciler-type=none",
         ]
         with open(self.apiserver_log, "ab") as log:
             self._apiserver = subprocess.Popen(
-                cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True, preexec_fn=_PREEXEC,
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_PREEXEC,
             )
         self.server = f"https://127.0.0.1:{port}"
         ctx = ssl.create_default_context(cafile=str(self._certs.ca_crt))
         # /readyz (not just /healthz): RBAC bootstrap roles, CRD informers etc. are in place.
         _wait_http(f"{self.server}/readyz", time.monotonic() + START_TIMEOUT, self._apiserver, self.apiserver_log, ctx)
+
+    def server_running(self) -> bool:
+        return all(p is not None and p.poll() is None for p in (self._apiserver, self._etcd))
 
     def stop(self) -> None:
         _stop(self._apiserver)
@@ -512,11 +537,14 @@ class LiveAPIServer:
 
     def install_crds(self, paths: Iterable[str | os.PathLike], timeout: float = 60.0) -> list[str]:
         """Create (or replace) every CRD in the YAML files; wait until Established and served."""
+        with self.api_client() as api_client:
+            return self._install_crds(api_client, paths, timeout)
+
+    def _install_crds(self, api_client, paths, timeout: float) -> list[str]:
         import yaml
         from kubernetes import client
         from kubernetes.client.rest import ApiException
 
-        api_client = self.api_client()
         ext = client.ApiextensionsV1Api(api_client)
         crds = []
         for p in paths:
@@ -542,7 +570,6 @@ class LiveAPIServer:
         deadline = time.monotonic() + timeout
         for crd in crds:
             self._wait_crd_served(api_client, ext, crd, deadline)
-        api_client.close()
         return names
 
     @staticmethod
