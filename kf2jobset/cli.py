@@ -6,6 +6,7 @@ import sys
 import click
 
 from . import __version__, exitcodes
+from .repo.cli import REPO_HELP, repo_mode, repo_options, stream_files
 
 _CONVERT_HELP = """Convert Kubeflow v1 jobs under PATH (files, directories or - for stdin) to JobSets.
 
@@ -58,26 +59,45 @@ def fail(err) -> "NoReturn":  # noqa: F821
     sys.exit(exitcodes.for_error(err))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    """`live` (the kubectl plugin's commands) is imported only when used: no `kubernetes` for convert."""
+
+    def list_commands(self, ctx):
+        return sorted({*super().list_commands(ctx), "live"})
+
+    def get_command(self, ctx, name):
+        if name == "live":
+            from .live.plugin import plugin
+
+            return plugin
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kf2jobset")
 def main():
     """Migrate Kubeflow Training Operator v1 jobs to Kubernetes JobSet."""
 
 
-@main.command(help=_CONVERT_HELP)
+@main.command(help=_CONVERT_HELP + REPO_HELP)
 @click.argument("paths", nargs=-1, required=True)
 @conversion_options
-def convert(paths, **kw):
+@repo_options
+@click.option("--report", "report_specs", multiple=True, metavar="FORMAT[:FILE]",
+              help="Also write the semantic diff report (text, markdown, json, junit, sarif, github) to stderr or FILE.")
+def convert(paths, report_specs=(), **kw):
     from .errors import Kf2JobSetError, UsageError
-    from .files import discover
     from .pipeline import convert_text, read_text, stream_for_stdout
 
     try:
         options = build_options(kw)
     except Kf2JobSetError as err:
         fail(err)
+    code = repo_mode(paths, kw, options)  # --in-place / --out-dir / --check (kf2jobset.repo)
+    if code is not None:
+        sys.exit(code)
     results, errors = [], []
-    for path in discover(paths):
+    for path in stream_files(paths, kw):
         try:
             text = read_text(path)
         except Kf2JobSetError as err:
@@ -98,7 +118,84 @@ def convert(paths, **kw):
             for note in conv.notes:
                 if note.category == "breaking":
                     click.echo(f"kf2jobset: warning: {r.path}: {conv.job.display_name()}: {note.code} {note.message}", err=True)
+    if report_specs:
+        _convert_report(results, options, report_specs)
     sys.stdout.write(stream_for_stdout(results))
+
+
+_REPORT_HELP = """Semantic diff report: what changes for every pod when the v1 jobs under PATH become JobSets.
+
+Each job is converted (same options as `convert`), then what the v1 operator ran is compared with
+what the JobSet will run, pod by pod and rule by rule. Findings: unchanged, rewritten (same meaning),
+approximated, dropped, breaking, unexplained (a kf2jobset gap).
+
+\b
+Formats: text, markdown, json, junit, sarif, github. Repeat --format to write several in one
+run, e.g. --format text --format sarif:kf2jobset.sarif (one may go to stdout, the rest need :FILE).
+\b
+Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 3 unreadable input or
+invalid job; 4 a job that cannot be converted as asked; 2 bad options."""
+
+
+@main.command(help=_REPORT_HELP)
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "formats", multiple=True, metavar="FORMAT[:FILE]",
+              help="Output format, optionally with a file (repeatable). Default: text on stdout.")
+@click.option("--output", default=None, metavar="FILE", help="File for the one --format given without :FILE.")
+@click.option("--fail-on", type=click.Choice(["breaking", "approximated", "any", "never"]), default="breaking",
+              show_default=True, help="Exit 1 when a finding is at least this bad (any = every change, never = exit 0).")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour the text format (auto: on a terminal, unless NO_COLOR is set).")
+@conversion_options
+def report(paths, formats, output, fail_on, color, **kw):
+    from .errors import Kf2JobSetError, UsageError
+    from .files import discover
+    from .pipeline import FileResult, convert_text, read_text
+    from .report import build_report
+    from .report.outputs import resolve, write
+
+    try:
+        options = build_options(kw)
+        specs = resolve(formats, output)
+    except Kf2JobSetError as err:
+        fail(err)
+    results, errors = [], []
+    for path in discover(paths):
+        shown = "<stdin>" if path == "-" else path
+        try:
+            text = read_text(path)
+        except Kf2JobSetError as err:
+            errors.append(err)
+            results.append(FileResult(path=shown, text="", errors=[err]))
+            continue
+        r = convert_text(text, shown, options)
+        results.append(r)
+        errors += r.errors
+    if options.name and sum(len(r.conversions) for r in results) > 1:
+        fail(UsageError("--name applies to a single job, but several were found"))
+    rep = build_report(results, options, fail_on)
+    try:
+        write(rep, specs, sys.stdout, color)
+    except Kf2JobSetError as err:
+        fail(err)
+    if errors:
+        sys.exit(exitcodes.worst(exitcodes.for_error(e) for e in errors))
+    sys.exit(exitcodes.FINDINGS if rep.failing() else exitcodes.OK)
+
+
+def _convert_report(results, options, report_specs) -> None:
+    """`convert --report`: the report goes to stderr or to files, never into the YAML on stdout."""
+    from .errors import Kf2JobSetError, UsageError
+    from .report import build_report
+    from .report.outputs import resolve, write
+
+    try:
+        specs = resolve(report_specs, None)
+        if any(s.path == "-" for s in specs):
+            raise UsageError("convert --report cannot write to stdout (it carries the YAML); use stderr (no :FILE) or a file")
+        write(build_report(results, options), specs, sys.stderr)
+    except Kf2JobSetError as err:
+        fail(err)
 
 
 def kubectl_main():

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .emit import Conversion, emit
-from .errors import Kf2JobSetError, Location, Problem, UnsupportedError
+from .errors import InvalidJobError, Kf2JobSetError, Location, Problem, UnsupportedError
 from .mappings import mapping_for
 from .notes import Note
 from .options import ConvertOptions
@@ -32,7 +32,17 @@ def convert_job(doc: dict, options: ConvertOptions, *, assumed_name_length: int 
     mapping = mapping_for(doc.get("apiVersion"), doc.get("kind"))
     if mapping is None:
         raise UnsupportedError(f"not a Kubeflow job kind: {doc.get('apiVersion')}/{doc.get('kind')}")
-    job = parse_job(doc, mapping)
+    from .k8syaml import kubernetes_value, readings
+
+    k8s_readings = readings(doc) if hasattr(doc, "ca") else []  # only YAML text has plain scalars
+    if k8s_readings:
+        # Kubernetes reads YAML 1.1 (`010` is 8, `on` is true); convert what the operator was given.
+        # (This drops the document's comments, which only live on the round-trip types.)
+        doc = kubernetes_value(doc)
+    try:
+        job = parse_job(doc, mapping)
+    except InvalidJobError as err:
+        raise _explain_readings(err, k8s_readings) from None
     conversion = emit(job, options)
     meta = conversion.jobset["metadata"]
     if assumed_name_length is None and not meta.get("name") and not meta.get("generateName"):
@@ -57,6 +67,16 @@ def convert_job(doc: dict, options: ConvertOptions, *, assumed_name_length: int 
             for p in problems
         ])
     return conversion
+
+
+def _explain_readings(err: InvalidJobError, k8s_readings) -> InvalidJobError:
+    by_path = {tuple(r.path): r for r in k8s_readings}
+    problems = []
+    for p in err.problems:
+        r = by_path.get(tuple(p.location.path))
+        hint = f"{r.describe()}; quote it if you mean the text" if r else p.hint
+        problems.append(Problem(p.message, p.location, p.rule, hint))
+    return InvalidJobError(problems)
 
 
 _NAME_RULES = {"jobset-name", "job-name-length", "pod-name-length"}

@@ -67,6 +67,7 @@ def emit(job: TrainingJob, options: ConvertOptions) -> Conversion:
     if options.subdomain:
         network["subdomain"] = options.subdomain
     spec["network"] = network
+    notes.append(_dns_note(job, p, options))
     success = {"operator": p.success_operator}
     if p.success_targets:
         success["targetReplicatedJobs"] = p.success_targets
@@ -79,6 +80,27 @@ def emit(job: TrainingJob, options: ConvertOptions) -> Conversion:
     jobset = {"apiVersion": API_VERSION, "kind": "JobSet", "metadata": _metadata(job, p, options, notes), "spec": spec}
     companions = prof.companions(job, ctx) + _scheduler(job, p, options, jobset, notes)
     return Conversion(job=job, plan=p, jobset=jobset, companions=companions, notes=notes)
+
+
+def _dns_note(job: TrainingJob, p: JobSetPlan, options: ConvertOptions) -> Note:
+    """Pod names and addresses always change form (jobset.md §4.4); the report pairs pods by role and rank."""
+    js = p.name or "<jobset>"
+    sub = options.subdomain or js
+    example = f"{js}-{p.rjobs[0].name}-0-0.{sub}" if p.rjobs else f"{js}-<rjob>-0-0.{sub}"
+    if job.is_mpi_v1:
+        before = "the v1 launcher reached workers by pod name through kubectl exec"
+    elif job.kind == "MPIJob":
+        before = "mpi-operator named pods <job>-<role>-<i> under the headless Service <job>"
+    else:
+        before = "the operator gave each pod its own Service <job>-<type>-<i> (resolvable once the pod was Ready)"
+    return Note(
+        "JS004", "rewritten",
+        f"pods are reached through the JobSet's headless Service as <jobset>-<replicatedJob>-<i>-0.<subdomain> "
+        f"(e.g. {example}), also before they are Ready, and their hostname changes to match; {before}. "
+        "Addresses kf2jobset injects are rewritten",
+        target_path="spec.network", action="change any pod address you wrote yourself (args, config files, code)",
+        explains=(("dns", "*"), ("hostname", "*")),
+    )
 
 
 def _metadata(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, notes: list[Note]) -> dict:
@@ -120,6 +142,12 @@ def _pod_template(job: TrainingJob, rtype: str, restart_policy: str, ctx: EmitCo
     prof.jobset_pod(job, rtype, template, ctx)
     if ctx.options.keep_kubeflow_labels:
         _kubeflow_labels(job, rtype, template, ctx)
+    elif rtype == next(iter(job.replicas)):
+        ctx.note(Note("JS051", "dropped", "the operator's training.kubeflow.org/* pod labels (job-name, replica-type, "
+                      "replica-index, job-role) are not set; selectors, dashboards and log queries that use them need the "
+                      "jobset.sigs.k8s.io/* labels instead", target_path="template.metadata.labels",
+                      action="use --keep-kubeflow-labels to keep the static ones",
+                      explains=(("label", KUBEFLOW_LABEL + "*"),)))
     return template
 
 
@@ -199,8 +227,11 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
                           target_path="spec.replicatedJobs[*].template.spec.activeDeadlineSeconds",
                           explains=(("lifecycle", "activeDeadlineSeconds"),)))
     if rp.backoff_limit is not None:
-        notes.append(Note("JS034", "approximated", f"backoffLimit {rp.backoff_limit}: v1 counted container restarts summed over "
-                          "the whole job; each child Job now counts its own pod's failures and restarts",
+        v2_launcher = job.kind == "MPIJob" and not job.is_mpi_v1
+        notes.append(Note("JS034", "approximated", f"backoffLimit {rp.backoff_limit}: " + (
+                          "mpi-operator gave it to the launcher Job only; every child Job now has it" if v2_launcher else
+                          "v1 counted container restarts summed over the whole job; each child Job now counts its own "
+                          "pod's failures and restarts"),
                           source_path="runPolicy.backoffLimit", target_path="spec.replicatedJobs[*].template.spec.backoffLimit",
                           explains=(("lifecycle", "backoffLimit"),)))
     if not rp.scheduling.is_empty() and options.scheduler == "none":

@@ -115,3 +115,21 @@ class UsageError(Kf2JobSetError):
     """Bad command-line options."""
 
     kind = "usage"
+
+
+class ClusterAuthError(Kf2JobSetError):
+    """kubectl plugin: the API server refused the credentials (401) or the action (403)."""
+
+    kind = "cluster-auth"
+
+
+class ClusterUnreachableError(Kf2JobSetError):
+    """kubectl plugin: no usable kubeconfig, connection/TLS failure, timeout, or the server failed (5xx)."""
+
+    kind = "cluster-unreachable"
+
+
+class NotFoundError(Kf2JobSetError):
+    """kubectl plugin: no such object, or its CRD is not installed (not served)."""
+
+    kind = "not-found"

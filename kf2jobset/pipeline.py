@@ -22,6 +22,7 @@ class FileResult:
     results: list[DocumentResult] = field(default_factory=list)
     errors: list[Kf2JobSetError] = field(default_factory=list)
     new_text: str | None = None  # None when nothing was converted (or on error)
+    dropped_comments: int = 0  # comments on v1 fields that have no place in the JobSet
 
     @property
     def conversions(self):
@@ -46,7 +47,9 @@ def read_text(path: str) -> str:
 
 def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
     result = FileResult(path=path, text=text)
-    docs = parse_documents(text, path)
+    # Documents that cannot hold a job (no `kind: <job kind>` / Experiment / List line) are only
+    # syntax-checked: they pass through verbatim anyway.
+    docs = parse_documents(text, path, select=lambda doc: _may_convert(doc, options))
     result.documents = docs
     for doc in docs:
         if doc.error is not None:
@@ -59,16 +62,83 @@ def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
             result.errors.append(_locate(err, path, doc))
     if result.errors or not any(r.changed for r in result.results):
         return result
+    if path.lower().endswith(".json"):
+        json_text = _render_json(text, docs, result.results)
+        if json_text is not None:
+            result.new_text = json_text
+            return result
     style = detect_style(text)
     pieces = []
-    for doc, res in zip(docs, result.results):
+    last = len(docs) - 1
+    for i, (doc, res) in enumerate(zip(docs, result.results)):
         if res.changed:
-            prefix = _leading_comments(doc.text)
-            pieces.append(prefix + dump_documents(res.outputs, style))
+            piece, dropped = _render_converted(doc, res, style, options, final=i == last)
+            pieces.append(piece)
+            result.dropped_comments += dropped
         else:
-            pieces.append(_as_stream_part(doc.text, style.newline))
+            pieces.append(doc.text)  # verbatim: every byte, including a missing final newline
     result.new_text = "".join(pieces)
     return result
+
+
+def _render_converted(doc: Document, res: DocumentResult, style, options: ConvertOptions, final: bool) -> tuple[str, int]:
+    from .repo import comments as cm
+
+    return render_document(doc, res.outputs, lambda: cm.path_map(doc.data, res, options), style, final)
+
+
+def render_document(doc: Document, outputs: list, path_map, style, final: bool) -> tuple[str, int]:
+    """New objects in place of one document: the document's own leading lines (separator, comments)
+    and trailing lines (comments, `...`) stay verbatim around the dumped objects, and comments inside
+    move with their fields (`path_map()` says where each source field went). Returns the text and
+    how many comments had no field to go to."""
+    from .repo import comments as cm
+
+    layout = cm.scan(doc.text)
+    outputs = [cm.commented(o) for o in outputs]
+    if layout is None or layout.first_content is None:  # the scanner disagrees with the parser
+        prefix, suffix, inline, dropped = _leading_comments(doc.text), "", True, 0
+    else:
+        lines = cm.split_lines(doc.text)
+        prefix = "".join(lines[:layout.first_content])
+        suffix = "".join(lines[layout.last_content + 1:])
+        inline = layout.separator_inline
+        owned = cm.own(layout, doc.data)
+        dropped = cm.attach(outputs, owned, path_map(), style) if owned else 0
+    body = dump_documents(outputs, style)
+    if not inline and body.startswith("---" + style.newline):
+        body = body[3 + len(style.newline):]  # the original separator line is in the prefix
+    if final and not suffix and not doc.text.endswith(("\n", "\r")):
+        body = body[: -len(style.newline)]  # the file had no final newline; keep it that way
+    return prefix + body + suffix, dropped
+
+
+def _render_json(text: str, docs: list[Document], results: list[DocumentResult]) -> str | None:
+    """A .json manifest stays JSON: same indentation unit and line endings; several output objects
+    (a JobSet and its companions) become a v1 List. None: not a single-document file."""
+    import json
+    import re
+
+    from .yamlio import to_plain
+
+    content = [(d, r) for d, r in zip(docs, results) if d.data is not None]
+    if len(content) != 1 or not content[0][1].changed:
+        return None
+    outputs = [to_plain(o) for o in content[0][1].outputs]
+    obj = outputs[0] if len(outputs) == 1 else {"apiVersion": "v1", "kind": "List", "items": outputs}
+    m = re.search(r"^([ \t]+)[\"}\]]", text, re.M)
+    indent = m.group(1) if m else "  "
+    newline = "\r\n" if "\r\n" in text else "\n"
+    body = json.dumps(obj, indent=indent, ensure_ascii=False)
+    if text.endswith(("\n", "\r")):
+        body += "\n"
+    return body.replace("\n", newline) if newline != "\n" else body
+
+
+def _may_convert(doc_text: str, options: ConvertOptions) -> bool:
+    from .repo.classify import may_hold_job
+
+    return may_hold_job(doc_text, options.katib)
 
 
 def _locate(err: Kf2JobSetError, path: str, doc: Document) -> Kf2JobSetError:
@@ -86,24 +156,15 @@ def _locate(err: Kf2JobSetError, path: str, doc: Document) -> Kf2JobSetError:
 
 
 def _leading_comments(text: str) -> str:
-    """Comment lines before a converted document's content (licence headers, notes) stay."""
+    """Fallback prefix: comment, blank and separator lines before the document's content."""
     kept = []
     for line in text.splitlines(keepends=True):
         s = line.strip()
         if s.startswith("#") or not s:
             kept.append(line)
-        elif s.startswith("---") and not kept:
-            continue
         else:
             break
     return "".join(kept)
-
-
-def _as_stream_part(text: str, newline: str) -> str:
-    """An untouched document, verbatim; add a final newline only if the file lacked one."""
-    if text and not text.endswith(("\n", "\r")):
-        return text + newline
-    return text
 
 
 def stream_for_stdout(results: list[FileResult]) -> str:

@@ -142,7 +142,8 @@ def _plan_rjob(job: TrainingJob, rtype: str, options: ConvertOptions, notes: lis
     elif policy == "ExitCode":
         pod_policy = "Never"
         container = default_container(spec.template, job.mapping.default_container)
-        named = container is not None and container.get("name") == job.mapping.default_container
+        # The default-named container, else container 0 (as older operators and JS060 do).
+        named = container is not None and bool(container.get("name"))
         if named:
             pfp = {"rules": [{
                 "action": "FailJob",

@@ -102,7 +102,7 @@ def schema_names() -> list[str]:
     names = []
     for p in sorted(root.rglob("*" + _SUFFIX)):
         name = p.relative_to(root).as_posix()[: -len(_SUFFIX)]
-        if name not in ("k8s", "kubeflow/common"):
+        if name not in ("k8s", "kubeflow/common", "report"):  # report: kf2jobset's own output, not a manifest
             names.append(name)
     return names
 

@@ -13,8 +13,8 @@ from typing import Any, Sequence
 
 from .errors import InputError, Location, Problem
 
-_SEPARATOR = re.compile(r"^---(?:[ \t]|$)")
-_END = re.compile(r"^\.\.\.(?:[ \t]|$)")
+_SEPARATOR = re.compile(r"^---(?:[ \t\r\n]|$)")  # \r: CRLF files
+_END = re.compile(r"^\.\.\.(?:[ \t\r\n]|$)")
 
 
 @dataclass
@@ -46,7 +46,8 @@ def split_documents(text: str) -> list[Document]:
 def _has_content(lines: Sequence[str]) -> bool:
     for line in lines:
         stripped = line.strip()
-        if stripped and not stripped.startswith("#") and not _SEPARATOR.match(line) and not _END.match(line):
+        if (stripped and not stripped.startswith("#") and not _SEPARATOR.match(line) and not _END.match(line)
+                and not line.startswith("%")):  # a %YAML/%TAG directive belongs to the next document
             return True
     return False
 
@@ -60,12 +61,19 @@ def _loader():
     return yaml
 
 
-def parse_documents(text: str, file: str | None = None) -> list[Document]:
-    """Split and parse; a document that fails to parse carries an InputError with its position."""
+def parse_documents(text: str, file: str | None = None, select=None) -> list[Document]:
+    """Split and parse; a document that fails to parse carries an InputError with its position.
+
+    `select(doc_text) -> bool` (optional): documents it rejects are only syntax-checked with
+    PyYAML's C parser when available (several times faster) and keep `data` None; if that check
+    fails they are parsed normally, so errors are always ruamel's."""
     docs = split_documents(text)
     yaml = _loader()
+    fast_check = _c_syntax_check() if select is not None else None
     for doc in docs:
         if not _has_content(doc.text.splitlines()):
+            continue
+        if fast_check is not None and not select(doc.text) and fast_check(doc.text):
             continue
         try:
             loaded = list(yaml.load_all(doc.text))
@@ -77,6 +85,26 @@ def parse_documents(text: str, file: str | None = None) -> list[Document]:
             doc.error = InputError(Problem("more than one YAML document in one block", Location(file, doc.index, doc.start_line + 1)))
         doc.data = loaded[0] if loaded else None
     return docs
+
+
+def _c_syntax_check():
+    """A function telling whether a document parses with PyYAML's C parser, or None without libyaml."""
+    try:
+        import yaml as pyyaml
+
+        loader = pyyaml.CSafeLoader
+    except (ImportError, AttributeError):
+        return None
+
+    def ok(text: str) -> bool:
+        try:
+            for _event in pyyaml.parse(text, Loader=loader):
+                pass
+            return True
+        except Exception:
+            return False
+
+    return ok
 
 
 def _yaml_error(exc: Exception, file: str | None, doc: Document) -> InputError:
@@ -145,6 +173,9 @@ def detect_style(text: str) -> Style:
     return Style(newline=newline)
 
 
+_YAML11_NON_STRING = re.compile(r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+)$")
+
+
 def _prepare(obj: Any) -> Any:
     """Multi-line strings as literal blocks; long integer lists (exit codes) in flow style."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -154,6 +185,12 @@ def _prepare(obj: Any) -> Any:
         if obj.endswith("\n") and not obj.endswith("\n\n") and not any(l != l.rstrip() for l in obj.splitlines()):
             return LiteralScalarString(obj)
         return obj
+    if type(obj) is str and _YAML11_NON_STRING.match(obj):
+        # ruamel writes YAML 1.2, where `on`/`no`/`1:20` are plain strings; Kubernetes reads YAML 1.1,
+        # where they are booleans or numbers. Quote them so the text stays text.
+        from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+        return DoubleQuotedScalarString(obj)
     if isinstance(obj, dict):
         for k in list(obj.keys()):
             obj[k] = _prepare(obj[k])
@@ -164,7 +201,9 @@ def _prepare(obj: Any) -> Any:
             seq = CommentedSeq(items)
             seq.fa.set_flow_style()
             return seq
-        obj[:] = items
+        for i, item in enumerate(items):
+            if item is not obj[i]:  # item-wise: slice assignment would drop ruamel's comment slots
+                obj[i] = item
         return obj
     return obj
 

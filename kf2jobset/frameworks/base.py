@@ -91,6 +91,8 @@ class OperatorSide(Side):
 
     def host(self, rtype: str, index: int, form: str = "short") -> str:
         base = f"{self.name}-{rtype.lower()}-{index}"
+        if self.job.kind == "MPIJob" and rtype == "Launcher":
+            base = f"{self.name}-launcher"  # the MPI launcher pod has no index (training-operator.md §5.2, §6.2)
         domain = f".{self.cluster_domain}" if self.cluster_domain else ""
         if form == "short":
             return base

@@ -250,7 +250,7 @@ class MPIProfile(Profile):
                           ("command", "Worker"), ("mount", "/opt/kube"), ("env", "K_MPI_JOB_ROLE"),
                           ("env", "OMPI_MCA_orte_keep_fqdn_hostnames"), ("env", "OMPI_MCA_plm_rsh_args"),
                           ("env", "OMPI_MCA_orte_set_default_slots"), ("mount", job.framework["sshAuthMountPath"]),
-                          ("hostfile", "names")),
+                          ("hostfile", "names"), ("mount", MPI_DIR), ("file", "kubexec.sh")),
             ))
             if job.framework.get("mainContainer"):
                 ctx.note(Note("MPI002", "dropped", "mainContainer only chose the `kubectl exec` target; SSH reaches the pod's sshd",
@@ -262,6 +262,14 @@ class MPIProfile(Profile):
                 "that you provide (kf2jobset never writes key material)",
                 source_path="spec.mpiReplicaSpecs", target_path="volumes[ssh-auth]", action=create,
                 explains=(("secret", "ssh"),),
+            ))
+        if not job.is_mpi_v1 and job.has("Worker"):
+            ctx.note(Note(
+                "MPI007", "approximated",
+                "mpi-operator never replaced a failed worker pod and did not fail the MPIJob for it (the launcher, "
+                "retried by its Job, failed instead); in the JobSet a worker Job that fails fails the JobSet",
+                source_path="spec.mpiReplicaSpecs.Worker.restartPolicy", replica_type="Worker",
+                explains=(("failure", "Worker"), ("backoffLimit", "Worker")),
             ))
         ctx.note(Note(
             "MPI004", "approximated",

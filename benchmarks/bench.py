@@ -1,0 +1,366 @@
+"""Repo-mode benchmark: generates a synthetic manifest repo and measures, side by side in one run,
+
+1. conversion: kf2jobset converting the files that hold v1 jobs (read, parse, convert, validate,
+   dump, splice; in process, one worker) vs a bare ruamel round-trip (load + dump, same settings) of
+   the same converted documents — the JobSets and their companions as written;
+2. scan: kf2jobset's pass over files without v1 jobs (read + pre-filter) vs loading the same files
+   with PyYAML's C loader (yaml.load_all with CSafeLoader);
+3. hook latency: the pre-commit hook command (`kf2jobset convert --check FILES`, a fresh process)
+   on 1,000 files without v1 jobs;
+4. start-up: `kf2jobset --version`.
+
+Usage: python benchmarks/bench.py [--job-files 100] [--other-files 1000] [--repeat 5]
+Prints a Markdown table (medians) for the README. Not a test: timings depend on the machine.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+LICENCE = "# Copyright 2025 Example Corp.\n# SPDX-License-Identifier: Apache-2.0\n"
+
+PYTORCH = """\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: train-{i}   # nightly training
+  namespace: ml-{ns}
+  labels:
+    team: "vision"
+    cost-center: '{i}'
+spec:
+  runPolicy:
+    cleanPodPolicy: None
+    ttlSecondsAfterFinished: 3600
+  pytorchReplicaSpecs:
+    # rank 0
+    Master:
+      replicas: 1
+      restartPolicy: OnFailure
+      template:
+        metadata:
+          annotations:
+            sidecar.istio.io/inject: "false"
+        spec:
+          containers:
+            - name: pytorch
+              image: registry.example.com/vision/train:{i}.0   # pinned
+              imagePullPolicy: IfNotPresent
+              command: ["torchrun"]
+              args:
+                - --epochs=10
+                - --batch-size=64
+                - --data=/data/imagenet
+              env:
+                - name: NCCL_DEBUG
+                  value: INFO
+              resources:
+                limits:
+                  nvidia.com/gpu: 1
+                  memory: 32Gi
+              volumeMounts:
+                - name: data
+                  mountPath: /data
+          volumes:
+            - name: data
+              persistentVolumeClaim:
+                claimName: imagenet
+    Worker:
+      replicas: {workers}   # scale here
+      restartPolicy: OnFailure
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: registry.example.com/vision/train:{i}.0
+              command: ["torchrun"]
+              args: ["--epochs=10", "--batch-size=64", "--data=/data/imagenet"]
+              resources:
+                limits:
+                  nvidia.com/gpu: 1
+                  memory: 32Gi
+              volumeMounts:
+                - name: data
+                  mountPath: /data
+          volumes:
+            - name: data
+              persistentVolumeClaim:
+                claimName: imagenet
+"""
+
+TFJOB = """\
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata:
+  name: mnist-{i}
+spec:
+  tfReplicaSpecs:
+    PS:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            image: "tensorflow/tensorflow:2.15.0"
+            command: ["python", "/opt/model.py"]
+    Worker:
+      replicas: {workers}
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            image: "tensorflow/tensorflow:2.15.0"
+            command: ["python", "/opt/model.py", "--steps=1000"]
+            resources:
+              limits: {{cpu: "4", memory: 8Gi}}
+"""
+
+SERVICE = """\
+apiVersion: v1
+kind: Service
+metadata:
+  name: tensorboard-{i}
+  labels: {{app: tensorboard}}
+spec:
+  selector:
+    app: tensorboard
+  ports:
+    - name: http
+      port: 80
+      targetPort: 6006
+"""
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web-{i}
+  namespace: apps
+  labels:
+    app: web-{i}
+    tier: frontend   # public
+spec:
+  replicas: 3
+  selector:
+    matchLabels:
+      app: web-{i}
+  template:
+    metadata:
+      labels:
+        app: web-{i}
+    spec:
+      containers:
+        - name: web
+          image: "nginx:1.25.{i}"
+          ports:
+            - containerPort: 80
+          env:
+            - name: MODE
+              value: production
+            - name: WORKERS
+              value: "4"
+          resources:
+            requests: {{cpu: 100m, memory: 128Mi}}
+            limits: {{cpu: 500m, memory: 256Mi}}
+          readinessProbe:
+            httpGet: {{path: /healthz, port: 80}}
+            periodSeconds: 10
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: web-{i}-config
+data:
+  nginx.conf: |
+    server {{
+      listen 80;
+      location / {{ root /usr/share/nginx/html; }}
+    }}
+  flags: "a,b,c"
+"""
+
+
+def generate(root: Path, job_files: int, other_files: int) -> tuple[list[Path], list[Path]]:
+    jobs, others = [], []
+    for i in range(job_files):
+        d = root / "training" / f"team{i % 10}"
+        d.mkdir(parents=True, exist_ok=True)
+        body = (PYTORCH if i % 2 == 0 else TFJOB).format(i=i, ns=i % 5, workers=2 + i % 4)
+        if i % 3 == 0:
+            body = body + "---\n" + SERVICE.format(i=i)
+        f = d / f"job-{i}.yaml"
+        f.write_text(LICENCE + "---\n" + body)
+        jobs.append(f)
+    for i in range(other_files):
+        d = root / "apps" / f"svc{i % 25}"
+        d.mkdir(parents=True, exist_ok=True)
+        f = d / f"app-{i}.yaml"
+        f.write_text(LICENCE + DEPLOYMENT.format(i=i))
+        others.append(f)
+    return jobs, others
+
+
+def timed(fn, repeat: int) -> float:
+    return paired([fn], repeat)[0]
+
+
+def paired(fns, repeat: int) -> list[float]:
+    """Median time of each function, run in alternation so that load from other processes hits
+    all of them alike."""
+    times = [[] for _ in fns]
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            fn()
+            times[i].append(time.perf_counter() - t0)
+    return [statistics.median(t) for t in times]
+
+
+def kf2jobset_exe() -> list[str]:
+    """The console script next to this interpreter (not a pyenv shim), else `python -m kf2jobset`."""
+    exe = Path(sys.executable).with_name("kf2jobset")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "kf2jobset"]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--job-files", type=int, default=100)
+    ap.add_argument("--other-files", type=int, default=1000)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--profile", action="store_true", help="cProfile the conversion and print the top entries")
+    args = ap.parse_args(argv)
+
+    import yaml
+    from ruamel.yaml import YAML
+
+    from kf2jobset.options import ConvertOptions
+    from kf2jobset.pipeline import convert_text
+    from kf2jobset.repo.run import CHECK, Settings, run
+    from kf2jobset.yamlio import detect_style, split_documents
+
+    if not getattr(yaml, "__with_libyaml__", False):
+        print("warning: PyYAML is built without libyaml; the C-loader baseline is not available", file=sys.stderr)
+    tmp = Path(tempfile.mkdtemp(prefix="kf2jobset-bench-"))
+    try:
+        jobs, others = generate(tmp, args.job_files, args.other_files)
+        options = ConvertOptions()
+        texts = [(str(p), p.read_text()) for p in jobs]
+
+        # 1. conversion vs a bare ruamel round-trip of the converted documents
+        def convert_all():
+            out = []
+            for path, text in texts:
+                r = convert_text(Path(path).read_text(), path, options)
+                assert r.new_text and not r.errors
+                out.append(r.new_text)
+            return out
+
+        converted = convert_all()  # warm-up: schemas and validators are built once per process
+        converted_docs = []
+        for text in converted:
+            for doc in split_documents(text):
+                if "kind: JobSet" in doc.text or "kind: ConfigMap" in doc.text or "kind: PodGroup" in doc.text:
+                    converted_docs.append((doc.text, detect_style(text)))
+
+        def roundtrip(docs):
+            y = YAML(typ="rt")
+            y.preserve_quotes = True
+            y.width = 4096
+            for text, style in docs:
+                y.indent(mapping=style.mapping, sequence=style.sequence, offset=style.offset)
+                data = y.load(text)
+                buf = io.StringIO()
+                y.dump(data, buf)
+
+        source_docs = []
+        for _path, text in texts:
+            for doc in split_documents(text):
+                if "kubeflow.org" in doc.text:
+                    source_docs.append((doc.text, detect_style(text)))
+        t_convert, t_rt_out, t_rt_in = paired(
+            [convert_all, lambda: roundtrip(converted_docs), lambda: roundtrip(source_docs)], args.repeat)
+
+        if args.profile:
+            import cProfile
+            import pstats
+
+            prof = cProfile.Profile()
+            prof.runcall(convert_all)
+            pstats.Stats(prof).sort_stats("cumulative").print_stats(30)
+
+        # 2. scan of files without v1 jobs vs PyYAML's C loader
+        other_paths = [str(p) for p in others]
+        quiet = io.StringIO()
+        settings = Settings(mode=CHECK, options=options, jobs=1)
+
+        def scan():
+            code = run(other_paths, settings, quiet, quiet)
+            assert code == 0
+
+        def c_load():
+            for p in other_paths:
+                with open(p, encoding="utf-8") as fh:
+                    list(yaml.load_all(fh.read(), Loader=yaml.CSafeLoader))
+
+        t_scan, t_cload = paired([scan, c_load], args.repeat)
+
+        # 3. hook latency (fresh process, as pre-commit runs it) and 4. start-up
+        exe = kf2jobset_exe()
+        rel = [os.path.relpath(p, tmp) for p in other_paths]
+
+        def hook():
+            r = subprocess.run(exe + ["convert", "--check", *rel], cwd=tmp, capture_output=True)
+            assert r.returncode == 0, r.stderr
+
+        def fixer():
+            r = subprocess.run(exe + ["convert", "--in-place", "--fail-on-change", *rel], cwd=tmp, capture_output=True)
+            assert r.returncode == 0, r.stderr
+
+        def version():
+            subprocess.run(exe + ["--version"], capture_output=True, check=True)
+
+        version()
+        t_hook = timed(hook, args.repeat)
+        t_fixer = timed(fixer, args.repeat)
+        t_version = timed(version, max(args.repeat, 10))
+
+        # 5. a whole-repo run with worker processes (informational)
+        both = [str(tmp)]
+        t_repo_1 = timed(lambda: run(both, Settings(mode=CHECK, options=options, jobs=1), quiet, quiet), 1)
+        t_repo_n = timed(lambda: run(both, Settings(mode=CHECK, options=options, jobs=0), quiet, quiet), 1)
+
+        n_docs = len(converted_docs)
+        print(f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+              f"ruamel.yaml {__import__('ruamel.yaml').yaml.__version__}, PyYAML {yaml.__version__} "
+              f"(libyaml: {bool(getattr(yaml, '__with_libyaml__', False))})")
+        print(f"Repo: {len(jobs)} files with v1 jobs ({len(source_docs)} jobs -> {n_docs} output documents), "
+              f"{len(others)} files without; median of {args.repeat}\n")
+        print("| measurement | kf2jobset | baseline | ratio | target |")
+        print("|---|---|---|---|---|")
+        print(f"| convert {len(jobs)} files vs ruamel round-trip of the {n_docs} converted documents | "
+              f"{t_convert * 1000:.0f} ms | {t_rt_out * 1000:.0f} ms | {t_convert / t_rt_out:.2f}x | <= 1.5x |")
+        print(f"| (context) ruamel round-trip of the {len(source_docs)} v1 source documents | | {t_rt_in * 1000:.0f} ms | "
+              f"{t_convert / t_rt_in:.2f}x | |")
+        print(f"| scan {len(others)} files without v1 jobs vs PyYAML CSafeLoader load | {t_scan * 1000:.0f} ms | "
+              f"{t_cload * 1000:.0f} ms | {t_scan / t_cload:.2f}x | <= 1.2x |")
+        print(f"| hook `convert --check` on {len(others)} files without v1 jobs (new process) | {t_hook * 1000:.0f} ms | | | <= 500 ms |")
+        print(f"| hook `convert --in-place --fail-on-change` on the same files | {t_fixer * 1000:.0f} ms | | | |")
+        print(f"| `kf2jobset --version` start-up | {t_version * 1000:.0f} ms | | | <= 150 ms |")
+        print(f"| whole repo `--check`, 1 process vs `--jobs 0` ({os.cpu_count()} CPUs) | {t_repo_n * 1000:.0f} ms | "
+              f"{t_repo_1 * 1000:.0f} ms | {t_repo_n / t_repo_1:.2f}x | |")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,34 @@
+"""`scan -A` over 1,000 v1 jobs in the test API server (benchmarks/live_scan.py). A benchmark, not a
+test: it lives outside tests/ so the default run never collects it. It borrows the live fixtures.
+
+    python -m pytest benchmarks/test_live_scan.py -s
+
+Prints the numbers quoted in the README (time and peak memory of the plugin process).
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+from tests.live.conftest import REPO_ROOT, SHARED_DIR, apiserver  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.apiserver
+
+BENCH = REPO_ROOT / "benchmarks" / "live_scan.py"
+TRAINING_OPERATOR_CRDS = SHARED_DIR / "reference" / "kubeflow-crds" / "training-operator"
+
+
+def test_scan_all_namespaces_1000_jobs(apiserver):
+    if not TRAINING_OPERATOR_CRDS.is_dir():
+        pytest.skip(f"{TRAINING_OPERATOR_CRDS} not found (needs <repo>/../shared)")
+    apiserver.install_crds([str(p) for p in sorted(TRAINING_OPERATOR_CRDS.glob("*.yaml"))])
+    spec = importlib.util.spec_from_file_location("live_scan", BENCH)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    jobs = int(os.environ.get("KF2JOBSET_BENCH_JOBS", "1000"))
+    result = bench.run(apiserver.kubeconfig, jobs=jobs, namespaces=10, runs=3)
+    print("\nscan -A benchmark:", result)
+    assert result["jobs"] == jobs
+    assert result["scan_peak_rss_mib_max"] < 512

@@ -1,0 +1,91 @@
+"""The repo-mode options of `kf2jobset convert`, kept here so the click command stays a thin shell."""
+from __future__ import annotations
+
+import click
+
+REPO_HELP = """
+\b
+Repo mode (instead of printing a stream):
+  --in-place      rewrite files where they are; only converted documents change
+  --out-dir DIR   write converted files to DIR at their paths relative to the working
+                  directory (files with nothing to convert are not copied)
+  --check         change nothing; exit 1 and list the files that still hold v1 jobs
+                  (with --out-dir: whose converted copy is missing or out of date)
+Directories are walked for *.yaml, *.yml, *.json and Kustomization, honouring .gitignore
+files and --exclude (gitignore syntax); symlinks are never followed. Helm templates are
+skipped and counted; kustomize patches aimed at v1 jobs are rewritten or reported."""
+
+
+def repo_options(func):
+    opts = [
+        click.option("--in-place", "-i", "in_place", is_flag=True, help="Rewrite the files in place."),
+        click.option("--out-dir", type=click.Path(file_okay=False), default=None, help="Write converted files below DIR."),
+        click.option("--check", is_flag=True, help="Change nothing; exit 1 if something would be converted."),
+        click.option("--exclude", multiple=True, metavar="GLOB", help="Skip matching paths (gitignore syntax; repeatable)."),
+        click.option("--no-gitignore", is_flag=True, help="Do not read .gitignore files while walking directories."),
+        click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
+                     help="Worker processes for many files (0: one per CPU; 1: none)."),
+        click.option("--fail-on-change", is_flag=True,
+                     help="Exit 1 when a file was written (the pre-commit fixer convention)."),
+    ]
+    for opt in reversed(opts):
+        func = opt(func)
+    return func
+
+
+def repo_mode(paths, kw: dict, options) -> int | None:
+    """Run repo mode if one of its flags was given; returns the exit code, or None for stream mode.
+    Pops the repo-mode keys from `kw`."""
+    from .. import exitcodes
+    from .run import CHECK, IN_PLACE, OUT_DIR, Settings, run
+
+    in_place = kw.pop("in_place", False)
+    out_dir = kw.pop("out_dir", None)
+    check = kw.pop("check", False)
+    excludes = tuple(kw.get("exclude", ()) or ())  # left in kw: the stream mode walks with them too
+    no_gitignore = kw.get("no_gitignore", False)
+    jobs = kw.pop("jobs", 0)
+    fail_on_change = kw.pop("fail_on_change", False)
+    if not (in_place or out_dir or check):
+        if fail_on_change:
+            return _usage("--fail-on-change needs --in-place or --out-dir")
+        return None
+    if in_place and (out_dir or check):
+        return _usage("--in-place cannot be combined with " + ("--out-dir" if out_dir else "--check"))
+    if "-" in paths:
+        return _usage("stdin (-) has no file to rewrite; use the stream mode (no --in-place/--out-dir/--check)")
+    if options.name:
+        return _usage("--name renames a single job; it cannot be used with --in-place, --out-dir or --check")
+    if check and fail_on_change:
+        return _usage("--fail-on-change does not apply to --check (which never writes)")
+    mode = CHECK if check else IN_PLACE if in_place else OUT_DIR
+    settings = Settings(mode=mode, options=options, out_dir=out_dir, excludes=excludes, jobs=jobs,
+                        fail_on_change=fail_on_change, gitignore=not no_gitignore)
+    del exitcodes
+    return run(paths, settings)
+
+
+def stream_files(paths, kw: dict) -> list[str]:
+    """The stream mode's files: the same walk as repo mode (excludes, .gitignore, no symlinks);
+    templates of Helm charts found in directories are skipped with one note on stderr."""
+    from ..files import walk
+    from .classify import is_helm_template
+
+    found = walk(paths, tuple(kw.get("exclude", ()) or ()), gitignore=not kw.get("no_gitignore", False))
+    files, helm = [], 0
+    for f in found.files:
+        if f.base is not None and is_helm_template(f.path):
+            helm += 1
+        else:
+            files.append(f.path)
+    if helm:
+        click.echo(f"kf2jobset: skipped {helm} Helm template{'s' if helm != 1 else ''} (render first: "
+                   "helm template CHART | kf2jobset convert -)", err=True)
+    return files + found.missing  # missing ones fail when read, with the usual message
+
+
+def _usage(message: str) -> int:
+    from .. import exitcodes
+
+    click.echo(f"kf2jobset: {message}", err=True)
+    return exitcodes.USAGE

@@ -1,0 +1,719 @@
+"""kustomize: patches and references that aim at v1 jobs, rewritten for JobSets or reported.
+
+A kustomization and the patch files it names form a unit: either every rewrite in it is made, or
+none (and the reasons are reported with file:line:col). Patch files are never converted as jobs.
+
+A patch aimed at a v1 job (by `target` kind, or by its own apiVersion/kind for strategic merge
+patches) is rewritten only when the result is *verified*: the base job is found among the
+kustomization's resources, the original patch is applied to it and converted, the base is converted
+as is, and the rewritten patch applied to the converted base must give exactly the converted patched
+job. First the mechanical rewrite is tried (JSON6902 paths moved to `/spec/replicatedJobs/<i>/...`,
+strategic merge fields moved under `replicatedJobs` entries named after the replica types, target
+group/version/kind -> jobset.x-k8s.io/v1alpha2 JobSet). When that is not enough — a new replica
+count also changes values kf2jobset derives from it, such as WORLD_SIZE or TF_CONFIG — a patch of
+the same type is computed from the two converted JobSets. Patches that change companion objects, use
+`$patch` directives or whose base cannot be found are reported, as are other references to the old
+kinds or field paths (replacements, transformer configurations, ...).
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import exitcodes
+from ..mappings import JOB_KINDS
+from . import patches as P
+from .classify import KUSTOMIZATION_NAMES, JOB_KIND_RE
+
+JOBSET_GROUP, JOBSET_VERSION = "jobset.x-k8s.io", "v1alpha2"
+PATCH_SECTIONS = ("patches", "patchesStrategicMerge", "patchesJson6902")
+_NOT_REFERENCES = set(PATCH_SECTIONS) | {"resources", "bases", "components", "namespace", "namePrefix", "nameSuffix"}
+
+
+def find_kustomization(directory: Path) -> Path | None:
+    for name in KUSTOMIZATION_NAMES:
+        p = directory / name
+        if p.is_file():
+            return p
+    return None
+
+
+# ---- PyYAML nodes (exact character positions for surgical edits) ---------------------------------
+
+def _compose(text: str):
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.compose(text, Loader=loader)
+
+
+def _get(node, key: str):
+    if node is None or type(node).__name__ != "MappingNode":
+        return None
+    for k, v in node.value:
+        if getattr(k, "value", None) == key:
+            return v
+    return None
+
+
+def _scalar(node) -> str | None:
+    return node.value if node is not None and type(node).__name__ == "ScalarNode" else None
+
+
+def _items(node) -> list:
+    return list(node.value) if node is not None and type(node).__name__ == "SequenceNode" else []
+
+
+def _pos(node) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+@dataclass
+class Edit:
+    start: int
+    end: int
+    text: str
+
+
+def _apply_edits(text: str, edits: list[Edit]) -> str:
+    for e in sorted(edits, key=lambda e: e.start, reverse=True):
+        text = text[:e.start] + e.text + text[e.end:]
+    return text
+
+
+_PLAIN_SAFE = re.compile(r"[A-Za-z0-9_/.~][A-Za-z0-9_/.~-]*")
+
+
+def _quote(value: str, style) -> str:
+    if style == "'":
+        return "'" + value.replace("'", "''") + "'"
+    if style == '"':
+        return json.dumps(value, ensure_ascii=False)
+    return value if _PLAIN_SAFE.fullmatch(value) else "'" + value.replace("'", "''") + "'"
+
+
+def _scalar_edit(node, value: str) -> Edit:
+    return Edit(node.start_mark.index, node.end_mark.index, _quote(value, node.style))
+
+
+def _embed(text: str, node, content: str) -> Edit:
+    """Replace an inline patch string (a `|` block or a one-line scalar) with new content."""
+    if node.style in ("|", ">"):
+        start = node.start_mark.index
+        header_end = text.index("\n", start) if "\n" in text[start:] else len(text)
+        header = text[start:header_end].rstrip("\r")
+        if not header.startswith("|"):
+            header = "|-"
+        body_start = header_end + 1
+        region = text[body_start:node.end_mark.index]
+        lines = region.splitlines(keepends=True)
+        while lines and not lines[-1].strip():
+            lines.pop()
+        first = next((ln for ln in lines if ln.strip()), "")
+        indent = first[:len(first) - len(first.lstrip(" "))] or " " * (node.start_mark.column + 2)
+        newline = "\r\n" if "\r\n" in text else "\n"
+        new_lines = content.rstrip("\n").split("\n")
+        body = "".join((indent + ln if ln else "") + newline for ln in new_lines)
+        return Edit(start, body_start + len("".join(lines)), header + newline + body)
+    return Edit(node.start_mark.index, node.end_mark.index, _quote(content.strip(), node.style or "'"))
+
+
+# ---- units -----------------------------------------------------------------------------------------
+
+@dataclass
+class Problem:
+    file: str
+    line: int | None
+    column: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file + (f":{self.line}" if self.line else "") + (f":{self.column}" if self.column else "")
+        return f"{where}: {self.message}"
+
+
+@dataclass
+class Unit:
+    path: str  # display path of the kustomization
+    text: str
+    bom: bool
+    directory: Path
+    edits: list[Edit] = field(default_factory=list)  # in the kustomization
+    files: dict = field(default_factory=dict)  # display path of a patch file -> (new text, bom)
+    owned: set = field(default_factory=set)  # real paths of the patch files it names
+    problems: list[Problem] = field(default_factory=list)
+    rewrites: list[str] = field(default_factory=list)  # check mode: what would change
+
+
+class _Unmappable(Exception):
+    def __init__(self, node, message: str, file: str | None = None):
+        super().__init__(message)
+        self.node, self.message, self.file = node, message, file
+
+
+class Context:
+    """Per-run caches: parsed files and converted base jobs."""
+
+    def __init__(self, options):
+        self.options = options
+        self.docs: dict[str, list] = {}
+
+    def documents(self, path: Path) -> list:
+        key = os.path.realpath(path)
+        if key not in self.docs:
+            from ..pipeline import read_text
+            from ..yamlio import parse_documents
+
+            try:
+                docs = parse_documents(read_text(str(path)), str(path))
+            except Exception:
+                docs = []
+            self.docs[key] = [d for d in docs if d.error is None and isinstance(d.data, dict)]
+        return self.docs[key]
+
+    def resources(self, directory: Path, seen: set | None = None) -> list[tuple[str, Any]]:
+        """(file, document) for every object reachable through resources/bases of a kustomization."""
+        seen = seen if seen is not None else set()
+        key = os.path.realpath(directory)
+        if key in seen:
+            return []
+        seen.add(key)
+        kfile = find_kustomization(directory)
+        if kfile is None:
+            return []
+        try:
+            from ..pipeline import read_text
+
+            root = _compose(read_text(str(kfile)))
+        except Exception:
+            return []
+        out = []
+        for section in ("resources", "bases"):
+            for item in _items(_get(root, section)):
+                ref = _scalar(item)
+                if not ref or "://" in ref or ref.startswith(("github.com/", "git@")):
+                    continue
+                p = directory / ref
+                if p.is_dir():
+                    out += self.resources(p, seen)
+                elif p.is_file():
+                    out += [(str(p), d.data) for d in self.documents(p)]
+        return out
+
+
+def run_units(kustomizations, maybe_patches, settings, targets) -> list:
+    """Find and process the kustomization units; returns [(outcomes, owned real paths)]."""
+    from .fsio import read_source
+
+    ctx = Context(settings.options)
+    found: dict[str, tuple[str, Any]] = {}
+    for f, src in kustomizations:
+        found[os.path.realpath(f.path)] = (f.path, src)
+    # patch files seen on their own: look for the kustomization that names them
+    for f, _src in maybe_patches:
+        real = os.path.realpath(f.path)
+        for directory in _ancestors(Path(f.path).parent):
+            kfile = find_kustomization(directory)
+            if kfile is None or os.path.realpath(kfile) in found:
+                continue
+            try:
+                ksrc = read_source(str(kfile))
+                refs = _patch_files(_compose(ksrc.text), kfile.parent)
+            except Exception:
+                continue
+            if real in refs:
+                found[os.path.realpath(kfile)] = (_display(kfile, f.path), ksrc)
+    results = []
+    for real, (display, src) in sorted(found.items(), key=lambda kv: kv[1][0]):
+        unit = Unit(display, src.text, src.bom, Path(real).parent)
+        try:
+            analyse(unit, ctx)
+        except Exception as exc:  # a bug: report it on this unit, keep the run going
+            unit.problems.append(Problem(display, None, None, f"internal error: {type(exc).__name__}: {exc} (please report it)"))
+        results.append((_outcomes(unit, settings, targets), unit.owned | {real}))
+    return results
+
+
+def _display(kfile: Path, near: str) -> str:
+    """Show a kustomization the way the file that led to it was given (relative or absolute)."""
+    return str(kfile) if os.path.isabs(near) else os.path.relpath(kfile)
+
+
+def _ancestors(start: Path):
+    d = start
+    for _ in range(32):
+        yield d
+        if (d / ".git").exists() or d.parent == d:
+            return
+        d = d.parent
+
+
+def _patch_files(root, directory: Path) -> set[str]:
+    out = set()
+    for section in PATCH_SECTIONS:
+        for item in _items(_get(root, section)):
+            ref = _scalar(item) if section == "patchesStrategicMerge" else _scalar(_get(item, "path"))
+            if ref and "\n" not in ref:
+                out.add(os.path.realpath(directory / ref))
+    return out
+
+
+def analyse(unit: Unit, ctx: Context) -> None:
+    try:
+        root = _compose(unit.text)
+    except Exception as exc:
+        mark = getattr(exc, "problem_mark", None)
+        unit.problems.append(Problem(unit.path, mark.line + 1 if mark else None, mark.column + 1 if mark else None,
+                                     f"invalid YAML: {getattr(exc, 'problem', exc)}"))
+        return
+    if root is None or type(root).__name__ != "MappingNode":
+        return
+    unit.owned |= _patch_files(root, unit.directory)
+    for section in PATCH_SECTIONS:
+        for item in _items(_get(root, section)):
+            try:
+                _patch_entry(unit, ctx, section, item)
+            except _Unmappable as exc:
+                line, col = _pos(exc.node) if exc.node is not None else (None, None)
+                unit.problems.append(Problem(exc.file or unit.path, line, col, exc.message))
+    _references(unit, root)
+
+
+# ---- one patch entry --------------------------------------------------------------------------------
+
+@dataclass
+class _Content:
+    text: str
+    file: str | None  # display path of the patch file, None for an inline patch
+    node: Any  # the kustomization node holding the inline patch or the path
+    bom: bool = False
+
+
+def _patch_entry(unit: Unit, ctx: Context, section: str, item) -> None:
+    target = None
+    if section == "patchesStrategicMerge":
+        value = _scalar(item)
+        if value is None:
+            return
+        content = _load(unit, value, item, inline="\n" in value)
+        ptype = "smp"
+    else:
+        target = _get(item, "target")
+        inline = _get(item, "patch")
+        ref = _get(item, "path")
+        if _scalar(inline) is not None:
+            content = _Content(_scalar(inline), None, inline)
+        elif _scalar(ref) is not None:
+            content = _load(unit, _scalar(ref), ref, inline=False)
+        else:
+            return
+        ptype = "json" if section == "patchesJson6902" else None
+    if content is None:
+        return
+    if ptype is None:
+        stripped = re.sub(r"(?m)^\s*#.*$", "", content.text).strip()
+        ptype = "json" if stripped.startswith(("[", "-")) else "smp"
+    tkind = _scalar(_get(target, "kind"))
+    if ptype == "json":
+        _json_patch(unit, ctx, content, target, tkind)
+    else:
+        _smp_patch(unit, ctx, content, target, tkind)
+
+
+def _load(unit: Unit, value: str, node, inline: bool) -> _Content | None:
+    if inline:
+        return _Content(value, None, node)
+    from .fsio import read_source
+
+    path = unit.directory / value
+    display = os.path.normpath(os.path.join(os.path.dirname(unit.path), value))
+    try:
+        src = read_source(str(path))
+    except Exception:
+        if JOB_KIND_RE.search(unit.text) or "ReplicaSpecs" in unit.text:
+            raise _Unmappable(node, f"patch file {value} cannot be read")
+        return None
+    return _Content(src.text, display, node, src.bom)
+
+
+def _target_edits(unit: Unit, target) -> None:
+    for key, new in (("kind", "JobSet"), ("group", JOBSET_GROUP), ("version", JOBSET_VERSION)):
+        node = _get(target, key)
+        if _scalar(node) is not None and _scalar(node) != new:
+            unit.edits.append(_scalar_edit(node, new))
+
+
+def _job_identity(target, partial: dict | None, node, what: str):
+    kind = _scalar(_get(target, "kind")) or (partial or {}).get("kind")
+    name = _scalar(_get(target, "name")) or ((partial or {}).get("metadata") or {}).get("name")
+    namespace = _scalar(_get(target, "namespace")) or ((partial or {}).get("metadata") or {}).get("namespace")
+    if _scalar(_get(target, "name")) is None and any(_get(target, k) is not None for k in ("labelSelector", "annotationSelector")):
+        raise _Unmappable(node, f"{what} selects {kind} objects by label/annotation; kf2jobset rewrites patches aimed at one named job only")
+    if not name:
+        raise _Unmappable(node, f"{what} targets {kind} without a name; kf2jobset rewrites patches aimed at one named job only")
+    return kind, name, namespace
+
+
+def _base(unit: Unit, ctx: Context, kind: str, name: str, namespace, node, what: str):
+    from ..convert import is_job
+    from ..emit import SOURCE_ANNOTATION
+
+    matches, converted = [], []
+    for file, doc in ctx.resources(unit.directory):
+        meta = doc.get("metadata") or {}
+        if meta.get("name") != name or (namespace and meta.get("namespace") not in (None, namespace)):
+            continue
+        if doc.get("kind") == kind and is_job(doc):
+            matches.append((file, doc))
+        elif doc.get("kind") == "JobSet" and f"/{kind} " in str((meta.get("annotations") or {}).get(SOURCE_ANNOTATION, "")) + " ":
+            converted.append(file)
+    if len(matches) == 1:
+        return matches[0]
+    if converted and not matches:
+        raise _Unmappable(node, f"{what} targets {kind} {name}, which {converted[0]} already holds as a JobSet; "
+                                "kf2jobset verifies a rewrite against the v1 job, so rewrite this patch by hand "
+                                "(or convert base and overlays in one run)")
+    if not matches:
+        raise _Unmappable(node, f"{what} targets {kind} {name}, which is not among the kustomization's resources; "
+                                "rewrite the patch by hand")
+    raise _Unmappable(node, f"{what} targets {kind} {name}, which several resources define")
+
+
+def _convert(job: dict, options, node, what: str):
+    from ..convert import convert_job
+    from ..errors import Kf2JobSetError
+    from ..yamlio import to_plain
+
+    try:
+        conv = convert_job(copy.deepcopy(job), options)
+    except Kf2JobSetError as err:
+        raise _Unmappable(node, f"{what}: the patched job does not convert: {err.problems[0].message}")
+    return conv, to_plain(conv.jobset), [to_plain(c) for c in conv.companions]
+
+
+def _expected(ctx: Context, base_doc, apply, node, what: str):
+    """(base conversion, converted base JobSet, converted patched JobSet)."""
+    from ..yamlio import to_plain
+
+    base = to_plain(base_doc)
+    try:
+        patched = apply(base)
+    except P.PatchError as exc:
+        raise _Unmappable(node, f"{what} does not apply to its v1 job: {exc}")
+    conv, base_js, base_comp = _convert(base, ctx.options, node, what)
+    _, exp_js, exp_comp = _convert(patched, ctx.options, node, what)
+    if base_comp != exp_comp:
+        kinds = ", ".join(sorted({c.get("kind", "?") for c in exp_comp + base_comp}))
+        raise _Unmappable(node, f"{what} also changes objects kf2jobset generates next to the JobSet ({kinds}); "
+                                "rewrite it by hand")
+    if base_js == exp_js:
+        raise _Unmappable(node, f"{what} has no effect on the converted JobSet; remove it or rewrite it by hand")
+    return conv, base_js, exp_js
+
+
+def _index_of(conv):
+    names = [rj["name"] for rj in conv.jobset["spec"]["replicatedJobs"]]
+    by_key = {}
+    for rtype, spec in conv.job.replicas.items():
+        name = conv.plan.rjob_names.get(rtype)
+        if name in names:
+            by_key[spec.source_key] = names.index(name)
+            by_key[rtype] = names.index(name)
+
+    def index_of(key):
+        if key in by_key:
+            return by_key[key]
+        return next((v for k, v in by_key.items() if k.lower() == str(key).lower()), None)
+
+    return index_of
+
+
+# ---- JSON6902 -------------------------------------------------------------------------------------
+
+def _json_patch(unit: Unit, ctx: Context, content: _Content, target, tkind) -> None:
+    from ..yamlio import to_plain
+
+    mentions = "ReplicaSpecs" in content.text
+    if tkind not in JOB_KINDS:
+        if mentions and tkind is None:
+            raise _Unmappable(content.node, "JSON6902 patch on a v1 job field path without a target kind")
+        if mentions and tkind == "Experiment" and ctx.options.katib:
+            raise _Unmappable(content.node, "JSON6902 patch on the v1 job inside a Katib Experiment's trialSpec; "
+                                            "--katib converts that job, so rewrite the patch by hand")
+        return
+    what = f"JSON6902 patch {content.file or '(inline)'}"
+    kind, name, namespace = _job_identity(target, None, target, what)
+    try:
+        root = _compose(content.text)
+        ops = to_plain(_yaml_load(content.text))
+    except Exception as exc:
+        raise _Unmappable(content.node, f"{what} is not valid YAML/JSON: {exc}")
+    if not isinstance(ops, list):
+        raise _Unmappable(content.node, f"{what} is not a list of operations")
+    _file, base_doc = _base(unit, ctx, kind, name, namespace, target, what)
+    conv, base_js, exp_js = _expected(ctx, base_doc, lambda job: P.apply_json_patch(job, ops), content.node, what)
+    specs_field = conv.job.mapping.replica_specs_field
+    index_of = _index_of(conv)
+
+    mapped, edits = [], []
+    for op, op_node in zip(ops, _items(root)):
+        new_op = dict(op)
+        for key in ("path", "from"):
+            if key not in op:
+                continue
+            parts = P.map_job_path(P.parse_pointer(op[key]), specs_field, index_of)
+            if parts is None:
+                new_op = None
+                break
+            new_op[key] = P.format_pointer(parts)
+            node = _get(op_node, key)
+            if new_op[key] != op[key] and node is not None:
+                edits.append(_scalar_edit(node, new_op[key]))
+        if new_op is None:
+            mapped = None
+            break
+        mapped.append(new_op)
+    new_text = None
+    if mapped is not None and _verifies(lambda: P.apply_json_patch(base_js, mapped), exp_js):
+        new_text = _apply_edits(content.text, edits)
+    else:
+        generated = P.json_diff(base_js, exp_js)
+        if not _verifies(lambda: P.apply_json_patch(base_js, generated), exp_js):
+            raise _Unmappable(content.node, f"{what} cannot be expressed for the JobSet; rewrite it by hand")
+        new_text = _render_ops(content.text, generated)
+    _target_edits(unit, target)
+    _store(unit, content, new_text)
+
+
+def _verifies(apply, expected) -> bool:
+    try:
+        return apply() == expected
+    except P.PatchError:
+        return False
+
+
+def _yaml_load(text: str):
+    from ruamel.yaml import YAML
+
+    return YAML(typ="rt").load(text)
+
+
+def _render_ops(original: str, ops: list) -> str:
+    """Computed operations, in the original's notation (JSON or YAML)."""
+    lead = "".join(ln for ln in original.splitlines(keepends=True)[:_first_content_line(original)])
+    newline = "\r\n" if "\r\n" in original else "\n"
+    stripped = original[len(lead):].lstrip()
+    if stripped.startswith("["):
+        if "\n" not in stripped.strip():
+            body = json.dumps(ops, ensure_ascii=False)
+        else:
+            body = json.dumps(ops, indent=2, ensure_ascii=False) + "\n"
+        return lead + body.replace("\n", newline)
+    from ..yamlio import Style, detect_style, dump_documents
+
+    style = detect_style(original)
+    if re.search(r"(?m)^- ", original):  # a top-level list written flush left
+        style = Style(style.mapping, 2, 0, style.newline)
+    note = ("# kf2jobset: computed for the JobSet; values kf2jobset derives from the patched fields "
+            "(replica counts in env, ...) are patched too" + newline)
+    body = dump_documents([ops], style)
+    body = body[len("---" + newline):] if body.startswith("---") else body
+    return lead + note + body
+
+
+def _first_content_line(text: str) -> int:
+    for n, line in enumerate(text.splitlines()):
+        s = line.strip()
+        if s and not s.startswith("#") and s != "---":
+            return n
+    return 0
+
+
+def _store(unit: Unit, content: _Content, new_text: str) -> None:
+    if new_text == content.text:
+        return
+    if content.file is None:
+        unit.edits.append(_embed(unit.text, content.node, new_text))
+        unit.rewrites.append(f"{unit.path}:{_pos(content.node)[0]}: inline patch aims at a v1 job")
+    else:
+        unit.files[content.file] = (new_text, content.bom)
+        unit.rewrites.append(f"{content.file}: kustomize patch aims at a v1 job")
+
+
+# ---- strategic merge --------------------------------------------------------------------------------
+
+def _smp_patch(unit: Unit, ctx: Context, content: _Content, target, tkind) -> None:
+    from ..mappings import mapping_for
+    from ..pipeline import render_document
+    from ..yamlio import detect_style, parse_documents, to_plain
+
+    docs = parse_documents(content.text, content.file or unit.path)
+    style = detect_style(content.text)
+    pieces, changed = [], False
+    for i, doc in enumerate(docs):
+        data = doc.data
+        aimed = isinstance(data, dict) and (data.get("kind") in JOB_KINDS and str(data.get("apiVersion", "")).startswith("kubeflow.org/")
+                                           or tkind in JOB_KINDS)
+        if doc.error is not None:
+            if aimed or tkind in JOB_KINDS:
+                raise _Unmappable(content.node, f"patch is not valid YAML: {doc.error.problems[0]}")
+            pieces.append(doc.text)
+            continue
+        if not aimed:
+            pieces.append(doc.text)
+            continue
+        what = f"strategic merge patch {content.file or '(inline)'}"
+        kind, name, namespace = _job_identity(target, data, target if target is not None else content.node, what)
+        _file, base_doc = _base(unit, ctx, kind, name, namespace, content.node, what)
+        partial = to_plain(data)
+        conv, base_js, exp_js = _expected(ctx, base_doc, lambda job, partial=partial: P.apply_smp(job, partial), content.node, what)
+        mapping = mapping_for(base_doc.get("apiVersion"), base_doc.get("kind"))
+        specs_field = mapping.replica_specs_field
+        rjob_name = _rjob_namer(conv)
+        mech = P.map_job_object(data, specs_field, rjob_name)
+        from .comments import JobPlace, PathMap
+
+        if mech is not None and _verifies(lambda mech=mech, base_js=base_js: P.apply_smp(base_js, to_plain(mech)), exp_js):
+            new_obj = mech
+            spec_keys = list(((data.get("spec") or {}).get(specs_field) or {}).keys())
+            pm = PathMap(jobs=[JobPlace((), 0, (), specs_field, {k: n for n, k in enumerate(spec_keys)})])
+        else:
+            try:
+                diff = P.smp_diff(base_js, exp_js)
+            except P.PatchError as exc:
+                raise _Unmappable(content.node, f"{what} cannot be expressed as a JobSet strategic merge patch ({exc}); "
+                                                "rewrite it by hand")
+            meta = {"name": base_js["metadata"].get("name")}
+            if base_js["metadata"].get("namespace"):
+                meta["namespace"] = base_js["metadata"]["namespace"]
+            if isinstance(diff.get("metadata"), dict):
+                meta.update(diff.pop("metadata"))
+            diff.pop("apiVersion", None), diff.pop("kind", None)
+            new_obj = {"apiVersion": f"{JOBSET_GROUP}/{JOBSET_VERSION}", "kind": "JobSet", "metadata": meta, **diff}
+            if not _verifies(lambda new_obj=new_obj, base_js=base_js: P.apply_smp(base_js, new_obj), exp_js):
+                raise _Unmappable(content.node, f"{what} cannot be expressed for the JobSet; rewrite it by hand")
+            pm = PathMap(same=[(("metadata",), 0, ("metadata",))])
+        text, _dropped = render_document(doc, [new_obj], lambda pm=pm: pm, style, final=i == len(docs) - 1)
+        pieces.append(text)
+        changed = True
+    if target is not None and tkind in JOB_KINDS:
+        _target_edits(unit, target)
+    if changed:
+        _store(unit, content, "".join(pieces))
+
+
+def _rjob_namer(conv):
+    names = conv.plan.rjob_names
+
+    def rjob_name(key):
+        key = str(key)
+        for rtype, name in names.items():
+            if rtype.lower() == key.lower():
+                return name
+        return key.lower()
+
+    return rjob_name
+
+
+# ---- other references ---------------------------------------------------------------------------------
+
+def _references(unit: Unit, root) -> None:
+    for key_node, value in root.value:
+        section = getattr(key_node, "value", None)
+        if section in _NOT_REFERENCES:
+            continue
+        if section in ("configurations", "crds", "transformers", "generators", "validators"):
+            for item in _items(value):
+                ref = _scalar(item)
+                if not ref or "\n" in ref:
+                    continue
+                try:
+                    text = (unit.directory / ref).read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+                if JOB_KIND_RE.search(text) or re.search(r"[a-z]+ReplicaSpecs\b", text):
+                    unit.problems.append(Problem(unit.path, *_pos(item),
+                                                 f"{section}: {ref} refers to v1 job kinds or field paths; "
+                                                 "update it for JobSet by hand"))
+        for node, message in _mentions(value):
+            unit.problems.append(Problem(unit.path, *_pos(node), f"{section}: {message}; update it for JobSet by hand"))
+
+
+def _mentions(node):
+    kind = type(node).__name__
+    if kind == "MappingNode":
+        for k, v in node.value:
+            if getattr(k, "value", None) == "kind" and _scalar(v) in JOB_KINDS:
+                yield v, f"selects kind {v.value}, which becomes a JobSet"
+            else:
+                yield from _mentions(v)
+    elif kind == "SequenceNode":
+        for v in node.value:
+            yield from _mentions(v)
+    elif kind == "ScalarNode" and isinstance(node.value, str) and re.search(r"[a-z]+ReplicaSpecs\b", node.value):
+        yield node, f"refers to the v1 field path {node.value!r}"
+
+
+# ---- outcomes -------------------------------------------------------------------------------------------
+
+def _outcomes(unit: Unit, settings, targets) -> list:
+    from .fsio import write_atomic
+    from .run import CHECK, CONVERTED, FAILED, IN_PLACE, OUT_DIR, Outcome
+
+    if unit.problems:
+        out = Outcome(unit.path, FAILED)
+        out.problems = [str(p) + " (this kustomization and its patches were left untouched)" for p in unit.problems]
+        out.codes = [exitcodes.UNSUPPORTED]
+        return [out]
+    changes = {}
+    if unit.edits:
+        changes[unit.path] = (_apply_edits(unit.text, unit.edits), unit.bom)
+    changes.update(unit.files)
+    outcomes = []
+    for path, (text, bom) in changes.items():
+        data = (b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8")
+        out = Outcome(path)
+        if settings.mode == CHECK:
+            target = _target(path, settings, targets)
+            if target is None:
+                out.status = CONVERTED
+                out.findings = [r for r in unit.rewrites if r.startswith(path + ":")] or [f"{path}: kustomize patch aims at a v1 job"]
+            elif _read(target) != data:
+                out.status = CONVERTED
+                out.findings = [f"{path}: converted output {target} is {'missing' if _read(target) is None else 'out of date'}"]
+        elif settings.mode == OUT_DIR:
+            target = _target(path, settings, targets)
+            if _read(target) != data:
+                Path(target).parent.mkdir(parents=True, exist_ok=True)
+                write_atomic(target, data, mode_from=path)
+                out.status, out.written = CONVERTED, target
+        elif settings.mode == IN_PLACE:
+            write_atomic(path, data)
+            out.status, out.written = CONVERTED, path
+        outcomes.append(out)
+    if not outcomes:
+        outcomes.append(Outcome(unit.path))
+    return outcomes
+
+
+def _target(path: str, settings, targets) -> str | None:
+    if not settings.out_dir:
+        return None
+    if path in targets:
+        return targets[path]
+    rel = os.path.relpath(path)  # same rule as run._targets
+    if rel.startswith(".."):
+        rel = os.path.basename(path)
+    return str(Path(settings.out_dir) / rel)
+
+
+def _read(path: str | None) -> bytes | None:
+    try:
+        return Path(path).read_bytes() if path else None
+    except OSError:
+        return None

@@ -1,0 +1,304 @@
+"""Patches as data: apply RFC 6902 JSON patches and kustomize-style strategic merge patches to plain
+objects, map v1 job paths to JobSet paths, and compute a patch from two objects.
+
+Strategic merge on custom resources follows kustomize (kyaml, v4 and later): with no schema, maps
+merge key by key, `null` deletes a key, a list whose elements carry `name` merges element by element
+on `name` (new elements are appended), and any other list is replaced.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+
+class PatchError(Exception):
+    pass
+
+
+# ---- JSON pointers --------------------------------------------------------------------------------
+
+def parse_pointer(ptr: str) -> list[str]:
+    if ptr == "":
+        return []
+    if not ptr.startswith("/"):
+        raise PatchError(f"not a JSON pointer: {ptr!r}")
+    return [p.replace("~1", "/").replace("~0", "~") for p in ptr.split("/")[1:]]
+
+
+def format_pointer(parts) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+# ---- RFC 6902 -------------------------------------------------------------------------------------
+
+def _walk(doc, parts):
+    node = doc
+    for p in parts:
+        if isinstance(node, dict):
+            if p not in node:
+                raise PatchError(f"no such member {p!r}")
+            node = node[p]
+        elif isinstance(node, list):
+            node = node[_index(node, p, allow_end=False)]
+        else:
+            raise PatchError(f"cannot descend into a scalar at {p!r}")
+    return node
+
+
+def _index(seq: list, part: str, allow_end: bool) -> int:
+    if part == "-" and allow_end:
+        return len(seq)
+    if not part.isdigit() or (len(part) > 1 and part.startswith("0")):
+        raise PatchError(f"bad array index {part!r}")
+    i = int(part)
+    if i > len(seq) or (i == len(seq) and not allow_end):
+        raise PatchError(f"array index {i} out of range")
+    return i
+
+
+def _add(doc, parts, value):
+    if not parts:
+        return copy.deepcopy(value)
+    parent = _walk(doc, parts[:-1])
+    last = parts[-1]
+    if isinstance(parent, dict):
+        parent[last] = copy.deepcopy(value)
+    elif isinstance(parent, list):
+        parent.insert(_index(parent, last, allow_end=True), copy.deepcopy(value))
+    else:
+        raise PatchError("cannot add to a scalar")
+    return doc
+
+
+def _remove(doc, parts):
+    if not parts:
+        raise PatchError("cannot remove the whole document")
+    parent = _walk(doc, parts[:-1])
+    last = parts[-1]
+    if isinstance(parent, dict):
+        if last not in parent:
+            raise PatchError(f"no such member {last!r}")
+        return parent.pop(last)
+    if isinstance(parent, list):
+        return parent.pop(_index(parent, last, allow_end=False))
+    raise PatchError("cannot remove from a scalar")
+
+
+def apply_json_patch(doc: Any, ops: list) -> Any:
+    doc = copy.deepcopy(doc)
+    if not isinstance(ops, list):
+        raise PatchError("a JSON patch is a list of operations")
+    for op in ops:
+        if not isinstance(op, dict) or "op" not in op or "path" not in op:
+            raise PatchError("an operation needs `op` and `path`")
+        kind, parts = op["op"], parse_pointer(op["path"])
+        if kind == "add":
+            doc = _add(doc, parts, op.get("value"))
+        elif kind == "remove":
+            _remove(doc, parts)
+        elif kind == "replace":
+            _walk(doc, parts)
+            if parts:
+                _remove(doc, parts)
+            doc = _add(doc, parts, op.get("value"))
+        elif kind in ("move", "copy"):
+            src = parse_pointer(op.get("from", ""))
+            value = copy.deepcopy(_walk(doc, src))
+            if kind == "move":
+                _remove(doc, src)
+            doc = _add(doc, parts, value)
+        elif kind == "test":
+            if _walk(doc, parts) != op.get("value"):
+                raise PatchError(f"test failed at {op['path']}")
+        else:
+            raise PatchError(f"unknown op {kind!r}")
+    return doc
+
+
+# ---- strategic merge (kustomize, schema-less) -------------------------------------------------------
+
+def _associative(items) -> bool:
+    return any(isinstance(x, dict) and "name" in x for x in items)
+
+
+def _clean(value):
+    """A new subtree: kustomize drops null fields from it."""
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def apply_smp(dest: Any, patch: Any) -> Any:
+    if isinstance(patch, dict) and isinstance(dest, dict):
+        out = copy.deepcopy(dest)
+        for key, value in patch.items():
+            if isinstance(key, str) and key.startswith("$"):
+                raise PatchError(f"strategic merge directive {key} is not supported")
+            if value is None:
+                out.pop(key, None)
+            elif key in out:
+                out[key] = apply_smp(out[key], value)
+            else:
+                out[key] = _clean(value)
+        return out
+    if isinstance(patch, list) and isinstance(dest, list) and _associative(patch) and _associative(dest):
+        out = copy.deepcopy(dest)
+        for item in patch:
+            if not isinstance(item, dict) or "name" not in item:
+                raise PatchError("a list merged on `name` has an element without a name")
+            match = next((i for i, d in enumerate(out) if isinstance(d, dict) and d.get("name") == item["name"]), None)
+            if match is None:
+                out.append(_clean(item))
+            else:
+                out[match] = apply_smp(out[match], item)
+        return out
+    return _clean(copy.deepcopy(patch))
+
+
+# ---- computing a patch ----------------------------------------------------------------------------
+
+def json_diff(a: Any, b: Any, path=()) -> list[dict]:
+    """RFC 6902 operations turning `a` into `b` (replace whole lists whose length changed)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        ops = []
+        for key in a:
+            if key not in b:
+                ops.append({"op": "remove", "path": format_pointer(path + (key,))})
+        for key, value in b.items():
+            if key not in a:
+                ops.append({"op": "add", "path": format_pointer(path + (key,)), "value": value})
+            else:
+                ops += json_diff(a[key], value, path + (key,))
+        return ops
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        ops = []
+        for i, (x, y) in enumerate(zip(a, b)):
+            ops += json_diff(x, y, path + (str(i),))
+        return ops
+    if a == b and type(a) is type(b):
+        return []
+    return [{"op": "replace", "path": format_pointer(path), "value": b}]
+
+
+def smp_diff(a: Any, b: Any) -> Any:
+    """A strategic merge patch turning `a` into `b`; raises PatchError if none exists (an element
+    of a name-merged list would have to disappear)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = {}
+        for key in a:
+            if key not in b:
+                out[key] = None
+        for key, value in b.items():
+            if key not in a:
+                if _has_none(value):
+                    raise PatchError("a new field holds null")
+                out[key] = value
+            elif a[key] != value or type(a[key]) is not type(value):
+                out[key] = smp_diff(a[key], value)
+        return out
+    if isinstance(a, list) and isinstance(b, list) and _associative(a) and _associative(b):
+        names_a = [x.get("name") for x in a if isinstance(x, dict)]
+        names_b = [x.get("name") for x in b if isinstance(x, dict)]
+        if set(names_a) - set(names_b) or names_b[:len(names_a)] != [n for n in names_a if n in names_b]:
+            raise PatchError("elements of a list merged on `name` were removed or reordered")
+        out = []
+        for item in b:
+            old = next((x for x in a if isinstance(x, dict) and x.get("name") == item.get("name")), None)
+            if old is None:
+                out.append(item)
+            elif old != item:
+                sub = smp_diff(old, item)
+                out.append({"name": item["name"], **sub})
+        return out
+    return b
+
+
+def _has_none(value) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, dict):
+        return any(_has_none(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_none(v) for v in value)
+    return False
+
+
+# ---- v1 job paths -> JobSet paths -----------------------------------------------------------------
+
+# Pod-template fields kf2jobset fills in: replacing them wholesale would drop what it added.
+_FILLED = (("spec",), ("spec", "containers"), ("spec", "restartPolicy"), ("metadata",))
+_FILLED_IN_CONTAINER = ("env", "ports")
+
+
+def map_job_path(parts: list, specs_field: str, index_of) -> list | None:
+    """A path inside a v1 job -> the same information's path in its JobSet; None if it has none that
+    a patch could reach mechanically. `index_of(replica key)` gives the replicatedJob index."""
+    if not parts:
+        return None
+    if parts[0] == "metadata":
+        return list(parts)
+    if parts[:2] == ["spec", specs_field]:
+        if len(parts) < 4:
+            return None
+        idx = index_of(parts[2])
+        if idx is None:
+            return None
+        rest = parts[3:]
+        base = ["spec", "replicatedJobs", str(idx)]
+        if rest == ["replicas"]:
+            return base + ["replicas"]
+        if rest[0] == "template" and len(rest) > 1:
+            inner = rest[1:]
+            if tuple(inner) in _FILLED:
+                return None
+            if inner[:2] == ["spec", "containers"] and (len(inner) == 3 or (len(inner) == 4 and inner[3] in _FILLED_IN_CONTAINER)):
+                return None
+            return base + ["template", "spec", "template"] + inner
+        return None
+    if parts[:2] == ["spec", "runPolicy"] and len(parts) == 3 and parts[2] in ("ttlSecondsAfterFinished", "suspend"):
+        return ["spec", parts[2]]
+    return None
+
+
+def map_job_object(partial: dict, specs_field: str, rjob_name) -> dict | None:
+    """A strategic-merge patch for a v1 job -> one for its JobSet; None if a field has no mechanical
+    counterpart. `rjob_name(replica key)` names the replicatedJob."""
+    from ..emit import API_VERSION
+
+    out: dict = {"apiVersion": API_VERSION, "kind": "JobSet"}
+    for key, value in partial.items():
+        if key in ("apiVersion", "kind"):
+            continue
+        if key == "metadata":
+            out["metadata"] = value
+        elif key == "spec" and isinstance(value, dict):
+            spec: dict = {}
+            for skey, svalue in value.items():
+                if skey == specs_field and isinstance(svalue, dict):
+                    rjobs = []
+                    for rkey, rvalue in svalue.items():
+                        if not isinstance(rvalue, dict):
+                            return None
+                        entry = {"name": rjob_name(rkey)}
+                        for field_name, fvalue in rvalue.items():
+                            if field_name == "replicas":
+                                entry["replicas"] = fvalue
+                            elif field_name == "template" and isinstance(fvalue, dict):
+                                entry["template"] = {"spec": {"template": fvalue}}
+                            else:
+                                return None
+                        rjobs.append(entry)
+                    spec["replicatedJobs"] = rjobs
+                elif skey == "runPolicy" and isinstance(svalue, dict):
+                    for rp_key, rp_value in svalue.items():
+                        if rp_key not in ("ttlSecondsAfterFinished", "suspend"):
+                            return None
+                        spec[rp_key] = rp_value
+                else:
+                    return None
+            out["spec"] = spec
+        else:
+            return None
+    return out

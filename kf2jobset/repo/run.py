@@ -1,0 +1,437 @@
+"""Repo mode: convert manifests in place (--in-place), into a mirror tree (--out-dir), or check only.
+
+One run:
+1. walk the arguments (kf2jobset.files: .gitignore and --exclude, no symlinks);
+2. read every file and classify it from its text (classify: no YAML parsing for files that cannot
+   hold a v1 job; Helm templates are skipped and counted);
+3. kustomizations that point at v1 kinds/fields, with their patch files, are handled as units
+   (kustomize);
+4. candidate files are converted (kf2jobset.pipeline: only converted documents are re-written,
+   every other byte is kept), in worker processes when there are many;
+5. results are written atomically (fsio) or compared (--check), and reported: one line per file
+   on stdout, problems and a one-line summary on stderr.
+
+Returns an exit code (kf2jobset.exitcodes); never calls sys.exit.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from .. import exitcodes
+from ..options import ConvertOptions
+from . import classify as cls
+
+IN_PLACE, OUT_DIR, CHECK = "in-place", "out-dir", "check"
+
+# file statuses
+UNCHANGED = "unchanged"  # nothing to do (no v1 job, or output already up to date)
+CONVERTED = "converted"  # rewritten (in-place / out-dir) or would be (check)
+SKIPPED = "skipped"  # not parsed on purpose (Helm template)
+FAILED = "failed"  # left untouched because of an error
+
+PARALLEL_MIN_FILES = 16  # below this, worker start-up costs more than it saves
+
+HELM_HINT = ("render the chart (helm template CHART | kf2jobset convert -), "
+             "then carry the changes back into the templates by hand")
+
+
+@dataclass(frozen=True)
+class Settings:
+    mode: str
+    options: ConvertOptions = ConvertOptions()
+    out_dir: str | None = None
+    excludes: tuple = ()
+    jobs: int = 0  # 0: one worker per CPU, when there are enough files
+    fail_on_change: bool = False
+    gitignore: bool = True
+    progress: bool | None = None  # None: only on a terminal and for runs longer than a second
+
+
+@dataclass
+class Outcome:
+    """What happened to one file (small and picklable: workers send it back)."""
+
+    path: str
+    status: str = UNCHANGED
+    written: str | None = None  # the file written (in-place: path; out-dir: the mirror)
+    findings: list[str] = field(default_factory=list)  # check: what still needs converting
+    problems: list[str] = field(default_factory=list)  # errors, formatted file:line:col: ...
+    codes: list[int] = field(default_factory=list)
+    reason: str | None = None  # skip reason
+    notes: list[str] = field(default_factory=list)  # warnings that do not fail the file
+    katib_unconverted: int = 0  # Experiments embedding v1 jobs, left alone without --katib
+
+
+@dataclass
+class Task:
+    path: str
+    text: str
+    bom: bool
+    target: str | None  # out-dir mirror path
+
+
+# ---- per-file work (runs in workers) ---------------------------------------------------------------
+
+_SETTINGS: Settings | None = None
+
+
+def _init_worker(settings: Settings) -> None:
+    global _SETTINGS
+    _SETTINGS = settings
+
+
+def _convert_task(task: Task) -> Outcome:
+    return convert_file(task, _SETTINGS)
+
+
+def convert_file(task: Task, settings: Settings) -> Outcome:
+    from ..pipeline import convert_text
+
+    out = Outcome(task.path)
+    try:
+        result = convert_text(task.text, task.path, settings.options)
+    except Exception as exc:  # a bug must not take the other files down; report it on this one
+        out.status = FAILED
+        out.problems.append(f"{task.path}: internal error: {type(exc).__name__}: {exc} (please report it)")
+        out.codes.append(exitcodes.INTERNAL)
+        return out
+    if result.errors:
+        out.status = FAILED
+        for err in result.errors:
+            out.problems += [str(p) for p in err.problems]
+            out.codes.append(exitcodes.for_error(err))
+        return out
+    if not settings.options.katib:
+        out.katib_unconverted = _katib_embedded(result)
+    if not result.changed:
+        return out
+    data = (b"\xef\xbb\xbf" if task.bom else b"") + result.new_text.encode("utf-8")
+    jobs = _job_lines(task.path, result)
+    if result.dropped_comments:
+        out.notes.append(f"{task.path}: {result.dropped_comments} comment(s) sat on v1 fields that have no JobSet "
+                         "counterpart and were dropped")
+    for conv in result.conversions:
+        for note in conv.notes:
+            if note.category == "breaking":
+                out.notes.append(f"warning: {task.path}: {conv.job.display_name()}: {note.code} {note.message}")
+    if settings.mode == CHECK:
+        if task.target is None:
+            out.status = CONVERTED
+            out.findings += [f"{j}: Kubeflow v1 job; run kf2jobset convert --in-place" for j in jobs]
+            return out
+        current = _read_bytes(task.target)
+        if current != data:
+            out.status = CONVERTED
+            state = "missing" if current is None else "out of date"
+            out.findings.append(f"{task.path}: converted output {task.target} is {state}")
+        return out
+    from .fsio import write_atomic
+
+    try:
+        if settings.mode == OUT_DIR:
+            if _read_bytes(task.target) == data:
+                return out
+            Path(task.target).parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(task.target, data, mode_from=task.path)
+            out.written = task.target
+        else:
+            write_atomic(task.path, data)
+            out.written = task.path
+    except OSError as exc:
+        out.status = FAILED
+        out.problems.append(f"{out.written or task.target or task.path}: cannot write: {exc.strerror or exc}")
+        out.codes.append(exitcodes.INPUT)
+        return out
+    out.status = CONVERTED
+    return out
+
+
+def _read_bytes(path: str | None) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return None
+
+
+def _job_lines(path: str, result) -> list[str]:
+    out = []
+    for doc, res in zip(result.documents, result.results):
+        for conv in res.conversions:
+            job = conv.job
+            out.append(f"{path}:{doc.start_line + _first_content(doc.text) + 1}: {job.kind} "
+                       f"{job.name or job.generate_name or '(unnamed)'} ({job.api_version})")
+    return out
+
+
+def _first_content(text: str) -> int:
+    for n, line in enumerate(text.splitlines()):
+        s = line.strip()
+        if s and not s.startswith("#") and s != "---":
+            return n
+    return 0
+
+
+def _katib_embedded(result) -> int:
+    from ..convert import KATIB_EXPERIMENT, is_job
+
+    count = 0
+    for doc in result.documents:
+        data = doc.data
+        if isinstance(data, dict) and (data.get("apiVersion"), data.get("kind")) == KATIB_EXPERIMENT:
+            trial = ((data.get("spec") or {}).get("trialTemplate") or {}).get("trialSpec")
+            count += bool(is_job(trial))
+    return count
+
+
+# ---- the run ---------------------------------------------------------------------------------------
+
+@dataclass
+class Summary:
+    scanned: int = 0
+    converted: int = 0
+    unchanged: int = 0
+    skipped: dict = field(default_factory=dict)  # reason -> count
+    failed: int = 0
+
+
+def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    from ..files import walk
+    from .fsio import read_source
+
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    started = time.monotonic()
+    prune = [settings.out_dir] if settings.out_dir else []
+    found = walk(paths, settings.excludes, gitignore=settings.gitignore, prune=prune)
+    outcomes: list[Outcome] = []
+    summary = Summary()
+    for missing in found.missing:
+        outcomes.append(Outcome(missing, FAILED, problems=[f"{missing}: no such file or directory"], codes=[exitcodes.INPUT]))
+    if found.symlinks:
+        summary.skipped["symlinks"] = len(found.symlinks)
+
+    targets = _targets(found.files, settings)
+    if isinstance(targets, str):
+        print(f"kf2jobset: {targets}", file=stderr)
+        return exitcodes.USAGE
+
+    tasks: list[Task] = []
+    kustomizations: list = []
+    maybe_patches: list = []
+    helm_with_jobs: list[str] = []
+    for f in found.files:
+        summary.scanned += 1
+        try:
+            src = read_source(f.path)
+        except Exception as err:  # InputError: unreadable or not UTF-8
+            if _irrelevant_bytes(f.path, settings):  # e.g. a Latin-1 file that cannot hold a v1 job
+                outcomes.append(Outcome(f.path))
+                continue
+            problems = [str(p) for p in getattr(err, "problems", [])] or [f"{f.path}: {err}"]
+            outcomes.append(Outcome(f.path, FAILED, problems=problems, codes=[exitcodes.INPUT]))
+            continue
+        kind = cls.classify(f.path, src.text, settings.options.katib)
+        if kind == cls.SKIP:
+            outcomes.append(Outcome(f.path))
+        elif kind == cls.HELM:
+            summary.skipped["Helm templates"] = summary.skipped.get("Helm templates", 0) + 1
+            out = Outcome(f.path, SKIPPED, reason="Helm template")
+            if cls.may_hold_job(src.text, settings.options.katib):
+                helm_with_jobs.append(f.path)
+                if settings.mode == CHECK:
+                    out.findings.append(f"{f.path}: Helm template with a Kubeflow v1 job (not converted: {HELM_HINT})")
+            outcomes.append(out)
+        elif kind == cls.KUSTOMIZATION:
+            kustomizations.append((f, src))
+        else:
+            if kind == cls.CANDIDATE:
+                tasks.append(Task(f.path, src.text, src.bom, targets.get(f.path)))
+            maybe_patches.append((f, src))
+
+    # kustomize units: their patch files are converted as patches, not as jobs
+    if kustomizations or maybe_patches:
+        from . import kustomize
+
+        units = kustomize.run_units(kustomizations, maybe_patches, settings, targets)
+        owned = set()
+        for unit_outcomes, unit_files in units:
+            outcomes += unit_outcomes
+            owned |= unit_files
+        tasks = [t for t in tasks if os.path.realpath(t.path) not in owned]
+
+    outcomes += _convert_all(tasks, settings, stderr, started)
+
+    order = {f.path: i for i, f in enumerate(found.files)}
+    outcomes.sort(key=lambda o: order.get(o.path, -1))
+    return _report(outcomes, summary, settings, helm_with_jobs, stdout, stderr)
+
+
+def _irrelevant_bytes(path: str, settings: Settings) -> bool:
+    """An undecodable file is only an error if it might hold a v1 job (pre-filter on the bytes)."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError:
+        return False
+    text = raw.decode("latin-1")
+    return not cls.may_hold_job(text, settings.options.katib) and not cls.V1_REFERENCE_RE.search(text)
+
+
+def _targets(files, settings: Settings) -> dict | str:
+    """out-dir: mirror path of every file — its path relative to the working directory (outside it:
+    relative to its directory argument's parent, or its name); a clash is an error."""
+    if settings.mode not in (OUT_DIR, CHECK) or not settings.out_dir:
+        return {}
+    out_dir = Path(settings.out_dir)
+    cwd = Path.cwd().resolve()
+    targets, seen = {}, {}
+    for f in files:
+        real = Path(os.path.abspath(f.path))
+        try:
+            rel = real.relative_to(cwd)
+        except ValueError:
+            try:
+                rel = real.relative_to(Path(os.path.abspath(f.base)).parent) if f.base else Path(real.name)
+            except ValueError:
+                rel = Path(real.name)
+        target = str(out_dir / rel)
+        if target in seen:
+            return f"--out-dir: {seen[target]} and {f.path} would both be written to {target}; convert them separately"
+        seen[target] = f.path
+        targets[f.path] = target
+    return targets
+
+
+def _workers(settings: Settings, count: int) -> int:
+    if settings.jobs == 1 or count < PARALLEL_MIN_FILES:
+        return 1
+    if settings.jobs > 1:
+        return min(settings.jobs, count)
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, count // 4))
+
+
+def _convert_all(tasks: list[Task], settings: Settings, stderr: TextIO, started: float) -> list[Outcome]:
+    progress = Progress(len(tasks), stderr, settings.progress, started)
+    results: list[Outcome] = []
+    workers = _workers(settings, len(tasks))
+    if workers <= 1:
+        for task in tasks:
+            results.append(convert_file(task, settings))
+            progress.step()
+        progress.done()
+        return results
+    import multiprocessing
+
+    # The first file is converted here: schemas, validators and mappings are then loaded once and
+    # shared with forked workers instead of being rebuilt in each.
+    results.append(convert_file(tasks[0], settings))
+    progress.step()
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else methods[0])
+    chunk = max(1, min(16, len(tasks) // (workers * 4)))
+    with ctx.Pool(workers, initializer=_init_worker, initargs=(settings,)) as pool:
+        for outcome in pool.imap_unordered(_convert_task, tasks[1:], chunksize=chunk):
+            results.append(outcome)
+            progress.step()
+    progress.done()
+    return results
+
+
+class Progress:
+    """`[#####.....] 120/400 files` on stderr, redrawn at most 10 times a second; shown only when
+    stderr is a terminal and the run has lasted a second (or when forced with progress=True)."""
+
+    def __init__(self, total: int, stream: TextIO, enabled: bool | None, started: float):
+        self.total, self.stream, self.started = total, stream, started
+        if enabled is None:
+            isatty = getattr(stream, "isatty", None)
+            enabled = bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
+            self.delay = 1.0
+        else:
+            self.delay = 0.0
+        self.enabled = enabled and total > 0
+        self.count = 0
+        self.last = 0.0
+        self.shown = False
+
+    def step(self) -> None:
+        self.count += 1
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self.started < self.delay or (now - self.last < 0.1 and self.count < self.total):
+            return
+        self.last = now
+        width = 30
+        filled = width * self.count // self.total
+        self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.count}/{self.total} files")
+        self.stream.flush()
+        self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            self.stream.write("\r" + " " * 60 + "\r")
+            self.stream.flush()
+
+
+def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_with_jobs: list[str],
+            stdout: TextIO, stderr: TextIO) -> int:
+    codes = []
+    needs_change = False
+    changed = False
+    katib = 0
+    for o in outcomes:
+        katib += o.katib_unconverted
+        if o.status == CONVERTED:
+            summary.converted += 1
+        elif o.status == FAILED:
+            summary.failed += 1
+        elif o.status == UNCHANGED:
+            summary.unchanged += 1
+        for line in o.findings:
+            print(line, file=stdout)
+            needs_change = True
+        if o.written:
+            changed = True
+            print(f"Rewriting {o.written}" if settings.mode == IN_PLACE else f"Writing {o.written}", file=stdout)
+        if settings.mode != CHECK:
+            for note in o.notes:
+                print(f"kf2jobset: {note}", file=stderr)
+        for problem in o.problems:
+            print(f"kf2jobset: {problem}", file=stderr)
+        codes += o.codes
+    if helm_with_jobs and settings.mode != CHECK:
+        for path in helm_with_jobs:
+            print(f"kf2jobset: {path}: skipped: Helm template with a Kubeflow v1 job", file=stderr)
+    if helm_with_jobs or summary.skipped.get("Helm templates"):
+        print(f"kf2jobset: hint: Helm templates are not converted; {HELM_HINT}", file=stderr)
+    if katib:
+        print(f"kf2jobset: hint: {katib} Katib Experiment(s) embed v1 jobs in trialTemplate.trialSpec; "
+              "pass --katib to convert them", file=stderr)
+    print("kf2jobset: " + _summary_line(summary, settings), file=stderr)
+    if codes:
+        return exitcodes.worst(codes)
+    if settings.mode == CHECK:
+        return exitcodes.FINDINGS if needs_change else exitcodes.OK
+    if changed and settings.fail_on_change:
+        return exitcodes.FINDINGS
+    return exitcodes.OK
+
+
+def _summary_line(s: Summary, settings: Settings) -> str:
+    verb = "to convert" if settings.mode == CHECK else "converted"
+    skipped = sum(s.skipped.values())
+    text = f"{s.scanned} file{'s' if s.scanned != 1 else ''} scanned, {s.converted} {verb}, {skipped} skipped"
+    if skipped:
+        text += " (" + ", ".join(f"{n} {reason if n != 1 else reason[:-1]}" for reason, n in sorted(s.skipped.items())) + ")"
+    return text + f", {s.failed} failed"

@@ -1,0 +1,320 @@
+"""Conversions -> Report: run both runtime models, compare them, explain every difference.
+
+Pure apart from nothing: FileResults (from kf2jobset.pipeline) in, a Report out.
+Both worlds are built from what Kubernetes reads (kf2jobset.k8syaml): the operator world from the
+v1 document's YAML 1.1 reading, the JobSet world from the reading of the emitted JobSet.
+"""
+from __future__ import annotations
+
+import re
+
+from .. import k8syaml
+from ..errors import Kf2JobSetError, format_path
+from ..runtime.compare import EnvDiff, compare_env
+from ..runtime.jobset_view import jobset_world
+from ..runtime.lifecycle import jobset_lifecycle, operator_lifecycle
+from ..runtime.operator_view import operator_world
+from ..runtime.structure import (
+    Difference,
+    Equivalence,
+    compare_files,
+    compare_lifecycle,
+    compare_pods,
+    stale_addresses,
+)
+from ..yamlio import position
+from .explain import explain
+from .model import FileError, FileReport, Finding, JobReport, Report, sort_findings
+
+# Numbers kf2jobset itself reads (the others are copied as written, so Kubernetes reads the copy alike).
+NUMBERS_READ = {"replicas", "containerPort", "slotsPerWorker", "backoffLimit", "activeDeadlineSeconds",
+                "ttlSecondsAfterFinished", "minAvailable", "scheduleTimeoutSeconds", "minReplicas",
+                "maxReplicas", "maxRestarts", "rdzvPort", "nProcPerNode", "nprocPerNode"}
+
+_TOKEN = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")
+_TOP = ("metadata", "spec", "apiVersion", "kind", "status")
+
+
+def build_report(results, options, fail_on: str = "breaking") -> Report:
+    files = [file_report(r, options) for r in results]
+    return Report(files=files, fail_on=fail_on, parameters=parameters(options))
+
+
+def parameters(options) -> dict:
+    return {
+        "jobsetVersion": "v{}.{}".format(*options.jobset_version),
+        "scheduler": options.scheduler,
+        "name": options.name,
+        "subdomain": options.subdomain,
+        "keepKubeflowLabels": options.keep_kubeflow_labels,
+        "sshSecret": options.ssh_secret,
+        "acceptMpiSsh": options.accept_mpi_ssh,
+        "mpiHostfile": options.mpi_hostfile,
+        "clusterDomain": options.cluster_domain,
+        "katib": options.katib,
+    }
+
+
+def file_report(result, options) -> FileReport:
+    out = FileReport(path=result.path)
+    for err in result.errors:
+        for p in err.problems:
+            loc = p.location
+            msg = p.message + (f" (at {format_path(loc.path)})" if loc.path and loc.line is None else "")
+            if p.hint:
+                msg += f" (hint: {p.hint})"
+            out.errors.append(FileError(msg, loc.line, loc.column, loc.document, getattr(err, "kind", "input")))
+    for doc, res in zip(result.documents, result.results):
+        for i, conv in enumerate(res.conversions):
+            embedded = _embedded_path(doc.data, conv.job.source, res.embedded_paths, i)
+            out.jobs.append(job_report(conv, doc, embedded, options))
+    return out
+
+
+def _embedded_path(data, source, katib_paths, i) -> tuple:
+    if data is source or data == source:
+        return ()
+    if i < len(katib_paths):
+        return tuple(katib_paths[i])
+    items = data.get("items") if isinstance(data, dict) else None
+    if isinstance(items, list):
+        for n, item in enumerate(items):
+            if item is source or item == source:
+                return ("items", n)
+    return ()
+
+
+def job_report(conv, doc, embedded: tuple, options) -> JobReport:
+    job = conv.job
+    source = _subtree(doc.data, embedded) if embedded else doc.data
+    if source is None:
+        source = job.source
+    meta = conv.jobset.get("metadata") or {}
+    report = JobReport(
+        kind=job.kind, api_version=job.api_version, name=job.display_name(), namespace=job.namespace,
+        jobset=meta.get("name"), document=doc.index,
+        line=position(doc.data, embedded, doc.start_line)[0] if embedded else doc.start_line + 1 + _lead(doc.text),
+        embedded_path=format_path(embedded) if embedded else None,
+        replica_types=list(job.replicas),
+    )
+    findings: list[Finding] = []
+
+    # How Kubernetes reads the scalars of the v1 job (YAML 1.1), and the worlds built from that.
+    readings = k8syaml.readings(source) if hasattr(source, "ca") else []  # JSON/API objects have no plain scalars
+    op_job = job
+    if readings:
+        findings += _reading_findings(readings)
+        op_job, rejected = _kubernetes_job(source, job)
+        if rejected:
+            findings.append(rejected)
+    jobset = conv.jobset
+    companions = conv.companions
+    if k8syaml.readings(jobset):
+        jobset = k8syaml.kubernetes_value(jobset)
+        companions = [k8syaml.kubernetes_value(c) for c in companions]
+
+    op = operator_world(op_job, cluster_domain=options.cluster_domain)
+    js = jobset_world(jobset, cluster_domain=options.cluster_domain)
+    roles = {spec.rjob_name: t for t, spec in op_job.replicas.items()}
+    pod_roles = {p.key[0]: p.role for p in op.pods}
+
+    diffs: list[Difference] = []
+    same: list[Equivalence] = []
+    env_diffs, env_same = compare_env(op, js)
+    for e in env_diffs:
+        d = _env_difference(e, pod_roles, op, js)
+        if d is not None:
+            diffs.append(d)
+    for m in env_same:
+        same.append(Equivalence("env", m.var, m.operator_value, m.jobset_value, m.addresses,
+                                role=pod_roles.get(m.pod[0]), pod=m.pod, container=m.container))
+    d, s = compare_pods(op, js)
+    diffs += d
+    same += s
+    diffs += compare_lifecycle(operator_lifecycle(op_job), jobset_lifecycle(jobset, companions), roles)
+    d, s = compare_files(_operator_files(op_job, op, options), _jobset_files(js, companions), op, js)
+    diffs += d
+    same += s
+
+    findings += explain(conv.notes, diffs, same, conv.plan.rjob_names, pod_roles)
+    for f in findings:
+        _locate(f, doc, embedded)
+    report.findings = sort_findings(findings, list(job.replicas))
+    report.defaults = [(format_path(d.path), str(d.value), d.why) for d in job.defaults]
+    return report
+
+
+def _lead(text: str) -> int:
+    """Lines before a document's content (a `---` line, comments)."""
+    n = 0
+    for line in text.splitlines():
+        s = line.strip()
+        if s and not s.startswith("#") and not s.startswith("---"):
+            break
+        n += 1
+    return n
+
+
+def _subtree(data, path):
+    for p in path:
+        try:
+            data = data[p]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+def _env_difference(e: EnvDiff, pod_roles: dict, op, js) -> Difference | None:
+    if e.change in ("pod-missing", "pod-extra", "container-missing"):
+        return None  # compare_pods reports pods and containers
+    role = pod_roles.get(e.pod[0])
+    if e.change == "value":
+        found = stale_addresses(e.operator_value, e.jobset_value, op, js)
+        if found:
+            return Difference("address", found[0], "changed", e.operator_value, e.jobset_value, role=role, pod=e.pod, container=e.container)
+        return Difference("env", e.var, "changed", e.operator_value, e.jobset_value, role=role, pod=e.pod, container=e.container)
+    if e.change == "order":
+        return Difference("env", "*order*", "changed", e.operator_value, e.jobset_value, role=role, pod=e.pod, container=e.container)
+    return Difference("env", e.var, e.change, e.operator_value, e.jobset_value, role=role, pod=e.pod, container=e.container)
+
+
+def _operator_files(job, op, options) -> dict:
+    """Files the operator put under /etc/mpi for the launcher."""
+    if job.kind != "MPIJob" or not job.has("Launcher"):
+        return {}
+    from ..frameworks.base import OperatorSide
+    from ..frameworks.mpi import PROFILE
+
+    side = OperatorSide(job, op.name, op.namespace, "Launcher", 0, options.cluster_domain)
+    files = {"hostfile": PROFILE.hostfile(job, side), "discover_hosts.sh": None}
+    if job.is_mpi_v1:
+        files["kubexec.sh"] = None
+    return files
+
+
+def _jobset_files(js, companions) -> dict:
+    """What the JobSet's launcher finds under /etc/mpi: a ConfigMap's keys, or what an init container writes."""
+    from ..frameworks.mpi import HOSTFILE_VAR, MPI_DIR
+
+    launcher = next((p for p in js.pods if p.key[0] == "launcher"), None)
+    if launcher is None:
+        return {}
+    mount = None
+    for c in launcher.containers():
+        for m in c.get("volumeMounts") or []:
+            if m.get("mountPath") == MPI_DIR:
+                mount = m.get("name")
+    if mount is None:
+        return {}
+    volume = next((v for v in launcher.spec.get("volumes") or [] if v.get("name") == mount), {})
+    if "configMap" in volume:
+        name = volume["configMap"].get("name")
+        cm = next((c for c in companions if c.get("kind") == "ConfigMap" and (c.get("metadata") or {}).get("name") == name), None)
+        data = (cm or {}).get("data") or {}
+        items = volume["configMap"].get("items")
+        keys = [i.get("path") for i in items] if items else list(data)
+        return {k: data.get(k) for k in keys}
+    files = {}
+    for c in launcher.containers(init=True):
+        env = dict(launcher.env(c))
+        if HOSTFILE_VAR in env:
+            files["hostfile"] = env[HOSTFILE_VAR]
+    return files
+
+
+def _reading_findings(readings) -> list[Finding]:
+    out = []
+    for r in readings:
+        path = format_path(r.path)
+        if r.kind == "octal" and r.path and r.path[-1] in NUMBERS_READ:
+            out.append(Finding("K8S002", "rewritten",
+                               f"{path}: {r.describe()}; kf2jobset converts with {r.kubernetes}, as the operator ran it",
+                               source_path=path, action=f"write it as {r.kubernetes} (decimal) so every reader agrees"))
+        elif r.kind == "octal":
+            f = Finding("K8S002", "unchanged",
+                        f"{path}: {r.describe()}; the JobSet keeps the text, so Kubernetes reads it alike",
+                        source_path=path, action=f"write 0o{r.text.lstrip('0')} or {r.kubernetes} to make the intent explicit")
+            out.append(f)
+        else:
+            out.append(Finding("K8S001", "unchanged",
+                               f"{path}: {r.describe()}; the JobSet keeps the text, so Kubernetes reads it alike",
+                               source_path=path, action=f"quote it ('{r.text}') if you mean the text"))
+    return out
+
+
+def _kubernetes_job(source, job):
+    """The v1 job as Kubernetes reads it; (job, finding) when Kubernetes would reject that reading."""
+    from ..mappings import mapping_for
+    from ..parse import parse_job
+
+    try:
+        return parse_job(k8syaml.kubernetes_value(source), mapping_for(job.api_version, job.kind)), None
+    except Kf2JobSetError as err:
+        first = err.problems[0]
+        return job, Finding("K8S003", "breaking",
+                            f"read the way Kubernetes reads YAML, this job is invalid: {first.message}",
+                            source_path=format_path(first.location.path) if first.location.path else None,
+                            action="quote the values that are meant as text")
+
+
+# ---------------------------------------------------------------- locations
+
+def split_path(text: str) -> list:
+    out = []
+    for m in _TOKEN.finditer(text):
+        if m.group(1) is not None:
+            out.append(m.group(1))
+        else:
+            inner = m.group(2)
+            out.append(int(inner) if inner.isdigit() else inner)
+    return out
+
+
+def _resolve(node, parts: list) -> tuple:
+    """The path as keys that exist in the document (case-insensitive for replica types)."""
+    fixed = []
+    for part in parts:
+        if isinstance(node, dict):
+            if part not in node and isinstance(part, str):
+                part = next((k for k in node if str(k).lower() == part.lower()), part)
+            if part not in node:
+                if isinstance(part, str):
+                    # a container by name: [pytorch]
+                    break
+                break
+            fixed.append(part)
+            node = node[part]
+        elif isinstance(node, list):
+            if isinstance(part, int) and part < len(node):
+                fixed.append(part)
+                node = node[part]
+                continue
+            idx = next((i for i, v in enumerate(node) if isinstance(v, dict) and v.get("name") == part), None)
+            if idx is None:
+                break
+            fixed.append(idx)
+            node = node[idx]
+        else:
+            break
+    return tuple(fixed)
+
+
+def _locate(f: Finding, doc, embedded: tuple) -> None:
+    if not f.source_path or f.source_path.startswith("("):
+        return
+    parts = split_path(f.source_path)
+    text = f.source_path
+    if parts and parts[0] not in _TOP:
+        parts = ["spec"] + parts
+        text = "spec." + text
+    base = _subtree(doc.data, embedded) if embedded else doc.data
+    fixed = _resolve(base, parts)
+    if embedded:
+        outer = _resolve(doc.data, parts)
+        if len(fixed) < len(parts) and len(outer) == len(parts):
+            embedded = ()  # a note about the wrapper (e.g. the Katib Experiment), not the job inside it
+            fixed = outer
+    f.source_path = f"{format_path(embedded)}.{text}" if embedded else text
+    line, col = position(doc.data, tuple(embedded) + fixed, doc.start_line)
+    if line is not None:
+        f.line, f.column = line, col

@@ -1,0 +1,72 @@
+"""Short titles for finding codes (SARIF rules, the README table). Codes are stable: a code keeps
+its meaning forever; a new meaning gets a new code.
+
+Prefixes: JS (JobSet layout and run policy), PT/TF/XGB/PD/MPI/KT (framework profiles, Katib),
+RT (found by the runtime comparison itself), K8S (how Kubernetes reads the YAML).
+"""
+from __future__ import annotations
+
+TITLES = {
+    "JS001": "last-applied-configuration annotation dropped",
+    "JS002": "JobSet renamed: pod addresses follow the new name",
+    "JS003": "job without a name: name-length rules checked for an assumed length",
+    "JS004": "pod addresses and hostnames change form",
+    "JS010": "start order carried by dependsOn or startupPolicy",
+    "JS020": "restartPolicy Always becomes OnFailure",
+    "JS021": "restartPolicy ExitCode becomes Never plus a podFailurePolicy",
+    "JS030": "cleanPodPolicy None has no JobSet equivalent",
+    "JS031": "cleanPodPolicy Running matches JobSet's clean-up",
+    "JS032": "ttlSecondsAfterFinished moves to the JobSet",
+    "JS033": "activeDeadlineSeconds applies per child Job",
+    "JS034": "backoffLimit counts per child Job",
+    "JS035": "managedBy named the Kubeflow operator",
+    "JS036": "cleanPodPolicy All only approximated by a TTL",
+    "JS040": "schedulingPolicy dropped: no gang scheduler named",
+    "JS041": "schedulingPolicy mapped to Kueue",
+    "JS042": "schedulingPolicy fields with no Kueue equivalent",
+    "JS043": "schedulingPolicy mapped to a Volcano PodGroup",
+    "JS050": "per-pod Kubeflow labels cannot be kept",
+    "JS060": "no container has the default name",
+    "JS070": "unknown field pruned by the API server",
+    "KT001": "Katib trial template reads JobSet status",
+    "MPI001": "MPIJob v1: kubectl exec replaced by SSH",
+    "MPI002": "mainContainer dropped",
+    "MPI003": "SSH key Secret provided by you",
+    "MPI004": "discover_hosts.sh not provided",
+    "MPI005": "hostfile written by an init container",
+    "MPI006": "launcher starts after the workers are Ready",
+    "MPI007": "a failed worker fails the JobSet",
+    "PD001": "PaddlePaddle master reached by DNS instead of IP",
+    "PD010": "PaddleJob elasticPolicy lost",
+    "PT001": "init-pytorch replaced by start order",
+    "PT010": "PyTorchJob elasticPolicy lost",
+    "PT011": "elasticPolicy.metrics HPA dropped",
+    "TF001": "single-replica TFJob runs locally",
+    "TF002": "worker-0 success rule approximated",
+    "TF003": "TFJob that could never succeed",
+    "TF010": "enableDynamicWorker failure rule approximated",
+    "XGB001": "XGBoostJob failed-pod rule approximated",
+    "RT001": "env address rewritten: reaches the same pod",
+    "RT002": "hostfile rewritten: reaches the same pods",
+    "RT010": "a value you wrote names a v1 address that no longer exists",
+    "RT901": "unexplained env difference",
+    "RT902": "unexplained init container difference",
+    "RT903": "unexplained container difference",
+    "RT904": "unexplained command/args difference",
+    "RT905": "unexplained port difference",
+    "RT906": "unexplained volume mount difference",
+    "RT907": "unexplained restartPolicy difference",
+    "RT908": "unexplained hostname difference",
+    "RT909": "unexplained address difference",
+    "RT910": "unexplained pod count difference",
+    "RT911": "unexplained lifecycle difference",
+    "RT912": "unexplained MPI file difference",
+    "RT999": "unexplained difference",
+    "K8S001": "Kubernetes reads this plain scalar as a boolean (YAML 1.1)",
+    "K8S002": "Kubernetes reads this number as octal (YAML 1.1)",
+    "K8S003": "the job is invalid the way Kubernetes reads it",
+}
+
+
+def title(code: str) -> str:
+    return TITLES.get(code, f"kf2jobset finding {code}")

@@ -1,0 +1,157 @@
+"""Helpers shared by the renderers: headings, evidence summaries, counts in words."""
+from __future__ import annotations
+
+from .model import CATEGORIES, Evidence, FileReport, Finding, JobReport, Report, fails
+
+# Shown in summaries, worst first; `unchanged` is informational and left out of the headline.
+HEADLINE = tuple(reversed(CATEGORIES[1:]))
+
+# Findings whose evidence is repetitive by nature: human formats show one example line.
+EXAMPLE_ONLY = ("RT001", "RT002")
+
+ASPECT_WORDS = {
+    "env": "env {s}",
+    "init": "init container {s}",
+    "container": "container {s}",
+    "command": "command/args",
+    "port": "port {s}",
+    "mount": "mount {s}",
+    "restartPolicy": "restartPolicy",
+    "hostname": "hostname",
+    "dns": "address",
+    "pod": "pod",
+    "lifecycle": "{s}",
+    "start": "start order",
+    "failure": "when a pod fails",
+    "backoffLimit": "retries",
+    "hostfile": "hostfile",
+    "file": "/etc/mpi/{s}",
+    "address": "address {s}",
+}
+
+
+def job_title(job: JobReport) -> str:
+    ns = f"{job.namespace}/" if job.namespace else ""
+    target = f"JobSet {job.jobset}" if job.jobset else "JobSet (named at creation)"
+    inside = f" in {job.embedded_path}" if job.embedded_path else ""
+    return f"{job.kind} {ns}{job.name}{inside} -> {target}"
+
+
+def counts_text(counts: dict, sep: str = ", ") -> str:
+    parts = [f"{counts[c]} {c}" for c in HEADLINE if counts.get(c)]
+    return sep.join(parts) if parts else "no changes"
+
+
+def group_name(f: Finding) -> str:
+    return f.replica_type or "whole job"
+
+
+def groups(job: JobReport) -> list[tuple[str, list[Finding]]]:
+    """Findings by replica type (job-wide first, then the job's replica order), worst first in each."""
+    order: list[str] = []
+    buckets: dict[str, list[Finding]] = {}
+    for f in job.findings:
+        g = group_name(f)
+        if g not in buckets:
+            buckets[g] = []
+            order.append(g)
+    for f in job.findings:
+        buckets[group_name(f)].append(f)
+    known = ["whole job"] + list(job.replica_types)
+    order.sort(key=lambda g: known.index(g) if g in known else len(known))
+    return [(g, sorted(buckets[g], key=lambda f: -f.rank)) for g in order]
+
+
+def evidence_label(e: Evidence) -> str:
+    return ASPECT_WORDS.get(e.aspect, e.aspect + " {s}").format(s=e.subject)
+
+
+def _pods(wheres: list[str]) -> str:
+    """`worker/0, worker/1, worker/2` -> `worker/0-2`."""
+    by_role: dict[str, list] = {}
+    plain = []
+    for w in wheres:
+        head = w.split(" ")[0]
+        if "/" in head and head.split("/")[1].isdigit():
+            role, idx = head.split("/")
+            by_role.setdefault(role, []).append(int(idx))
+        elif head not in plain:
+            plain.append(head)
+    out = list(plain)
+    for role, idxs in by_role.items():
+        idxs = sorted(set(idxs))
+        runs, start = [], idxs[0]
+        for a, b in zip(idxs, idxs[1:] + [None]):
+            if b != a + 1:
+                runs.append(f"{start}" if start == a else f"{start}-{a}")
+                start = b
+        out.append(f"{role}/{','.join(runs)}")
+    return ", ".join(out)
+
+
+def evidence_lines(f: Finding, limit: int = 4) -> list[str]:
+    """One line per kind of difference; pods with the same difference are merged (worker/0-3)."""
+    merged: dict[tuple, list[str]] = {}
+    for e in f.evidence:
+        key = (e.aspect, e.subject, e.change, _shape(e.operator, e.where), _shape(e.jobset, e.where))
+        merged.setdefault(key, []).append(e.where)
+    lines = []
+    for (aspect, subject, change, _, _), wheres in merged.items():
+        e = next(x for x in f.evidence if x.aspect == aspect and x.subject == subject and x.change == change and x.where == wheres[0])
+        who = _pods(wheres)
+        label = evidence_label(e)
+        if change == "missing":
+            detail = f"{label} only under v1" + (f" ({_clip(e.operator)})" if e.operator and e.operator != subject else "")
+        elif change == "extra":
+            detail = f"{label} only under JobSet" + (f" ({_clip(e.jobset)})" if e.jobset and e.jobset != subject else "")
+        else:
+            detail = f"{label}: v1: {_clip(e.operator)}; JobSet: {_clip(e.jobset)}"
+        lines.append(f"{who}: {detail}")
+    if len(lines) > limit:
+        rest = len(lines) - (limit - 1)
+        if limit == 1:
+            lines = ["e.g. " + lines[0]]
+        else:
+            lines = lines[: limit - 1] + [f"... and {rest} more (see the JSON report)"]
+    return lines
+
+
+def _shape(value: str | None, where: str) -> str | None:
+    """A value with the pod's own name/index blurred, so per-pod variants merge."""
+    if value is None:
+        return None
+    head = where.split(" ")[0]
+    if "/" in head:
+        role, idx = head.split("/", 1)
+        value = value.replace(f"-{role}-{idx}", f"-{role}-#")
+    return value
+
+
+def _clip(value: str | None, width: int = 90) -> str:
+    if value is None:
+        return "(none)"
+    value = value.replace("\n", "\\n")
+    return value if len(value) <= width else value[: width - 3] + "..."
+
+
+def location(f: Finding, path: str) -> str | None:
+    if not f.source_path:
+        return None
+    return f"{path}:{f.line}" if f.line else path
+
+
+def verdict(report: Report) -> str:
+    failing = report.failing()
+    if report.errors:
+        return f"{len(report.errors)} error(s): some input could not be converted"
+    if failing:
+        return f"{len(failing)} finding(s) at or above --fail-on {report.fail_on}"
+    return f"nothing at or above --fail-on {report.fail_on}"
+
+
+def fails_for(f: Finding, report: Report) -> bool:
+    return fails(f.category, report.fail_on)
+
+
+def file_jobs(report: Report) -> list[tuple[FileReport, JobReport]]:
+    return [(fr, j) for fr in report.files for j in fr.jobs]

@@ -1,0 +1,473 @@
+"""Repo mode end to end on a mixed manifest tree: --in-place, --out-dir, --check, idempotence, safety."""
+from __future__ import annotations
+
+import io
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from ruamel.yaml import YAML
+
+from kf2jobset import exitcodes
+from kf2jobset.cli import main
+from kf2jobset.options import ConvertOptions
+from kf2jobset.repo import classify
+from kf2jobset.repo.run import CHECK, IN_PLACE, OUT_DIR, Settings, run
+from kf2jobset.validate import check_jobset
+from kf2jobset.yamlio import split_documents
+
+from .conftest import require_shared
+
+LICENCE = "# Copyright 2025 The Example Authors.\n# SPDX-License-Identifier: Apache-2.0\n"
+
+TFJOB = """\
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata:
+  name: mnist   # the model
+  namespace: ml
+spec:
+  tfReplicaSpecs:
+    # parameter servers
+    PS:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            image: "tf:2.15"
+    Worker:
+      replicas: 2   # two workers
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            image: "tf:2.15"
+"""
+
+SERVICE = """\
+apiVersion: v1
+kind: Service
+metadata:
+  name: tensorboard
+spec:
+  ports: [{port: 80,   targetPort: 6006}]   \n\
+"""
+
+PYTORCHJOB = """\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: train
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: OnFailure
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: img:1
+    Worker:
+      replicas: 2
+      restartPolicy: OnFailure
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: img:1
+"""
+
+EXPERIMENT = """\
+apiVersion: kubeflow.org/v1beta1
+kind: Experiment
+metadata:
+  name: tune
+spec:
+  objective: {type: minimize, objectiveMetricName: loss}
+  algorithm: {algorithmName: random}
+  parameters:
+    - name: lr
+      parameterType: double
+      feasibleSpace: {min: "0.01", max: "0.1"}
+  trialTemplate:
+    primaryContainerName: pytorch
+    primaryPodLabels:
+      training.kubeflow.org/job-role: master
+    trialParameters:
+      - {name: lr, reference: lr}
+    trialSpec:
+      apiVersion: kubeflow.org/v1
+      kind: PyTorchJob
+      spec:
+        pytorchReplicaSpecs:
+          Master:
+            replicas: 1
+            template:
+              spec:
+                containers:
+                  - name: pytorch
+                    image: img:1
+                    args: ["--lr=${trialParameters.lr}"]
+"""
+
+FILES = {
+    # multi-document file with a licence header, a comment-carrying TFJob and a Service
+    "apps/mnist.yaml": LICENCE + "---\n" + TFJOB + "---\n" + SERVICE,
+    # CRLF file
+    "apps/crlf.yaml": (LICENCE + PYTORCHJOB.replace("name: train", "name: crlf")).replace("\n", "\r\n"),
+    # nothing to do
+    "apps/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  k: 'v'   \n",
+    # a YAML error in a file that holds a v1 job
+    "apps/broken.yaml": "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: x\n  labels: {a: [\n",
+    # Helm chart
+    "chart/Chart.yaml": "apiVersion: v2\nname: demo\nversion: 0.1.0\n",
+    "chart/values.yaml": "image: img:1\n",
+    "chart/templates/job.yaml": "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: {{ .Release.Name }}\n",
+    "chart/templates/svc.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}\n",
+    # kustomize base and overlay
+    "kustomize/base/job.yaml": PYTORCHJOB,
+    "kustomize/base/kustomization.yaml": "resources:\n  - job.yaml\n",
+    "kustomize/overlay/kustomization.yaml": """\
+# production overlay
+resources:
+  - ../base
+patches:
+  - target:
+      group: kubeflow.org
+      version: v1
+      kind: PyTorchJob
+      name: train
+    patch: |-
+      - op: replace
+        path: /spec/pytorchReplicaSpecs/Worker/template/spec/containers/0/image
+        value: img:2
+  - path: memory.yaml
+""",
+    "kustomize/overlay/memory.yaml": """\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: train
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              resources:   # more memory for workers
+                limits: {memory: 8Gi}
+""",
+    # Katib
+    "katib/experiment.yaml": EXPERIMENT,
+}
+
+
+def make_repo(root: Path) -> Path:
+    for rel, text in FILES.items():
+        f = root / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(text.encode())
+    return root
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def do_run(root: Path, mode: str, **kw):
+    options = kw.pop("options", ConvertOptions(katib=True))
+    out, err = io.StringIO(), io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        code = run(kw.pop("paths", ["."]), Settings(mode=mode, options=options, **kw), out, err)
+    finally:
+        os.chdir(cwd)
+    return code, out.getvalue(), err.getvalue()
+
+
+def jobsets(text: str) -> list[dict]:
+    return [d for d in YAML(typ="safe", pure=True).load_all(text) if isinstance(d, dict) and d.get("kind") == "JobSet"]
+
+
+@pytest.fixture()
+def repo(tmp_path):
+    return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture()
+def converted(repo):
+    before = snapshot(repo)
+    code, out, err = do_run(repo, IN_PLACE)
+    return repo, before, snapshot(repo), code, out, err
+
+
+def test_in_place_converts_the_mixed_repo(converted):
+    repo, before, after, code, out, err = converted
+    rewritten = sorted(line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("Rewriting "))
+    assert rewritten == ["apps/crlf.yaml", "apps/mnist.yaml", "katib/experiment.yaml", "kustomize/base/job.yaml",
+                         "kustomize/overlay/kustomization.yaml", "kustomize/overlay/memory.yaml"]
+    assert code == exitcodes.INPUT  # the broken file
+    # untouched files: byte-identical
+    for rel in before:
+        if "./" + rel not in out and rel not in out:
+            assert after[rel] == before[rel], rel
+    # converted files: valid JobSets
+    for rel in ("apps/crlf.yaml", "apps/mnist.yaml", "kustomize/base/job.yaml"):
+        (js,) = jobsets(after[rel].decode().replace("\r\n", "\n"))
+        assert check_jobset(js) == [], rel
+
+
+def test_untouched_documents_of_a_converted_file_are_byte_identical(converted):
+    repo, before, after, *_ = converted
+    text = after["apps/mnist.yaml"].decode()
+    assert text.startswith(LICENCE + "---\n")
+    assert text.endswith("---\n" + SERVICE)
+    docs = split_documents(text)
+    assert len(docs) == 2 and "kind: JobSet" in docs[0].text
+    assert "name: mnist   # the model" in text and "# parameter servers" in text
+    assert "replicas: 2   # two workers" in text
+    crlf = after["apps/crlf.yaml"]
+    assert crlf.startswith(LICENCE.replace("\n", "\r\n").encode())
+    assert b"\n" not in crlf.replace(b"\r\n", b"")
+
+
+def test_broken_file_is_untouched_and_reported_with_its_position(converted):
+    repo, before, after, code, out, err = converted
+    assert after["apps/broken.yaml"] == before["apps/broken.yaml"]
+    line = next(ln for ln in err.splitlines() if "broken.yaml" in ln)
+    assert "apps/broken.yaml:" in line and "invalid YAML" in line
+    assert line.split("broken.yaml:")[1].split(":")[0].isdigit(), "file:line:col"
+
+
+def test_helm_templates_are_skipped_counted_and_hinted(converted):
+    repo, before, after, code, out, err = converted
+    assert after["chart/templates/job.yaml"] == before["chart/templates/job.yaml"]
+    assert "2 skipped (2 Helm templates)" in err
+    assert "chart/templates/job.yaml: skipped: Helm template with a Kubeflow v1 job" in err
+    assert "helm template" in err
+
+
+def test_summary_line(converted):
+    *_, err = converted
+    assert err.splitlines()[-1] == "kf2jobset: 13 files scanned, 6 converted, 2 skipped (2 Helm templates), 1 failed"
+
+
+def test_katib_experiment_trial_is_a_jobset(converted):
+    repo, before, after, *_ = converted
+    exp = YAML(typ="safe", pure=True).load(after["katib/experiment.yaml"])
+    template = exp["spec"]["trialTemplate"]
+    assert template["trialSpec"]["kind"] == "JobSet"
+    assert template["primaryPodLabels"] == {"jobset.sigs.k8s.io/replicatedjob-name": "master"}
+    assert "Completed" in template["successCondition"] and "Failed" in template["failureCondition"]
+    assert template["trialParameters"] == [{"name": "lr", "reference": "lr"}]
+
+
+def test_kustomize_overlay_is_rewritten_for_the_jobset(converted):
+    repo, before, after, *_ = converted
+    k = after["kustomize/overlay/kustomization.yaml"].decode()
+    assert k.startswith("# production overlay\n")
+    assert "kind: JobSet" in k and "group: jobset.x-k8s.io" in k and "version: v1alpha2" in k
+    assert "path: /spec/replicatedJobs/1/template/spec/template/spec/containers/0/image" in k
+    assert "- path: memory.yaml" in k
+    smp = YAML(typ="safe", pure=True).load(after["kustomize/overlay/memory.yaml"])
+    assert smp == {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "train"},
+                   "spec": {"replicatedJobs": [{"name": "worker", "template": {"spec": {"template": {"spec": {
+                       "containers": [{"name": "pytorch", "resources": {"limits": {"memory": "8Gi"}}}]}}}}}]}}
+    assert "# more memory for workers" in after["kustomize/overlay/memory.yaml"].decode()
+
+
+def test_second_run_changes_nothing(converted):
+    repo, before, after, *_ = converted
+    code, out, err = do_run(repo, IN_PLACE)
+    assert snapshot(repo) == after
+    assert "Rewriting" not in out
+    assert "0 converted" in err
+
+
+def test_check_writes_nothing_and_lists_what_is_left(repo):
+    before = snapshot(repo)
+    mtimes = {p: p.stat().st_mtime_ns for p in repo.rglob("*")}
+    code, out, err = do_run(repo, CHECK)
+    assert snapshot(repo) == before
+    assert {p: p.stat().st_mtime_ns for p in repo.rglob("*")} == mtimes
+    assert not [p for p in repo.rglob("*") if "kf2jobset.tmp" in p.name]
+    assert code == exitcodes.INPUT  # the broken file outranks the findings
+    listed = {line.split(":")[0] for line in out.splitlines()}
+    assert {"apps/mnist.yaml", "apps/crlf.yaml", "kustomize/base/job.yaml", "katib/experiment.yaml",
+            "kustomize/overlay/kustomization.yaml", "kustomize/overlay/memory.yaml", "chart/templates/job.yaml"} <= listed
+    assert "apps/configmap.yaml" not in listed
+    assert "apps/mnist.yaml:4: TFJob mnist (kubeflow.org/v1)" in out
+
+
+def test_check_exit_codes(repo):
+    (repo / "apps" / "broken.yaml").unlink()
+    code, out, err = do_run(repo, CHECK, excludes=("chart/",))
+    assert code == exitcodes.FINDINGS
+    do_run(repo, IN_PLACE)
+    code, out, err = do_run(repo, CHECK, excludes=("chart/",))
+    assert (code, out) == (exitcodes.OK, "")
+
+
+def test_out_dir_mirrors_converted_files_only(repo, tmp_path):
+    before = snapshot(repo)
+    out_dir = tmp_path / "out"
+    code, out, err = do_run(repo, OUT_DIR, out_dir=str(out_dir), paths=["apps", "kustomize"])
+    assert snapshot(repo) == before, "sources stay as they were"
+    written = sorted(str(p.relative_to(out_dir)) for p in out_dir.rglob("*") if p.is_file())
+    # paths mirrored as they are below the working directory; unconverted files are not copied
+    assert written == ["apps/crlf.yaml", "apps/mnist.yaml", "kustomize/base/job.yaml",
+                       "kustomize/overlay/kustomization.yaml", "kustomize/overlay/memory.yaml"]
+    assert jobsets((out_dir / "apps/mnist.yaml").read_text())
+    # --check --out-dir: up to date now; stale after the source changes
+    assert do_run(repo, CHECK, out_dir=str(out_dir), paths=["apps/mnist.yaml"])[0] == exitcodes.OK
+    (repo / "apps" / "mnist.yaml").write_text((repo / "apps" / "mnist.yaml").read_text().replace("replicas: 2", "replicas: 3"))
+    code, out, err = do_run(repo, CHECK, out_dir=str(out_dir), paths=["apps/mnist.yaml"])
+    assert code == exitcodes.FINDINGS and "is out of date" in out
+
+
+def test_out_dir_inside_the_tree_is_not_scanned(repo):
+    do_run(repo, OUT_DIR, out_dir="converted", paths=["."])
+    code, out, err = do_run(repo, OUT_DIR, out_dir="converted", paths=["."])
+    assert "converted/" not in out and "Writing" not in out
+
+
+def test_atomic_write_keeps_the_file_mode(repo):
+    f = repo / "kustomize" / "base" / "job.yaml"
+    os.chmod(f, 0o640)
+    do_run(repo, IN_PLACE, paths=[str(f)])
+    assert stat.S_IMODE(f.stat().st_mode) == 0o640
+    assert "kind: JobSet" in f.read_text()
+    assert not list(f.parent.glob("*.kf2jobset.tmp"))
+
+
+def test_a_patch_file_alone_is_handled_through_its_kustomization(repo):
+    """pre-commit passes changed files only: a patch file is still never converted as a job."""
+    code, out, err = do_run(repo, IN_PLACE, paths=["kustomize/overlay/memory.yaml"])
+    assert "Rewriting kustomize/overlay/memory.yaml" in out
+    assert "Rewriting kustomize/overlay/kustomization.yaml" in out
+    assert "network" not in (repo / "kustomize/overlay/memory.yaml").read_text()
+
+
+def test_parallel_run_gives_the_same_bytes(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for root in (a, b):
+        for i in range(20):
+            f = root / f"d{i % 3}" / f"job{i}.yaml"
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_text(LICENCE + PYTORCHJOB.replace("name: train", f"name: train-{i}") + "---\n" + SERVICE)
+    code_a, out_a, _ = do_run(a, IN_PLACE, jobs=1)
+    code_b, out_b, _ = do_run(b, IN_PLACE, jobs=2)
+    assert code_a == code_b == 0
+    assert snapshot(a) == snapshot(b)
+    assert out_a == out_b and out_a.count("Rewriting") == 20
+
+
+def test_fail_on_change_and_usage_errors(repo):
+    (repo / "apps" / "broken.yaml").unlink()
+    assert do_run(repo, IN_PLACE, fail_on_change=True, excludes=("chart",))[0] == exitcodes.FINDINGS
+    assert do_run(repo, IN_PLACE, fail_on_change=True, excludes=("chart",))[0] == exitcodes.OK
+    runner = CliRunner()
+    for args in (["--in-place", "--check"], ["--in-place", "--out-dir", "x"], ["--check", "--fail-on-change"],
+                 ["--fail-on-change"], ["--in-place", "--name", "x"]):
+        result = runner.invoke(main, ["convert", str(repo), *args])
+        assert result.exit_code == exitcodes.USAGE, args
+    assert runner.invoke(main, ["convert", "-", "--in-place"], input="a: 1\n").exit_code == exitcodes.USAGE
+
+
+def test_cli_in_place_prints_rewriting(repo):
+    result = CliRunner().invoke(main, ["convert", str(repo / "kustomize/base/job.yaml"), "--in-place"])
+    assert result.exit_code == 0
+    assert result.stdout == f"Rewriting {repo / 'kustomize/base/job.yaml'}\n"
+    assert result.stderr.endswith("1 file scanned, 1 converted, 0 skipped, 0 failed\n")
+
+
+@pytest.mark.parametrize("text, katib, expected", [
+    ("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\n", False, classify.CANDIDATE),
+    ('{"apiVersion": "kubeflow.org/v1", "kind": "TFJob"}', False, classify.CANDIDATE),
+    ("items:\n- {apiVersion: kubeflow.org/v2beta1, kind: MPIJob}\n", False, classify.CANDIDATE),
+    ("kind: 'XGBoostJob'\napiVersion: \"kubeflow.org/v1\"\n", False, classify.CANDIDATE),
+    ("apiVersion: batch/v1\nkind: PyTorchJob\n", False, classify.SKIP),  # not kubeflow.org
+    ("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n  annotations:\n"
+     "    kf2jobset.dev/source: kubeflow.org/v1/PyTorchJob x\n", False, classify.SKIP),
+    ("apiVersion: kubeflow.org/v1beta1\nkind: Experiment\n", False, classify.SKIP),
+    ("apiVersion: kubeflow.org/v1beta1\nkind: Experiment\n", True, classify.CANDIDATE),
+    ("kind: PyTorchJobs\napiVersion: kubeflow.org/v1\n", False, classify.SKIP),
+    ("apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: '{{ .Values.n }}'}\n", False, classify.HELM),
+    ("- op: replace\n  path: /spec/tfReplicaSpecs/Worker/replicas\n", False, classify.PATCH_LIKE),
+])
+def test_prefilter(text, katib, expected):
+    assert classify.classify("dir/m.yaml", text, katib) == expected
+
+
+def test_kustomization_prefilter():
+    assert classify.classify("k/kustomization.yaml", "resources: [a.yaml]\n") == classify.SKIP
+    assert classify.classify("k/kustomization.yaml", "patches:\n- target: {kind: TFJob}\n") == classify.KUSTOMIZATION
+
+
+def test_version_does_not_import_heavy_modules():
+    code = ("import sys\nfrom kf2jobset.cli import main\n"
+            "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('ruamel', 'jsonschema', 'yaml', 'kubernetes', 'deepdiff')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().endswith("[]"), out
+
+
+def test_corpus_in_place_is_valid_and_idempotent(tmp_path):
+    corpus = require_shared() / "corpus"
+    import shutil
+
+    root = tmp_path / "corpus"
+    shutil.copytree(corpus, root, symlinks=True)
+    before = snapshot(root)
+    code, out, err = do_run(root, IN_PLACE)
+    after = snapshot(root)
+    assert out.count("Rewriting") >= 20
+    for rel, data in after.items():
+        if data != before[rel]:
+            for js in jobsets(data.decode("utf-8-sig")):
+                assert check_jobset(js) == [], rel
+    do_run(root, IN_PLACE)
+    assert snapshot(root) == after
+
+
+def test_progress_bar_only_when_asked_or_on_a_terminal():
+    from kf2jobset.repo.run import Progress
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    quiet = io.StringIO()
+    p = Progress(3, quiet, None, started=0.0)  # not a terminal: never drawn
+    for _ in range(3):
+        p.step()
+    p.done()
+    assert quiet.getvalue() == ""
+    tty = Tty()
+    import time as _time
+
+    p = Progress(2, tty, None, started=_time.monotonic())  # a terminal, but the run is short
+    p.step()
+    assert tty.getvalue() == ""
+    p = Progress(2, tty, True, started=_time.monotonic())
+    p.step()
+    p.step()
+    p.done()
+    assert "\r[###############...............] 1/2 files" in tty.getvalue()
+    assert "2/2 files" in tty.getvalue() and tty.getvalue().endswith("\r")
+
+
+def test_stream_mode_walks_like_repo_mode(repo):
+    result = CliRunner().invoke(main, ["convert", str(repo), "--exclude", "broken.yaml", "--exclude", "kustomize/"])
+    assert result.exit_code == 0, result.stderr
+    assert "skipped 2 Helm templates" in result.stderr
+    kinds = [d.get("kind") for d in YAML(typ="safe", pure=True).load_all(result.stdout) if d]
+    assert kinds.count("JobSet") == 2 and "Experiment" in kinds and "ConfigMap" in kinds

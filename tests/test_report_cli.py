@@ -1,0 +1,169 @@
+"""`kf2jobset report` and `kf2jobset convert --report`: outputs, exit codes, stream discipline."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from kf2jobset.cli import main
+
+from .conftest import FIXTURES, REPO
+from .report_helpers import validate_report
+
+PT = str(FIXTURES / "pytorchjob" / "master-workers" / "input.yaml")  # approximated at worst
+ELASTIC = str(FIXTURES / "pytorchjob" / "elastic-hpa" / "input.yaml")  # breaking
+BAD = str(FIXTURES / "errors" / "wrong-type" / "input.yaml")
+
+
+def run(*args, env=None):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False, env=env)
+
+
+@pytest.mark.parametrize("path, fail_on, code", [
+    (PT, "breaking", 0), (PT, "approximated", 1), (PT, "any", 1), (PT, "never", 0),
+    (ELASTIC, "breaking", 1), (ELASTIC, "never", 0),
+])
+def test_exit_code_follows_fail_on(path, fail_on, code):
+    assert run("report", path, "--fail-on", fail_on).exit_code == code
+
+
+def test_default_fail_on_is_breaking():
+    assert run("report", PT).exit_code == 0
+    assert run("report", ELASTIC).exit_code == 1
+
+
+def test_input_errors_win_over_findings_and_are_reported():
+    result = run("report", BAD, ELASTIC, "--format", "json")
+    assert result.exit_code == 3
+    data = json.loads(result.stdout)
+    validate_report(data)
+    assert data["summary"]["errors"] == 2 and data["summary"]["jobs"] == 1
+    assert data["files"][0]["errors"][0]["line"] == 8
+
+
+def test_unreadable_file_is_an_input_error(tmp_path):
+    result = run("report", str(tmp_path / "missing.yaml"), "--format", "json")
+    assert result.exit_code == 3
+    assert "cannot read" in json.loads(result.stdout)["files"][0]["errors"][0]["message"]
+
+
+def test_human_text_and_machine_files_in_one_run(tmp_path):
+    sarif, junit = tmp_path / "r.sarif", tmp_path / "r.xml"
+    result = run("report", ELASTIC, "--format", "text", "--format", f"sarif:{sarif}", "--format", f"junit:{junit}")
+    assert result.exit_code == 1
+    assert "PT010" in result.stdout and result.stdout.rstrip().splitlines()[-1].startswith("1 job in 1 file")
+    assert json.loads(sarif.read_text())["version"] == "2.1.0"
+    assert junit.read_text().startswith("<?xml")
+
+
+def test_output_names_the_file_of_the_bare_format(tmp_path):
+    out = tmp_path / "report.md"
+    result = run("report", PT, "--format", "markdown", "--output", str(out))
+    assert result.exit_code == 0 and result.stdout == ""
+    assert out.read_text().startswith("## kf2jobset")
+
+
+@pytest.mark.parametrize("args", [
+    ["--format", "text", "--format", "json"],  # two formats want stdout
+    ["--format", "yaml"],  # unknown format
+    ["--format", "json:"],  # empty file name
+    ["--format", "text", "--format", "json", "--output", "x"],  # --output is ambiguous
+])
+def test_bad_output_specs_are_usage_errors(args):
+    result = run("report", PT, *args)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert "kf2jobset:" in result.stderr
+
+
+def test_colour_rules(monkeypatch):
+    assert "\033[" not in run("report", PT).stdout  # not a terminal
+    assert "\033[" in run("report", PT, "--color", "always").stdout
+    assert "\033[" not in run("report", PT, "--color", "never").stdout
+
+    from kf2jobset.report.outputs import use_color
+
+    class Tty:
+        def isatty(self):
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert use_color("auto", Tty())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not use_color("auto", Tty())
+    assert use_color("always", Tty())
+
+
+def test_convert_report_goes_to_stderr_not_into_the_yaml():
+    plain = run("convert", PT)
+    with_report = run("convert", PT, "--report", "text")
+    assert with_report.exit_code == 0
+    assert with_report.stdout == plain.stdout
+    assert "JS030" in with_report.stderr and "JS030" not in with_report.stdout
+
+
+def test_convert_report_to_files(tmp_path):
+    md, js = tmp_path / "r.md", tmp_path / "r.json"
+    result = run("convert", ELASTIC, "--report", f"markdown:{md}", "--report", f"json:{js}")
+    assert result.exit_code == 0  # convert's own contract: the report does not change its exit code
+    assert result.stdout.startswith("---") or result.stdout.startswith("apiVersion")
+    validate_report(json.loads(js.read_text()))
+    assert "PT010" in md.read_text()
+
+
+def test_convert_report_refuses_stdout():
+    result = run("convert", PT, "--report", "json:-")
+    assert result.exit_code == 2 and result.stdout == ""
+
+
+def test_convert_report_not_written_when_conversion_fails(tmp_path):
+    out = tmp_path / "r.json"
+    result = run("convert", BAD, "--report", f"json:{out}")
+    assert result.exit_code == 3 and not out.exists()
+
+
+def test_version_does_not_import_report_machinery():
+    code = ("import sys; from kf2jobset.cli import main\n"
+            "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+            "bad = [m for m in ('deepdiff', 'jsonschema', 'kf2jobset.report', 'kf2jobset.k8syaml') if m in sys.modules]\n"
+            "print(','.join(bad))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert out.stdout.splitlines()[0].startswith("kf2jobset, version ")
+    assert out.stdout.splitlines()[-1] == "", f"imported: {out.stdout.splitlines()[-1]}"
+
+
+def test_secret_values_are_never_printed(tmp_path):
+    text = """\
+apiVersion: v1
+kind: Secret
+metadata: {name: hf-token}
+data: {token: c3VwZXItc2VjcmV0LXZhbHVl}
+stringData: {plain: super-secret-value}
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: tok}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: trainer:1
+              env:
+                - name: HF_TOKEN
+                  valueFrom: {secretKeyRef: {name: hf-token, key: token}}
+                - name: AUTH
+                  value: "Bearer $(HF_TOKEN)"
+"""
+    path = tmp_path / "job.yaml"
+    path.write_text(text)
+    for fmt in ("text", "markdown", "json", "junit", "sarif", "github"):
+        out = run("report", str(path), "--format", fmt, "--fail-on", "never")
+        assert out.exit_code == 0
+        assert "c3VwZXItc2VjcmV0LXZhbHVl" not in out.stdout and "super-secret-value" not in out.stdout
