@@ -93,6 +93,8 @@ def convert(paths, report_specs=(), **kw):
         options = build_options(kw)
     except Kf2JobSetError as err:
         fail(err)
+    if report_specs and (kw.get("in_place") or kw.get("out_dir") or kw.get("check")):
+        fail(UsageError("--report goes with the stream mode; for a repository run `kf2jobset report PATH...`"))
     code = repo_mode(paths, kw, options)  # --in-place / --out-dir / --check (kf2jobset.repo)
     if code is not None:
         sys.exit(code)

@@ -111,7 +111,12 @@ def _yaml_error(exc: Exception, file: str | None, doc: Document) -> InputError:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line = col = None
     if mark is not None:
-        line, col = doc.start_line + mark.line + 1, mark.column + 1
+        lines = doc.text.splitlines()
+        if mark.line >= len(lines) and lines:
+            # "end of stream" errors point past the last line; show the end of the last line instead
+            line, col = doc.start_line + len(lines), len(lines[-1]) + 1
+        else:
+            line, col = doc.start_line + mark.line + 1, mark.column + 1
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     context = getattr(exc, "context", None)
     msg = f"invalid YAML: {problem}" + (f" ({context})" if context and context != problem else "")

@@ -119,6 +119,16 @@ def test_convert_report_refuses_stdout():
     assert result.exit_code == 2 and result.stdout == ""
 
 
+@pytest.mark.parametrize("flag", ["--check", "--in-place"])
+def test_convert_report_is_refused_in_repo_mode(tmp_path, flag):
+    job = tmp_path / "job.yaml"
+    job.write_text((FIXTURES / "pytorchjob" / "master-workers" / "input.yaml").read_text())
+    before = job.read_bytes()
+    result = run("convert", str(job), flag, "--report", "text")
+    assert result.exit_code == 2 and "kf2jobset report" in result.stderr
+    assert job.read_bytes() == before
+
+
 def test_convert_report_not_written_when_conversion_fails(tmp_path):
     out = tmp_path / "r.json"
     result = run("convert", BAD, "--report", f"json:{out}")
