@@ -118,8 +118,9 @@ def convert(paths, report_specs=(), **kw):
     for r in results:
         for conv in r.conversions:
             for note in conv.notes:
-                if note.category == "breaking":
-                    click.echo(f"kf2jobset: warning: {r.path}: {conv.job.display_name()}: {note.code} {note.message}", err=True)
+                if note.category == "breaking" or note.warn:
+                    action = f" (action: {note.action})" if note.action else ""
+                    click.echo(f"kf2jobset: warning: {r.path}: {conv.job.display_name()}: {note.code} {note.message}{action}", err=True)
     if report_specs:
         _convert_report(results, options, report_specs)
     sys.stdout.write(stream_for_stdout(results))

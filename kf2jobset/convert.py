@@ -57,7 +57,7 @@ def convert_job(doc: dict, options: ConvertOptions, *, assumed_name_length: int 
     if assumed_name_length and not candidate["metadata"].get("name") and not candidate["metadata"].get("generateName"):
         # Named later (a Katib trial): check it with a stand-in name of the length it will have.
         candidate = {**candidate, "metadata": {**candidate["metadata"], "name": "t" * assumed_name_length}}
-    problems = check_jobset(candidate, version=options.jobset_version)
+    problems = _tightest_name_limit(check_jobset(candidate, version=options.jobset_version))
     if problems:
         # Paths point into the emitted JobSet; say so, since the user edits the v1 job.
         raise RejectedJobSetError([
@@ -77,6 +77,18 @@ def _explain_readings(err: InvalidJobError, k8s_readings) -> InvalidJobError:
         hint = f"{r.describe()}; quote it if you mean the text" if r else p.hint
         problems.append(Problem(p.message, p.location, p.rule, hint))
     return InvalidJobError(problems)
+
+
+def _tightest_name_limit(problems: list[Problem]) -> list[Problem]:
+    """Every replicatedJob gives its own name-length limit; the user only needs the smallest one."""
+    import re
+
+    sized = [p for p in problems if p.rule in ("job-name-length", "pod-name-length")]
+    if len(sized) < 2:
+        return problems
+    limit = lambda p: int(re.search(r"at most (\d+)", p.hint or "at most 999").group(1))  # noqa: E731
+    keep = min(sized, key=limit)
+    return [p for p in problems if p not in sized or p is keep]
 
 
 _NAME_RULES = {"jobset-name", "job-name-length", "pod-name-length"}
@@ -171,39 +183,51 @@ def _convert_katib(doc: dict, options: ConvertOptions) -> DocumentResult:
 
 
 # Katib reads these from the trial object; v1 values name v1 labels and conditions.
-_KATIB_ROLE_LABELS = {
-    "training.kubeflow.org/replica-type": None,
-    "training.kubeflow.org/job-role": None,
-    "mpi-job-role": None,
-    "replica-type": None,
-    "job-role": None,
-}
+_TYPE_KEYS = ("training.kubeflow.org/replica-type", "replica-type")
+_ROLE_KEYS = ("training.kubeflow.org/job-role", "job-role", "mpi-job-role")
+RJOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
+
+
+def _master_role_selector(conv: Conversion) -> dict | None:
+    """The pod(s) the operator labelled job-role=master, as JobSet labels (Chief/Master/Launcher, or worker 0)."""
+    names = conv.plan.rjob_names
+    for entry in conv.job.mapping.master_role:
+        if entry.endswith("0") and entry[:-1] in names:
+            return {RJOB_LABEL: names[entry[:-1]], INDEX_LABEL: "0"}
+        if entry in names:
+            return {RJOB_LABEL: names[entry]}
+    return None
 
 
 def _katib_fields(template: dict, conv: Conversion) -> None:
     labels = template.get("primaryPodLabels")
     names = conv.plan.rjob_names
-    primary = None
-    if isinstance(labels, dict):
+    selector = None
+    if not labels:
+        # Katib's default for Kubeflow kinds is job-role=master; JobSet pods carry no such label.
+        selector = _master_role_selector(conv)
+    elif isinstance(labels, dict):
         for key, value in labels.items():
-            if key in _KATIB_ROLE_LABELS:
-                v = str(value).lower()
-                primary = names.get(next((t for t in names if t.lower() == v), ""), None)
-                if v == "master" and primary is None:
-                    primary = names.get("Master") or names.get("Chief") or names.get("Launcher")
-        if primary:
-            template["primaryPodLabels"] = {"jobset.sigs.k8s.io/replicatedjob-name": primary}
+            v = str(value).lower()
+            if key in _TYPE_KEYS:
+                t = next((t for t in names if t.lower() == v), None)
+                selector = {RJOB_LABEL: names[t]} if t else selector
+            elif key in _ROLE_KEYS:
+                t = next((t for t in names if t.lower() == v), None)
+                selector = {RJOB_LABEL: names[t]} if t else _master_role_selector(conv) if v == "master" else selector
+    if selector:
+        template["primaryPodLabels"] = selector
     # gjson queries over the trial object, in the form Katib's own defaults use.
     template["successCondition"] = 'status.conditions.#(type=="Completed")#|#(status=="True")#'
     template["failureCondition"] = 'status.conditions.#(type=="Failed")#|#(status=="True")#'
-    conv.notes.append(_katib_note(primary))
+    conv.notes.append(_katib_note(selector))
 
 
-def _katib_note(primary):
-    from .notes import Note
-
+def _katib_note(selector):
+    shown = ", ".join(f"{k}={v}" for k, v in (selector or {}).items())
     return Note("KT001", "rewritten",
                 "Katib trial template: success/failure conditions read the JobSet's Completed/Failed conditions"
-                + (f"; primaryPodLabels select replicatedJob {primary!r}" if primary else ""),
+                + (f"; primaryPodLabels select {shown}" if selector else ""),
                 source_path="spec.trialTemplate", target_path="spec.trialTemplate",
                 action="add JobSet.v1alpha2.jobset.x-k8s.io to Katib's trialResources (katib-config) and RBAC")

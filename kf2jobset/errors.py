@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
-PathPart = "str | int"
 
 
 def format_path(path: Sequence[str | int]) -> str:

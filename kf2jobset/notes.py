@@ -23,6 +23,7 @@ class Note:
     # ("lifecycle", "cleanPodPolicy") … The report's invariant uses these.
     explains: tuple = ()
     replica_type: str | None = None
+    warn: bool = False  # the user must act before applying: `convert` prints it on stderr too
 
     def __post_init__(self):
         if self.category not in CATEGORIES:

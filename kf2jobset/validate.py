@@ -120,14 +120,14 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
             job_name_len = name_len + len(rname) + dj + 2
             if job_name_len > 63:
                 out.append(_p(path + ("name",), f"child Job name <jobset>-{rname}-{replicas - 1} would be {job_name_len} characters (max 63)",
-                              "job-name-length", f"shorten the JobSet name with --name (at most {63 - len(rname) - dj - 2} characters)"))
+                              "job-name-length", f"use a JobSet name of at most {63 - len(rname) - dj - 2} characters (rename the job, or --name for a single job)"))
             indexed = job_spec.get("completionMode", "Indexed") == "Indexed"
             if indexed and completions is not None:
                 dp = _digits(completions - 1)
                 budget = name_len + len(rname) + dj + dp
                 if budget > 54:
                     out.append(_p(path + ("name",), f"pod names <jobset>-{rname}-<job>-<index>-xxxxx would be {budget + 9} characters (max 63)",
-                                  "pod-name-length", f"shorten the JobSet name with --name (at most {54 - len(rname) - dj - dp} characters)"))
+                                  "pod-name-length", f"use a JobSet name of at most {54 - len(rname) - dj - dp} characters (rename the job, or --name for a single job)"))
         deps = rj.get("dependsOn") or []
         if deps:
             has_depends = True

@@ -6,7 +6,7 @@ Key material is never generated: the pods mount a Secret the user names (--ssh-s
 """
 from __future__ import annotations
 
-from ..errors import UnsupportedError
+from ..errors import Location, Problem, UnsupportedError
 from ..model import default_container
 from ..notes import Note
 from .base import EmitContext, OperatorSide, Profile, Side, env, field_env
@@ -232,12 +232,12 @@ class MPIProfile(Profile):
         )
         if job.is_mpi_v1:
             if not ctx.options.accept_mpi_ssh:
-                raise UnsupportedError(
+                raise UnsupportedError(Problem(
                     "MPIJob kubeflow.org/v1 ran mpirun through `kubectl exec` (kubectl-delivery, RBAC, bare pod "
                     "names). A JobSet cannot do that; the converted job uses SSH like mpi-operator v2beta1, which "
-                    "needs sshd in the worker image and an SSH key Secret. Re-run with --accept-mpi-ssh to accept "
-                    "this breaking change"
-                )
+                    "needs sshd in the worker image and an SSH key Secret",
+                    Location(path=("apiVersion",)), rule="mpi-exec-to-ssh",
+                    hint="re-run with --accept-mpi-ssh to accept this breaking change"))
             ctx.note(Note(
                 "MPI001", "breaking",
                 "MPIJob v1 launched ranks with `kubectl exec` (kubexec.sh, kubectl-delivery init container, a Role "
@@ -256,12 +256,21 @@ class MPIProfile(Profile):
                 ctx.note(Note("MPI002", "dropped", "mainContainer only chose the `kubectl exec` target; SSH reaches the pod's sshd",
                               source_path="spec.mainContainer"))
         else:
+            if ctx.jobset_name and not ctx.options.subdomain:
+                ctx.note(Note(
+                    "MPI008", "approximated",
+                    f"mpi-operator created a headless Service named {ctx.jobset_name!r}; the JobSet's Service has the "
+                    "same name, and JobSet reuses an existing Service as it is (with the MPIJob's selector), so "
+                    "hostnames would not resolve while the old Service exists", warn=True,
+                    target_path="spec.network.subdomain",
+                    action="delete the MPIJob (and its Service) before applying the JobSet, or pass --subdomain",
+                ))
             ctx.note(Note(
                 "MPI003", "rewritten",
                 f"the mpi-operator generated the SSH key Secret <job>-ssh; the JobSet mounts the Secret {secret!r} "
                 "that you provide (kf2jobset never writes key material)",
                 source_path="spec.mpiReplicaSpecs", target_path="volumes[ssh-auth]", action=create,
-                explains=(("secret", "ssh"),),
+                explains=(("secret", "ssh"),), warn=True,
             ))
         if not job.is_mpi_v1 and job.has("Worker"):
             ctx.note(Note(
