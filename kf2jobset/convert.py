@@ -57,7 +57,7 @@ def convert_job(doc: dict, options: ConvertOptions, *, assumed_name_length: int 
     if assumed_name_length and not candidate["metadata"].get("name") and not candidate["metadata"].get("generateName"):
         # Named later (a Katib trial): check it with a stand-in name of the length it will have.
         candidate = {**candidate, "metadata": {**candidate["metadata"], "name": "t" * assumed_name_length}}
-    problems = _tightest_name_limit(check_jobset(candidate, version=options.jobset_version))
+    problems = check_jobset(candidate, version=options.jobset_version)
     if problems:
         # Paths point into the emitted JobSet; say so, since the user edits the v1 job.
         raise RejectedJobSetError([
@@ -77,18 +77,6 @@ def _explain_readings(err: InvalidJobError, k8s_readings) -> InvalidJobError:
         hint = f"{r.describe()}; quote it if you mean the text" if r else p.hint
         problems.append(Problem(p.message, p.location, p.rule, hint))
     return InvalidJobError(problems)
-
-
-def _tightest_name_limit(problems: list[Problem]) -> list[Problem]:
-    """Every replicatedJob gives its own name-length limit; the user only needs the smallest one."""
-    import re
-
-    sized = [p for p in problems if p.rule in ("job-name-length", "pod-name-length")]
-    if len(sized) < 2:
-        return problems
-    limit = lambda p: int(re.search(r"at most (\d+)", p.hint or "at most 999").group(1))  # noqa: E731
-    keep = min(sized, key=limit)
-    return [p for p in problems if p not in sized or p is keep]
 
 
 _NAME_RULES = {"jobset-name", "job-name-length", "pod-name-length"}

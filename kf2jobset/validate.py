@@ -98,6 +98,7 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
     names = [r.get("name") for r in rjobs]
     seen: set = set()
     has_depends = False
+    too_long: list[tuple[int, Problem]] = []  # (longest JobSet name that would fit, problem)
     for i, rj in enumerate(rjobs):
         path = ("spec", "replicatedJobs", i)
         rname = rj.get("name") or ""
@@ -119,15 +120,17 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
             dj = _digits(replicas - 1)
             job_name_len = name_len + len(rname) + dj + 2
             if job_name_len > 63:
-                out.append(_p(path + ("name",), f"child Job name <jobset>-{rname}-{replicas - 1} would be {job_name_len} characters (max 63)",
-                              "job-name-length", f"use a JobSet name of at most {63 - len(rname) - dj - 2} characters (rename the job, or --name for a single job)"))
+                fit = 63 - len(rname) - dj - 2
+                too_long.append((fit, _p(path + ("name",), f"child Job name <jobset>-{rname}-{replicas - 1} would be {job_name_len} characters (max 63)",
+                                         "job-name-length", _shorten(fit))))
             indexed = job_spec.get("completionMode", "Indexed") == "Indexed"
             if indexed and completions is not None:
                 dp = _digits(completions - 1)
                 budget = name_len + len(rname) + dj + dp
                 if budget > 54:
-                    out.append(_p(path + ("name",), f"pod names <jobset>-{rname}-<job>-<index>-xxxxx would be {budget + 9} characters (max 63)",
-                                  "pod-name-length", f"use a JobSet name of at most {54 - len(rname) - dj - dp} characters (rename the job, or --name for a single job)"))
+                    fit = 54 - len(rname) - dj - dp
+                    too_long.append((fit, _p(path + ("name",), f"pod names <jobset>-{rname}-<job>-<index>-xxxxx would be {budget + 9} characters (max 63)",
+                                             "pod-name-length", _shorten(fit))))
         deps = rj.get("dependsOn") or []
         if deps:
             has_depends = True
@@ -139,6 +142,9 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
                                   "depends-on-order"))
         out += _job_rules(job_spec, path + ("template", "spec"))
 
+    if too_long:
+        # every replicatedJob has its own limit; the one that matters is the tightest
+        out.append(min(too_long, key=lambda t: t[0])[1])
     if has_depends and (spec.get("startupPolicy") or {}).get("startupPolicyOrder") == "InOrder":
         out.append(_p(("spec", "startupPolicy"), "StartupPolicy and DependsOn APIs are mutually exclusive", "startup-vs-depends-on"))
     targets = (spec.get("successPolicy") or {}).get("targetReplicatedJobs") or []
@@ -167,6 +173,10 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
     if fp.get("restartStrategy") == "InPlaceRestart":
         out.append(_p(("spec", "failurePolicy", "restartStrategy"), "InPlaceRestart needs the alpha InPlaceRestart feature gate", "feature-gate"))
     return out
+
+
+def _shorten(fit: int) -> str:
+    return f"use a JobSet name of at most {fit} characters (rename the job, or --name for a single job)"
 
 
 def _job_rules(job_spec: dict, path: tuple) -> list[Problem]:

@@ -183,7 +183,7 @@ _YAML11_NON_STRING = re.compile(r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|
 
 def _prepare(obj: Any) -> Any:
     """Multi-line strings as literal blocks; long integer lists (exit codes) in flow style."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    from ruamel.yaml.comments import CommentedSeq
     from ruamel.yaml.scalarstring import LiteralScalarString
 
     if isinstance(obj, str) and "\n" in obj and not isinstance(obj, LiteralScalarString):

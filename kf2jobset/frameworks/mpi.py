@@ -7,9 +7,8 @@ Key material is never generated: the pods mount a Secret the user names (--ssh-s
 from __future__ import annotations
 
 from ..errors import Location, Problem, UnsupportedError
-from ..model import default_container
 from ..notes import Note
-from .base import EmitContext, OperatorSide, Profile, Side, env, field_env
+from .base import EmitContext, OperatorSide, Profile, Side, env
 
 CONFIG_VOLUME = "mpi-job-config"
 SSH_VOLUME = "ssh-auth"

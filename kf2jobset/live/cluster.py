@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from .. import __version__
+from ..errors import UnsupportedError
 from .apierrors import BadKubeconfig, NotFound, translate
 from .kinds import LiveKind
 
@@ -206,7 +207,8 @@ class Cluster:
             out = self._call(action, client.CoreV1Api(self.api_client).create_namespaced_config_map, namespace, obj, **kw)
             return self.api_client.sanitize_for_serialization(out)
         if "/" not in api_version:
-            raise NotImplementedError(f"kf2jobset does not create core {kind} objects")  # the core emits none
+            # the converter only emits ConfigMaps from the core group; anything else here is a bug
+            raise UnsupportedError(f"kf2jobset cannot create core objects of kind {kind}")
         group, version = api_version.split("/", 1)
         plural = kind.lower() + "s"  # JobSet -> jobsets, PodGroup -> podgroups
         try:

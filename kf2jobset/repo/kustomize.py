@@ -29,6 +29,7 @@ from .. import exitcodes
 from ..mappings import JOB_KINDS
 from . import patches as P
 from .classify import KUSTOMIZATION_NAMES, JOB_KIND_RE
+from . import yamledit as Y
 
 JOBSET_GROUP, JOBSET_VERSION = "jobset.x-k8s.io", "v1alpha2"
 PATCH_SECTIONS = ("patches", "patchesStrategicMerge", "patchesJson6902")
@@ -41,86 +42,6 @@ def find_kustomization(directory: Path) -> Path | None:
         if p.is_file():
             return p
     return None
-
-
-# ---- PyYAML nodes (exact character positions for surgical edits) ---------------------------------
-
-def _compose(text: str):
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.compose(text, Loader=loader)
-
-
-def _get(node, key: str):
-    if node is None or type(node).__name__ != "MappingNode":
-        return None
-    for k, v in node.value:
-        if getattr(k, "value", None) == key:
-            return v
-    return None
-
-
-def _scalar(node) -> str | None:
-    return node.value if node is not None and type(node).__name__ == "ScalarNode" else None
-
-
-def _items(node) -> list:
-    return list(node.value) if node is not None and type(node).__name__ == "SequenceNode" else []
-
-
-def _pos(node) -> tuple[int, int]:
-    return node.start_mark.line + 1, node.start_mark.column + 1
-
-
-@dataclass
-class Edit:
-    start: int
-    end: int
-    text: str
-
-
-def _apply_edits(text: str, edits: list[Edit]) -> str:
-    for e in sorted(edits, key=lambda e: e.start, reverse=True):
-        text = text[:e.start] + e.text + text[e.end:]
-    return text
-
-
-_PLAIN_SAFE = re.compile(r"[A-Za-z0-9_/.~][A-Za-z0-9_/.~-]*")
-
-
-def _quote(value: str, style) -> str:
-    if style == "'":
-        return "'" + value.replace("'", "''") + "'"
-    if style == '"':
-        return json.dumps(value, ensure_ascii=False)
-    return value if _PLAIN_SAFE.fullmatch(value) else "'" + value.replace("'", "''") + "'"
-
-
-def _scalar_edit(node, value: str) -> Edit:
-    return Edit(node.start_mark.index, node.end_mark.index, _quote(value, node.style))
-
-
-def _embed(text: str, node, content: str) -> Edit:
-    """Replace an inline patch string (a `|` block or a one-line scalar) with new content."""
-    if node.style in ("|", ">"):
-        start = node.start_mark.index
-        header_end = text.index("\n", start) if "\n" in text[start:] else len(text)
-        header = text[start:header_end].rstrip("\r")
-        if not header.startswith("|"):
-            header = "|-"
-        body_start = header_end + 1
-        region = text[body_start:node.end_mark.index]
-        lines = region.splitlines(keepends=True)
-        while lines and not lines[-1].strip():
-            lines.pop()
-        first = next((ln for ln in lines if ln.strip()), "")
-        indent = first[:len(first) - len(first.lstrip(" "))] or " " * (node.start_mark.column + 2)
-        newline = "\r\n" if "\r\n" in text else "\n"
-        new_lines = content.rstrip("\n").split("\n")
-        body = "".join((indent + ln if ln else "") + newline for ln in new_lines)
-        return Edit(start, body_start + len("".join(lines)), header + newline + body)
-    return Edit(node.start_mark.index, node.end_mark.index, _quote(content.strip(), node.style or "'"))
 
 
 # ---- units -----------------------------------------------------------------------------------------
@@ -143,7 +64,7 @@ class Unit:
     text: str
     bom: bool
     directory: Path
-    edits: list[Edit] = field(default_factory=list)  # in the kustomization
+    edits: list[Y.Edit] = field(default_factory=list)  # in the kustomization
     files: dict = field(default_factory=dict)  # display path of a patch file -> (new text, bom)
     owned: set = field(default_factory=set)  # real paths of the patch files it names
     problems: list[Problem] = field(default_factory=list)
@@ -189,13 +110,13 @@ class Context:
         try:
             from ..pipeline import read_text
 
-            root = _compose(read_text(str(kfile)))
+            root = Y.compose(read_text(str(kfile)))
         except Exception:
             return []
         out = []
         for section in ("resources", "bases"):
-            for item in _items(_get(root, section)):
-                ref = _scalar(item)
+            for item in Y.items(Y.get(root, section)):
+                ref = Y.scalar(item)
                 if not ref or "://" in ref or ref.startswith(("github.com/", "git@")):
                     continue
                 p = directory / ref
@@ -223,7 +144,7 @@ def run_units(kustomizations, maybe_patches, settings, targets) -> list:
                 continue
             try:
                 ksrc = read_source(str(kfile))
-                refs = _patch_files(_compose(ksrc.text), kfile.parent)
+                refs = _patch_files(Y.compose(ksrc.text), kfile.parent)
             except Exception:
                 continue
             if real in refs:
@@ -256,8 +177,8 @@ def _ancestors(start: Path):
 def _patch_files(root, directory: Path) -> set[str]:
     out = set()
     for section in PATCH_SECTIONS:
-        for item in _items(_get(root, section)):
-            ref = _scalar(item) if section == "patchesStrategicMerge" else _scalar(_get(item, "path"))
+        for item in Y.items(Y.get(root, section)):
+            ref = Y.scalar(item) if section == "patchesStrategicMerge" else Y.scalar(Y.get(item, "path"))
             if ref and "\n" not in ref:
                 out.add(os.path.realpath(directory / ref))
     return out
@@ -265,7 +186,7 @@ def _patch_files(root, directory: Path) -> set[str]:
 
 def analyse(unit: Unit, ctx: Context) -> None:
     try:
-        root = _compose(unit.text)
+        root = Y.compose(unit.text)
     except Exception as exc:
         mark = getattr(exc, "problem_mark", None)
         unit.problems.append(Problem(unit.path, mark.line + 1 if mark else None, mark.column + 1 if mark else None,
@@ -275,11 +196,11 @@ def analyse(unit: Unit, ctx: Context) -> None:
         return
     unit.owned |= _patch_files(root, unit.directory)
     for section in PATCH_SECTIONS:
-        for item in _items(_get(root, section)):
+        for item in Y.items(Y.get(root, section)):
             try:
                 _patch_entry(unit, ctx, section, item)
             except _Unmappable as exc:
-                line, col = _pos(exc.node) if exc.node is not None else (None, None)
+                line, col = Y.pos(exc.node) if exc.node is not None else (None, None)
                 unit.problems.append(Problem(exc.file or unit.path, line, col, exc.message))
     _references(unit, root)
 
@@ -297,19 +218,19 @@ class _Content:
 def _patch_entry(unit: Unit, ctx: Context, section: str, item) -> None:
     target = None
     if section == "patchesStrategicMerge":
-        value = _scalar(item)
+        value = Y.scalar(item)
         if value is None:
             return
         content = _load(unit, value, item, inline="\n" in value)
         ptype = "smp"
     else:
-        target = _get(item, "target")
-        inline = _get(item, "patch")
-        ref = _get(item, "path")
-        if _scalar(inline) is not None:
-            content = _Content(_scalar(inline), None, inline)
-        elif _scalar(ref) is not None:
-            content = _load(unit, _scalar(ref), ref, inline=False)
+        target = Y.get(item, "target")
+        inline = Y.get(item, "patch")
+        ref = Y.get(item, "path")
+        if Y.scalar(inline) is not None:
+            content = _Content(Y.scalar(inline), None, inline)
+        elif Y.scalar(ref) is not None:
+            content = _load(unit, Y.scalar(ref), ref, inline=False)
         else:
             return
         ptype = "json" if section == "patchesJson6902" else None
@@ -318,7 +239,7 @@ def _patch_entry(unit: Unit, ctx: Context, section: str, item) -> None:
     if ptype is None:
         stripped = re.sub(r"(?m)^\s*#.*$", "", content.text).strip()
         ptype = "json" if stripped.startswith(("[", "-")) else "smp"
-    tkind = _scalar(_get(target, "kind"))
+    tkind = Y.scalar(Y.get(target, "kind"))
     if ptype == "json":
         _json_patch(unit, ctx, content, target, tkind)
     else:
@@ -343,16 +264,16 @@ def _load(unit: Unit, value: str, node, inline: bool) -> _Content | None:
 
 def _target_edits(unit: Unit, target) -> None:
     for key, new in (("kind", "JobSet"), ("group", JOBSET_GROUP), ("version", JOBSET_VERSION)):
-        node = _get(target, key)
-        if _scalar(node) is not None and _scalar(node) != new:
-            unit.edits.append(_scalar_edit(node, new))
+        node = Y.get(target, key)
+        if Y.scalar(node) is not None and Y.scalar(node) != new:
+            unit.edits.append(Y.scalar_edit(node, new))
 
 
 def _job_identity(target, partial: dict | None, node, what: str):
-    kind = _scalar(_get(target, "kind")) or (partial or {}).get("kind")
-    name = _scalar(_get(target, "name")) or ((partial or {}).get("metadata") or {}).get("name")
-    namespace = _scalar(_get(target, "namespace")) or ((partial or {}).get("metadata") or {}).get("namespace")
-    if _scalar(_get(target, "name")) is None and any(_get(target, k) is not None for k in ("labelSelector", "annotationSelector")):
+    kind = Y.scalar(Y.get(target, "kind")) or (partial or {}).get("kind")
+    name = Y.scalar(Y.get(target, "name")) or ((partial or {}).get("metadata") or {}).get("name")
+    namespace = Y.scalar(Y.get(target, "namespace")) or ((partial or {}).get("metadata") or {}).get("namespace")
+    if Y.scalar(Y.get(target, "name")) is None and any(Y.get(target, k) is not None for k in ("labelSelector", "annotationSelector")):
         raise _Unmappable(node, f"{what} selects {kind} objects by label/annotation; kf2jobset rewrites patches aimed at one named job only")
     if not name:
         raise _Unmappable(node, f"{what} targets {kind} without a name; kf2jobset rewrites patches aimed at one named job only")
@@ -449,7 +370,7 @@ def _json_patch(unit: Unit, ctx: Context, content: _Content, target, tkind) -> N
     what = f"JSON6902 patch {content.file or '(inline)'}"
     kind, name, namespace = _job_identity(target, None, target, what)
     try:
-        root = _compose(content.text)
+        root = Y.compose(content.text)
         ops = to_plain(_yaml_load(content.text))
     except Exception as exc:
         raise _Unmappable(content.node, f"{what} is not valid YAML/JSON: {exc}")
@@ -461,7 +382,7 @@ def _json_patch(unit: Unit, ctx: Context, content: _Content, target, tkind) -> N
     index_of = _index_of(conv)
 
     mapped, edits = [], []
-    for op, op_node in zip(ops, _items(root)):
+    for op, op_node in zip(ops, Y.items(root)):
         new_op = dict(op)
         for key in ("path", "from"):
             if key not in op:
@@ -471,16 +392,16 @@ def _json_patch(unit: Unit, ctx: Context, content: _Content, target, tkind) -> N
                 new_op = None
                 break
             new_op[key] = P.format_pointer(parts)
-            node = _get(op_node, key)
+            node = Y.get(op_node, key)
             if new_op[key] != op[key] and node is not None:
-                edits.append(_scalar_edit(node, new_op[key]))
+                edits.append(Y.scalar_edit(node, new_op[key]))
         if new_op is None:
             mapped = None
             break
         mapped.append(new_op)
     new_text = None
     if mapped is not None and _verifies(lambda: P.apply_json_patch(base_js, mapped), exp_js):
-        new_text = _apply_edits(content.text, edits)
+        new_text = Y.apply_edits(content.text, edits)
     else:
         generated = P.json_diff(base_js, exp_js)
         if not _verifies(lambda: P.apply_json_patch(base_js, generated), exp_js):
@@ -538,8 +459,8 @@ def _store(unit: Unit, content: _Content, new_text: str) -> None:
     if new_text == content.text:
         return
     if content.file is None:
-        unit.edits.append(_embed(unit.text, content.node, new_text))
-        unit.rewrites.append(f"{unit.path}:{_pos(content.node)[0]}: inline patch aims at a v1 job")
+        unit.edits.append(Y.embed(unit.text, content.node, new_text))
+        unit.rewrites.append(f"{unit.path}:{Y.pos(content.node)[0]}: inline patch aims at a v1 job")
     else:
         unit.files[content.file] = (new_text, content.bom)
         unit.rewrites.append(f"{content.file}: kustomize patch aims at a v1 job")
@@ -628,8 +549,8 @@ def _references(unit: Unit, root) -> None:
         if section in _NOT_REFERENCES:
             continue
         if section in ("configurations", "crds", "transformers", "generators", "validators"):
-            for item in _items(value):
-                ref = _scalar(item)
+            for item in Y.items(value):
+                ref = Y.scalar(item)
                 if not ref or "\n" in ref:
                     continue
                 try:
@@ -637,18 +558,18 @@ def _references(unit: Unit, root) -> None:
                 except OSError:
                     continue
                 if JOB_KIND_RE.search(text) or re.search(r"[a-z]+ReplicaSpecs\b", text):
-                    unit.problems.append(Problem(unit.path, *_pos(item),
+                    unit.problems.append(Problem(unit.path, *Y.pos(item),
                                                  f"{section}: {ref} refers to v1 job kinds or field paths; "
                                                  "update it for JobSet by hand"))
         for node, message in _mentions(value):
-            unit.problems.append(Problem(unit.path, *_pos(node), f"{section}: {message}; update it for JobSet by hand"))
+            unit.problems.append(Problem(unit.path, *Y.pos(node), f"{section}: {message}; update it for JobSet by hand"))
 
 
 def _mentions(node):
     kind = type(node).__name__
     if kind == "MappingNode":
         for k, v in node.value:
-            if getattr(k, "value", None) == "kind" and _scalar(v) in JOB_KINDS:
+            if getattr(k, "value", None) == "kind" and Y.scalar(v) in JOB_KINDS:
                 yield v, f"selects kind {v.value}, which becomes a JobSet"
             else:
                 yield from _mentions(v)
@@ -672,7 +593,7 @@ def _outcomes(unit: Unit, settings, targets) -> list:
         return [out]
     changes = {}
     if unit.edits:
-        changes[unit.path] = (_apply_edits(unit.text, unit.edits), unit.bom)
+        changes[unit.path] = (Y.apply_edits(unit.text, unit.edits), unit.bom)
     changes.update(unit.files)
     outcomes = []
     for path, (text, bom) in changes.items():

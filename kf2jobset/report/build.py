@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from .. import k8syaml
-from ..errors import Kf2JobSetError, format_path
+from ..errors import format_path
 from ..runtime.compare import EnvDiff, compare_env
 from ..runtime.jobset_view import jobset_world
 from ..runtime.lifecycle import jobset_lifecycle, operator_lifecycle
@@ -101,17 +101,12 @@ def job_report(conv, doc, embedded: tuple, options) -> JobReport:
 
     # How Kubernetes reads the scalars of the v1 job (YAML 1.1), and the worlds built from that.
     readings = k8syaml.readings(source) if hasattr(source, "ca") else []  # JSON/API objects have no plain scalars
+    # convert_job already parsed the Kubernetes reading of the job, and the dumper quotes every string
+    # YAML 1.1 would not keep as text, so both worlds below are what Kubernetes runs.
+    findings += _reading_findings(readings)
     op_job = job
-    if readings:
-        findings += _reading_findings(readings)
-        op_job, rejected = _kubernetes_job(source, job)
-        if rejected:
-            findings.append(rejected)
     jobset = conv.jobset
     companions = conv.companions
-    if k8syaml.readings(jobset):
-        jobset = k8syaml.kubernetes_value(jobset)
-        companions = [k8syaml.kubernetes_value(c) for c in companions]
 
     op = operator_world(op_job, cluster_domain=options.cluster_domain)
     js = jobset_world(jobset, cluster_domain=options.cluster_domain)
@@ -241,20 +236,6 @@ def _reading_findings(readings) -> list[Finding]:
                                source_path=path, action=f"quote it ('{r.text}') if you mean the text"))
     return out
 
-
-def _kubernetes_job(source, job):
-    """The v1 job as Kubernetes reads it; (job, finding) when Kubernetes would reject that reading."""
-    from ..mappings import mapping_for
-    from ..parse import parse_job
-
-    try:
-        return parse_job(k8syaml.kubernetes_value(source), mapping_for(job.api_version, job.kind)), None
-    except Kf2JobSetError as err:
-        first = err.problems[0]
-        return job, Finding("K8S003", "breaking",
-                            f"read the way Kubernetes reads YAML, this job is invalid: {first.message}",
-                            source_path=format_path(first.location.path) if first.location.path else None,
-                            action="quote the values that are meant as text")
 
 
 # ---------------------------------------------------------------- locations

@@ -64,7 +64,6 @@ TITLES = {
     "RT999": "unexplained difference",
     "K8S001": "Kubernetes reads this plain scalar as a boolean (YAML 1.1)",
     "K8S002": "Kubernetes reads this number as octal (YAML 1.1)",
-    "K8S003": "the job is invalid the way Kubernetes reads it",
 }
 
 

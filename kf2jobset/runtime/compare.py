@@ -41,18 +41,22 @@ def _visible(env: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [(n, v) for n, v in env if not n.startswith(HELPER_PREFIX) and n not in JOB_INJECTED]
 
 
+def pair_pods(op: OperatorWorld, js: JobSetWorld):
+    """Pods of both worlds paired by role and rank: (pairs, operator pods with no twin, JobSet keys with none)."""
+    js_pods = {p.key: p for p in js.pods}
+    op_keys = {p.key for p in op.pods}
+    pairs = [(p, js_pods[p.key]) for p in op.pods if p.key in js_pods]
+    missing = [p for p in op.pods if p.key not in js_pods]
+    return pairs, missing, sorted(set(js_pods) - op_keys)
+
+
 def compare_env(op: OperatorWorld, js: JobSetWorld) -> tuple[list[EnvDiff], list[EnvMatch]]:
     diffs: list[EnvDiff] = []
     rewritten: list[EnvMatch] = []
-    js_pods = {p.key: p for p in js.pods}
-    op_keys = {p.key for p in op.pods}
-    for key in sorted(set(js_pods) - op_keys):
-        diffs.append(EnvDiff(key, "", "", "pod-extra"))
-    for pod in op.pods:
-        other = js_pods.get(pod.key)
-        if other is None:
-            diffs.append(EnvDiff(pod.key, "", "", "pod-missing"))
-            continue
+    pairs, missing, extra = pair_pods(op, js)
+    diffs += [EnvDiff(key, "", "", "pod-extra") for key in extra]
+    diffs += [EnvDiff(pod.key, "", "", "pod-missing") for pod in missing]
+    for pod, other in pairs:
         theirs = {c.get("name"): c for c in other.containers()}
         for c in pod.containers():
             cname = c.get("name")

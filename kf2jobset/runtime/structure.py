@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .compare import pair_pods
 from .jobset_view import JobSetWorld
 from .lifecycle import Lifecycle, describe
 from .operator_view import OperatorWorld
@@ -113,15 +114,12 @@ def compare_pods(op: OperatorWorld, js: JobSetWorld) -> tuple[list[Difference], 
 
     diffs: list[Difference] = []
     same: list[Equivalence] = []
-    js_pods = {p.key: p for p in js.pods}
-    op_keys = {p.key for p in op.pods}
-    for key in sorted(set(js_pods) - op_keys):
+    pairs, missing, extra = pair_pods(op, js)
+    for key in extra:
         diffs.append(Difference("pod", key[0], "extra", None, f"{key[0]}/{key[1]}", pod=key))
-    for pod in op.pods:
-        other = js_pods.get(pod.key)
-        if other is None:
-            diffs.append(Difference("pod", pod.role, "missing", f"{pod.key[0]}/{pod.key[1]}", None, role=pod.role, pod=pod.key))
-            continue
+    for pod in missing:
+        diffs.append(Difference("pod", pod.role, "missing", f"{pod.key[0]}/{pod.key[1]}", None, role=pod.role, pod=pod.key))
+    for pod, other in pairs:
         a, b = pod_shape(pod, op.resolver), pod_shape(other, js.resolver)
         seen = set()
         for path in _paths(DeepDiff(a, b, view="tree", threshold_to_diff_deeper=0)):
