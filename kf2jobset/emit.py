@@ -140,6 +140,7 @@ def _pod_template(job: TrainingJob, rtype: str, restart_policy: str, ctx: EmitCo
             c = containers[idx]
             c["env"] = list(c.get("env") or []) + side.helper_env() + injected
     prof.jobset_pod(job, rtype, template, ctx)
+    _one_entry_per_env_name(job, rtype, pod_spec, ctx)
     if ctx.options.keep_kubeflow_labels:
         _kubeflow_labels(job, rtype, template, ctx)
     elif rtype == next(iter(job.replicas)):
@@ -149,6 +150,34 @@ def _pod_template(job: TrainingJob, rtype: str, restart_policy: str, ctx: EmitCo
                       action="use --keep-kubeflow-labels to keep the static ones",
                       explains=(("label", KUBEFLOW_LABEL + "*"),)))
     return template
+
+
+def _one_entry_per_env_name(job: TrainingJob, rtype: str, pod_spec: dict, ctx: EmitContext) -> None:
+    """A JobSet may not repeat an env name; keep the value v1's later entry gave (envmerge)."""
+    from .envmerge import describe, merge_env
+
+    for field in ("initContainers", "containers"):
+        for c, container in enumerate(pod_spec.get(field) or []):
+            merged, overrides = merge_env(list(container.get("env") or []))
+            if not overrides:
+                continue
+            container["env"] = merged
+            where = f"container {container.get('name')!r} of the {rtype} pods"
+            src = f"{job.mapping.replica_specs_field}.{rtype}.template.spec.{field}[{c}].env"
+            for o in overrides:
+                mine, theirs = describe(o.shadowed), describe(o.winner)
+                if mine == theirs:
+                    text = (f"{o.name} in {where}: your value {mine} equals the one v1 appended after it (the later "
+                            f"entry wins); the JobSet sets {o.name} once")
+                else:
+                    text = (f"{o.name} in {where}: your value {mine} was never in effect: v1 appended its own "
+                            f"{o.name} after it and the later entry wins; the JobSet sets {o.name} once, as {theirs}")
+                if o.renamed_to:
+                    text += (f"; your entry is kept as {o.renamed_to} because {', '.join(o.readers)} "
+                             f"read{'s' if len(o.readers) == 1 else ''} it before the override (v1 gave them your value)")
+                ctx.note(Note("JS061", "rewritten", text, source_path=f"{src}[{o.name}]",
+                              target_path=f"template.spec.{field}[{c}].env[{o.name}]", replica_type=rtype,
+                              action="remove your entry: the value it sets is replaced" if not o.renamed_to else None))
 
 
 def _drop_nulls(node):

@@ -139,9 +139,52 @@ def _validator(schema_name: str):
                 raise ValueError(
                     f"unknown schema {schema_name!r}; known: {', '.join(schema_names())}"
                 ) from None
-            v = Draft202012Validator(schema, registry=registry)
+            v = _kubernetes_validator_class()(schema, registry=registry)
             _validators[schema_name] = v
     return v
+
+
+def _kubernetes_validator_class():
+    """Draft 2020-12 plus the API server's list semantics (`x-kubernetes-list-type`)."""
+    from jsonschema import Draft202012Validator, validators
+
+    return validators.extend(Draft202012Validator, {"x-kubernetes-list-type": _list_type})
+
+
+def _list_type(validator, list_type, instance, schema):
+    """`map` lists are unique on their `x-kubernetes-list-map-keys`, `set` lists on the whole item
+    (`atomic` lists may repeat). Like the API server, each repeat is reported at its own index and
+    keys the server defaults (a port's protocol) are compared with the default filled in."""
+    if not isinstance(instance, list) or list_type not in ("map", "set"):
+        return
+    from jsonschema.exceptions import ValidationError
+
+    keys = schema.get("x-kubernetes-list-map-keys") or []
+    defaults = _key_defaults(validator, schema, keys) if list_type == "map" else {}
+    seen: set = set()
+    for i, item in enumerate(instance):
+        if list_type == "map":
+            if not isinstance(item, dict):
+                continue  # the item's own schema reports the type
+            ident = {k: item.get(k, defaults.get(k)) for k in keys if k in item or k in defaults}
+        else:
+            ident = item
+        marker = json.dumps(ident, sort_keys=True, separators=(",", ":"), default=str)
+        if marker in seen:
+            yield ValidationError(f"Duplicate value: {marker}", path=(i,), instance=item)
+        seen.add(marker)
+
+
+def _key_defaults(validator, schema, keys) -> dict:
+    """The `default` of each map key in the list's item schema (following one $ref)."""
+    items = schema.get("items") or {}
+    if "$ref" in items:
+        try:
+            items = validator._resolver.lookup(items["$ref"]).contents
+        except Exception:  # an unresolvable ref is reported by the $ref keyword itself
+            return {}
+    props = items.get("properties") or {}
+    return {k: props[k]["default"] for k in keys if "default" in (props.get(k) or {})}
 
 
 # --------------------------------------------------------------------------- validation
@@ -261,6 +304,8 @@ def _issues_from(error) -> list[SchemaIssue]:
             from jsonschema.exceptions import best_match
 
             return _issues_from(best_match(error.context))
+    if kind == "x-kubernetes-list-type":
+        return [SchemaIssue(path, error.message)]
     if kind is None:  # a `false` schema
         return [SchemaIssue(path, "not allowed here")]
     message = error.message if len(error.message) <= 120 else error.message[:117] + "..."

@@ -32,20 +32,25 @@ def check_golden(path: Path, actual: str) -> None:
 
 @pytest.fixture(scope="session")
 def crd_validator():
-    """The REAL JobSet CRD schema (../shared/reference/jobset), made strict like fieldValidation=Strict."""
+    """The REAL JobSet CRD schema (../shared/reference/jobset), made strict like fieldValidation=Strict,
+    with its list-map/list-set declarations enforced as the API server does."""
     require_shared()
-    from jsonschema import Draft7Validator
+    from jsonschema import Draft7Validator, validators
     from ruamel.yaml import YAML
+
+    from kf2jobset.schemas import _list_type
 
     crd = YAML(typ="safe").load((SHARED / "reference/jobset/jobset.x-k8s.io_jobsets.yaml").read_text())
     schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
-    return Draft7Validator(strict_structural(schema))
+    return validators.extend(Draft7Validator, {"x-kubernetes-list-type": _list_type})(strict_structural(schema))
 
 
 def strict_structural(node):
     """A CRD structural schema as JSON Schema that rejects unknown fields, as strict field validation does."""
     if isinstance(node, dict):
-        out = {k: strict_structural(v) for k, v in node.items() if not k.startswith("x-kubernetes") and k != "format"}
+        kept = ("x-kubernetes-list-type", "x-kubernetes-list-map-keys")
+        out = {k: strict_structural(v) for k, v in node.items()
+               if (k in kept or not k.startswith("x-kubernetes")) and k != "format"}
         if node.get("type") == "object" and "properties" in node and not node.get("x-kubernetes-preserve-unknown-fields"):
             out.setdefault("additionalProperties", False)
         if node.get("x-kubernetes-int-or-string"):

@@ -5,11 +5,16 @@ from hypothesis import strategies as st
 
 NAME = st.from_regex(r"[a-z][a-z0-9]{0,7}(-[a-z0-9]{1,6})?", fullmatch=True)
 NAMESPACE = st.one_of(st.none(), st.sampled_from(["default", "ml", "team-a"]))
+# User env may repeat names the operator injects (older manifests did), and read them with $(NAME)
+# before the operator's entry overrides them.
+INJECTED_NAMES = ["MASTER_PORT", "MASTER_ADDR", "WORLD_SIZE", "RANK", "TF_CONFIG", "COORDINATOR_PORT",
+                  "NUM_PROCESSES", "PADDLE_MASTER", "PET_NNODES", "OMPI_MCA_orte_default_hostfile"]
 USER_ENV = st.lists(
     st.builds(lambda n, v: {"name": n, "value": v},
-              st.sampled_from(["EPOCHS", "LR", "DATA_DIR", "LOG_LEVEL"]),
-              st.sampled_from(["1", "0.01", "/data", "$(EPOCHS)", "debug"])),
-    max_size=2, unique_by=lambda e: e["name"],
+              st.sampled_from(["EPOCHS", "LR", "DATA_DIR", "LOG_LEVEL"] + INJECTED_NAMES),
+              st.sampled_from(["1", "0.01", "/data", "$(EPOCHS)", "debug", "$(MASTER_PORT)", "x-$(RANK)",
+                               "$(WORLD_SIZE)", "$$(RANK)"])),
+    max_size=4, unique_by=lambda e: e["name"],
 )
 DEFAULTS = {
     "TFJob": ("tfReplicaSpecs", "tensorflow", "tfjob-port"),

@@ -31,6 +31,10 @@ Special cases (the client types these loosely or wrongly)
   CRDs carry for embedded ObjectMeta, so anything else is an unknown field to the API
   server's strict field validation. `ObjectMeta` itself (top-level metadata) is complete.
 
+* List types: lists the API server keeps unique carry `x-kubernetes-list-type` (and
+  `x-kubernetes-list-map-keys`), from the LIST_TYPES table; kf2jobset's validator enforces them.
+  Map keys the API server defaults before comparing (port protocol TCP) carry a `default`.
+
 Every object model gets `additionalProperties: false`. No descriptions are emitted.
 The output is deterministic (sorted keys, sorted `required`).
 
@@ -116,6 +120,35 @@ INT_OR_STRING_FIELDS = {
     ("V1HTTPGetAction", "port"),
     ("V1TCPSocketAction", "port"),
 }
+# Lists the API server keeps unique (Go `+listType=map` / `+listType=set`): a duplicate key is a
+# `Duplicate value` error on CRD-embedded pod templates. Facts from the Kubernetes API types, as the
+# JobSet and Kubeflow CRDs declare them (a test holds this table against the real JobSet CRD).
+# (class, attribute) -> ("map", keys) | ("set", ()). Keys absent from an item take these defaults:
+_CONTAINER_LISTS = {
+    "env": ("map", ("name",)),
+    "ports": ("map", ("containerPort", "protocol")),
+    "volume_devices": ("map", ("devicePath",)),
+    "volume_mounts": ("map", ("mountPath",)),
+}
+LIST_TYPES = {
+    **{("V1Container", a): t for a, t in _CONTAINER_LISTS.items()},
+    **{("V1EphemeralContainer", a): t for a, t in _CONTAINER_LISTS.items()},
+    ("V1PodSpec", "containers"): ("map", ("name",)),
+    ("V1PodSpec", "init_containers"): ("map", ("name",)),
+    ("V1PodSpec", "ephemeral_containers"): ("map", ("name",)),
+    ("V1PodSpec", "volumes"): ("map", ("name",)),
+    ("V1PodSpec", "host_aliases"): ("map", ("ip",)),
+    ("V1PodSpec", "image_pull_secrets"): ("map", ("name",)),
+    ("V1PodSpec", "resource_claims"): ("map", ("name",)),
+    ("V1PodSpec", "scheduling_gates"): ("map", ("name",)),
+    ("V1PodSpec", "topology_spread_constraints"): ("map", ("topologyKey", "whenUnsatisfiable")),
+    ("V1ResourceRequirements", "claims"): ("map", ("name",)),
+    ("V1PodFailurePolicyOnExitCodesRequirement", "values"): ("set", ()),
+    ("V1ContainerRestartRuleOnExitCodes", "values"): ("set", ()),
+}
+# Map keys the API server defaults before it compares items (ContainerPort.protocol: TCP).
+LIST_KEY_DEFAULTS = {("V1ContainerPort", "protocol"): "TCP", ("V1LocalObjectReference", "name"): ""}
+
 EMBEDDED_META_FIELDS = ("annotations", "finalizers", "labels", "name", "namespace")
 EMBEDDED_META_OWNERS = {"V1PodTemplateSpec", "V1JobTemplateSpec", "V1PersistentVolumeClaimTemplate"}
 
@@ -233,6 +266,13 @@ def model_schema(cls_name: str, deps: list[str]) -> dict:
             props[json_name] = {"type": "object"}
         else:
             props[json_name] = type_schema(type_str, deps)
+        if key in LIST_TYPES:
+            list_type, keys = LIST_TYPES[key]
+            props[json_name]["x-kubernetes-list-type"] = list_type
+            if keys:
+                props[json_name]["x-kubernetes-list-map-keys"] = list(keys)
+        if key in LIST_KEY_DEFAULTS:
+            props[json_name]["default"] = LIST_KEY_DEFAULTS[key]
     schema: dict = {"type": "object", "additionalProperties": False, "properties": props}
     required = sorted(cls.attribute_map[a] for a in required_attrs(cls))
     if required:
@@ -242,7 +282,7 @@ def model_schema(cls_name: str, deps: list[str]) -> dict:
 
 def _check_special_cases() -> None:
     models = _models()
-    for cls_name, attr in QUANTITY_MAPS | QUANTITY_SCALARS | INT_OR_STRING_FIELDS:
+    for cls_name, attr in QUANTITY_MAPS | QUANTITY_SCALARS | INT_OR_STRING_FIELDS | set(LIST_TYPES) | set(LIST_KEY_DEFAULTS):
         cls = getattr(models, cls_name, None)
         if cls is None or attr not in cls.openapi_types:
             raise SystemExit(f"gen_k8s_schema: special case {cls_name}.{attr} not in this client")

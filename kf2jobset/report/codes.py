@@ -27,6 +27,7 @@ TITLES = {
     "JS043": "schedulingPolicy mapped to a Volcano PodGroup",
     "JS050": "per-pod Kubeflow labels cannot be kept",
     "JS060": "no container has the default name",
+    "JS061": "your env entry was never in effect: the operator's later entry replaced it",
     "JS070": "unknown field pruned by the API server",
     "KT001": "Katib trial template reads JobSet status",
     "MPI001": "MPIJob v1: kubectl exec replaced by SSH",

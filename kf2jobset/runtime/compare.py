@@ -38,7 +38,14 @@ class EnvMatch:
 
 
 def _visible(env: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    return [(n, v) for n, v in env if not n.startswith(HELPER_PREFIX) and n not in JOB_INJECTED]
+    return [(n, v) for n, v in effective(env) if not n.startswith(HELPER_PREFIX) and n not in JOB_INJECTED]
+
+
+def effective(env: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """What the process gets: the kubelet folds a repeated name into one variable, the later entry
+    winning (v1 pods repeated names the operator injected after the user's)."""
+    last = {n: i for i, (n, _) in enumerate(env)}
+    return [(n, v) for i, (n, v) in enumerate(env) if last[n] == i]
 
 
 def pair_pods(op: OperatorWorld, js: JobSetWorld):

@@ -1,0 +1,87 @@
+"""Every golden JobSet (fixtures/*/*/expected.yaml) against the real API server: server-side dry run
+with strict field validation on the real JobSet CRD. And the server's own list-map verdict on a
+repeated env name, held against what kf2jobset's validator says for the same object.
+"""
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+import yaml
+
+from .conftest import SHARED_DIR
+
+pytestmark = pytest.mark.apiserver
+
+REPO_FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[2] / "fixtures"
+JOBSET_CRD = SHARED_DIR / "reference" / "jobset" / "jobset.x-k8s.io_jobsets.yaml"
+CASES = sorted(p.parent for p in REPO_FIXTURES.glob("*/*/expected.yaml"))
+
+
+@pytest.fixture(scope="module")
+def jobset_crd(apiserver):
+    if not JOBSET_CRD.is_file():
+        pytest.skip(f"the real JobSet CRD is not at {JOBSET_CRD} (needs <repo>/../shared)")
+    return apiserver.install_crds([str(JOBSET_CRD)])
+
+
+@pytest.fixture(scope="module")
+def custom(apiserver, jobset_crd):
+    from kubernetes import client
+
+    with apiserver.api_client() as api_client:
+        yield client.CustomObjectsApi(api_client)
+
+
+def _dry_run(custom, body: dict):
+    return custom.create_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", "default", "jobsets", body,
+                                                  dry_run="All", field_validation="Strict")
+
+
+def _jobsets(case) -> list[dict]:
+    out = []
+    for doc in yaml.safe_load_all((case / "expected.yaml").read_text()):
+        if isinstance(doc, dict) and doc.get("kind") == "Experiment":
+            doc = doc["spec"]["trialTemplate"]["trialSpec"]
+        if isinstance(doc, dict) and doc.get("kind") == "JobSet":
+            doc = copy.deepcopy(doc)
+            doc["metadata"].pop("generateName", None)
+            doc["metadata"]["name"] = doc["metadata"].get("name") or "trial-abcdefgh"
+            doc["metadata"].pop("namespace", None)
+            out.append(doc)
+    return out
+
+
+def test_every_golden_jobset_is_accepted_by_the_real_api_server(custom):
+    assert CASES, "no golden fixtures found"
+    refused = []
+    count = 0
+    for case in CASES:
+        for body in _jobsets(case):
+            count += 1
+            try:
+                _dry_run(custom, body)
+            except Exception as e:  # kubernetes ApiException: keep the server's words
+                refused.append(f"{case.relative_to(REPO_FIXTURES)}: {getattr(e, 'body', e)}")
+    assert not refused, "\n".join(refused)
+    assert count >= len(CASES)  # every case with an expected JobSet was sent
+
+
+def test_a_repeated_env_name_is_refused_by_the_server_and_by_our_validator(custom):
+    from kubernetes.client.exceptions import ApiException
+
+    from kf2jobset.validate import check_jobset
+
+    body = _jobsets(REPO_FIXTURES / "pytorchjob" / "env-override")[0]
+    env = body["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["env"]
+    env.append({"name": "MASTER_PORT", "value": "1"})
+    with pytest.raises(ApiException) as ei:
+        _dry_run(custom, body)
+    message = json.loads(ei.value.body)["message"]
+    where = "spec.replicatedJobs[0].template.spec.template.spec.containers[0].env"
+    assert f"{where}[{len(env) - 1}]: Duplicate value" in message and '"name":"MASTER_PORT"' in message, message
+    from kf2jobset.schemas import format_path
+
+    ours = [f"{format_path(p.location.path)}: {p.message}" for p in check_jobset(body)]
+    assert ours == [f'{where}[{len(env) - 1}]: Duplicate value: {{"name":"MASTER_PORT"}}'], ours
