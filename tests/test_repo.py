@@ -159,9 +159,10 @@ spec:
     Worker:
       template:
         spec:
-          containers:
+          containers:   # kustomize replaces the whole list: write it all
             - name: pytorch
-              resources:   # more memory for workers
+              image: img:1
+              resources:
                 limits: {memory: 8Gi}
 """,
     # Katib
@@ -276,12 +277,13 @@ def test_kustomize_overlay_is_rewritten_for_the_jobset(converted):
     assert k.startswith("# production overlay\n")
     assert "kind: JobSet" in k and "group: jobset.x-k8s.io" in k and "version: v1alpha2" in k
     assert "path: /spec/replicatedJobs/1/template/spec/template/spec/containers/0/image" in k
-    assert "- path: memory.yaml" in k
-    smp = YAML(typ="safe", pure=True).load(after["kustomize/overlay/memory.yaml"])
-    assert smp == {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "train"},
-                   "spec": {"replicatedJobs": [{"name": "worker", "template": {"spec": {"template": {"spec": {
-                       "containers": [{"name": "pytorch", "resources": {"limits": {"memory": "8Gi"}}}]}}}}}]}}
-    assert "# more memory for workers" in after["kustomize/overlay/memory.yaml"].decode()
+    assert "- target: {group: jobset.x-k8s.io, version: v1alpha2, kind: JobSet, name: train}\n    path: memory.yaml" in k
+    ops = YAML(typ="safe", pure=True).load(after["kustomize/overlay/memory.yaml"])
+    # the strategic merge patch replaced the whole containers list; so does the JSON6902 operation
+    assert {"op": "test", "path": "/spec/replicatedJobs/1/name", "value": "worker"} in ops
+    (replace,) = [op for op in ops if op["op"] == "replace"]
+    assert replace["path"] == "/spec/replicatedJobs/1/template/spec/template/spec/containers"
+    assert replace["value"][0]["resources"] == {"limits": {"memory": "8Gi"}} and replace["value"][0]["image"] == "img:1"
 
 
 def test_second_run_changes_nothing(converted):

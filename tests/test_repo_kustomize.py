@@ -76,17 +76,20 @@ def test_inline_one_line_json_patch(tmp_path):
     assert json.loads(entry["patch"])[0]["path"] == "/spec/replicatedJobs/1/template/spec/template/spec/nodeSelector"
 
 
-def test_strategic_merge_replicas_becomes_a_named_list_patch(tmp_path):
+def test_strategic_merge_replicas_becomes_guarded_json6902_operations(tmp_path):
     smp = "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: train\nspec:\n  pytorchReplicaSpecs:\n" \
           "    Worker:\n      replicas: 3\n"
     root = overlay(tmp_path, "resources: [../base]\npatchesStrategicMerge:\n- smp.yaml\n", {"smp.yaml": smp})
     code, out, err = do_run(root, IN_PLACE, paths=["overlay"])
     assert code == 0, err
-    patch = safe.load((root / "overlay" / "smp.yaml").read_text())
-    assert patch["kind"] == "JobSet" and patch["metadata"] == {"name": "train"}
-    workers = [rj for rj in patch["spec"]["replicatedJobs"] if rj["name"] == "worker"]
-    assert workers and workers[0]["replicas"] == 3
-    assert P.apply_smp(converted(PYTORCHJOB), patch) == converted(PYTORCHJOB.replace("replicas: 2", "replicas: 3"))
+    ops = safe.load((root / "overlay" / "smp.yaml").read_text())
+    assert {"op": "test", "path": "/spec/replicatedJobs/1/name", "value": "worker"} in ops
+    assert {"op": "replace", "path": "/spec/replicatedJobs/1/replicas", "value": 3} in ops
+    assert P.apply_json_patch(converted(PYTORCHJOB), ops) == converted(PYTORCHJOB.replace("replicas: 2", "replicas: 3"))
+    kustomization = safe.load((root / "overlay" / "kustomization.yaml").read_text())
+    assert "patchesStrategicMerge" not in kustomization
+    assert kustomization["patches"] == [{"path": "smp.yaml", "target": {"group": "jobset.x-k8s.io", "version": "v1alpha2",
+                                                                        "kind": "JobSet", "name": "train"}}]
 
 
 @pytest.mark.parametrize("kustomization, files, message", [
@@ -100,6 +103,11 @@ def test_strategic_merge_replicas_becomes_a_named_list_patch(tmp_path):
                  {"p.yaml": "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: train}\nspec:\n"
                             "  pytorchReplicaSpecs:\n    Worker:\n      $patch: delete\n"},
                  "directive $patch", id="smp-directive"),
+    pytest.param("resources: [../base]\npatches:\n- path: p.yaml\n",
+                 {"p.yaml": "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: train}\nspec:\n"
+                            "  pytorchReplicaSpecs:\n    Worker:\n      template:\n        spec:\n          containers:\n"
+                            "          - {name: pytorch, resources: {limits: {memory: 8Gi}}}\n"},
+                 "replaces the whole list at spec.pytorchReplicaSpecs.Worker.template.spec.containers", id="smp-drops-the-image"),
     pytest.param("resources: [../base]\nreplacements:\n- source: {kind: ConfigMap, name: c, fieldPath: data.n}\n"
                  "  targets:\n  - select: {kind: PyTorchJob}\n    fieldPaths: [spec.pytorchReplicaSpecs.Worker.replicas]\n",
                  {}, "selects kind PyTorchJob", id="replacements"),
@@ -187,11 +195,11 @@ def test_json_patch_operations():
             P.apply_json_patch(doc, [bad])
 
 
-def test_strategic_merge_semantics():
+def test_strategic_merge_semantics_on_custom_resources():
+    # kustomize has no schema for CRDs: maps merge, null deletes, every list is replaced whole
     dest = {"m": {"x": 1, "y": 2}, "named": [{"name": "a", "v": 1}, {"name": "b", "v": 2}], "plain": [1, 2]}
     out = P.apply_smp(dest, {"m": {"y": None, "z": 3}, "named": [{"name": "b", "v": 9}, {"name": "c"}], "plain": [3]})
-    assert out == {"m": {"x": 1, "z": 3}, "named": [{"name": "a", "v": 1}, {"name": "b", "v": 9}, {"name": "c"}],
-                   "plain": [3]}
+    assert out == {"m": {"x": 1, "z": 3}, "named": [{"name": "b", "v": 9}, {"name": "c"}], "plain": [3]}
 
 
 @pytest.mark.parametrize("b_change", [
@@ -203,8 +211,8 @@ def test_computed_patches_reproduce_the_target(b_change):
     a = converted(PYTORCHJOB)
     b = copy.deepcopy(a)
     b_change(b)
-    assert P.apply_json_patch(a, P.json_diff(a, b)) == b
-    assert P.apply_smp(a, P.smp_diff(a, b)) == b
+    ops = P.json_diff(a, b)
+    assert P.apply_json_patch(a, P.guard_ops(a, ops) + ops) == b
 
 
 @pytest.mark.parametrize("path, expected", [

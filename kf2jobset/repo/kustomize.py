@@ -7,11 +7,13 @@ A patch aimed at a v1 job (by `target` kind, or by its own apiVersion/kind for s
 patches) is rewritten only when the result is *verified*: the base job is found among the
 kustomization's resources, the original patch is applied to it and converted, the base is converted
 as is, and the rewritten patch applied to the converted base must give exactly the converted patched
-job. First the mechanical rewrite is tried (JSON6902 paths moved to `/spec/replicatedJobs/<i>/...`,
-strategic merge fields moved under `replicatedJobs` entries named after the replica types, target
-group/version/kind -> jobset.x-k8s.io/v1alpha2 JobSet). When that is not enough — a new replica
-count also changes values kf2jobset derives from it, such as WORLD_SIZE or TF_CONFIG — a patch of
-the same type is computed from the two converted JobSets. Patches that change companion objects, use
+job. JSON6902 patches are first mapped mechanically (paths moved to `/spec/replicatedJobs/<i>/...`,
+target group/version/kind -> jobset.x-k8s.io/v1alpha2 JobSet); when that is not enough — a new
+replica count also changes values kf2jobset derives from it, such as WORLD_SIZE or TF_CONFIG — the
+operations are computed from the two converted JobSets. Strategic merge patches always become
+JSON6902 operations with `test` guards: real kustomize has no schema for the JobSet CRD and would
+replace the whole `replicatedJobs` list (tests/test_kustomize_real.py holds every rewrite to what
+real kustomize builds). Patches that change companion objects, use
 `$patch` directives or whose base cannot be found are reported, as are other references to the old
 kinds or field paths (replacements, transformer configurations, ...).
 """
@@ -243,7 +245,7 @@ def _patch_entry(unit: Unit, ctx: Context, section: str, item) -> None:
     if ptype == "json":
         _json_patch(unit, ctx, content, target, tkind)
     else:
-        _smp_patch(unit, ctx, content, target, tkind)
+        _smp_patch(unit, ctx, content, target, tkind, section, item)
 
 
 def _load(unit: Unit, value: str, node, inline: bool) -> _Content | None:
@@ -424,7 +426,7 @@ def _yaml_load(text: str):
     return YAML(typ="rt").load(text)
 
 
-def _render_ops(original: str, ops: list) -> str:
+def _render_ops(original: str, ops: list, was: str | None = None) -> str:
     """Computed operations, in the original's notation (JSON or YAML)."""
     lead = "".join(ln for ln in original.splitlines(keepends=True)[:_first_content_line(original)])
     newline = "\r\n" if "\r\n" in original else "\n"
@@ -438,10 +440,13 @@ def _render_ops(original: str, ops: list) -> str:
     from ..yamlio import Style, detect_style, dump_documents
 
     style = detect_style(original)
-    if re.search(r"(?m)^- ", original):  # a top-level list written flush left
+    if was or re.search(r"(?m)^- ", original):  # a top-level list written flush left
         style = Style(style.mapping, 2, 0, style.newline)
     note = ("# kf2jobset: computed for the JobSet; values kf2jobset derives from the patched fields "
             "(replica counts in env, ...) are patched too" + newline)
+    if was:
+        note = (f"# kf2jobset: JSON6902 operations for the JobSet (this was {was}; kustomize would replace "
+                "whole lists of a JobSet); `test` lines stop the build if the base's order changes" + newline)
     body = dump_documents([ops], style)
     body = body[len("---" + newline):] if body.startswith("---") else body
     return lead + note + body
@@ -468,77 +473,153 @@ def _store(unit: Unit, content: _Content, new_text: str) -> None:
 
 # ---- strategic merge --------------------------------------------------------------------------------
 
-def _smp_patch(unit: Unit, ctx: Context, content: _Content, target, tkind) -> None:
-    from ..mappings import mapping_for
-    from ..pipeline import render_document
-    from ..yamlio import detect_style, parse_documents, to_plain
+def _smp_patch(unit: Unit, ctx: Context, content: _Content, target, tkind, section: str, item) -> None:
+    """A strategic merge patch aimed at a v1 job becomes JSON6902 operations on the JobSet.
+
+    Real kustomize has no schema for the JobSet CRD, so a strategic merge patch would replace the whole
+    `replicatedJobs` list (and any list below it); JSON6902 indexes reach one element, and `test`
+    guards stop the build if the base's order ever changes. The kustomization entry gets a JobSet
+    target (a `patchesStrategicMerge` entry moves to `patches`, which carries targets)."""
+    from ..yamlio import parse_documents, to_plain
 
     docs = parse_documents(content.text, content.file or unit.path)
-    style = detect_style(content.text)
-    pieces, changed = [], False
-    for i, doc in enumerate(docs):
+    aimed_docs = []
+    for doc in docs:
         data = doc.data
         aimed = isinstance(data, dict) and (data.get("kind") in JOB_KINDS and str(data.get("apiVersion", "")).startswith("kubeflow.org/")
                                            or tkind in JOB_KINDS)
-        if doc.error is not None:
-            if aimed or tkind in JOB_KINDS:
-                raise _Unmappable(content.node, f"patch is not valid YAML: {doc.error.problems[0]}")
-            pieces.append(doc.text)
-            continue
-        if not aimed:
-            pieces.append(doc.text)
-            continue
-        what = f"strategic merge patch {content.file or '(inline)'}"
-        kind, name, namespace = _job_identity(target, data, target if target is not None else content.node, what)
-        _file, base_doc = _base(unit, ctx, kind, name, namespace, content.node, what)
-        partial = to_plain(data)
-        conv, base_js, exp_js = _expected(ctx, base_doc, lambda job, partial=partial: P.apply_smp(job, partial), content.node, what)
-        mapping = mapping_for(base_doc.get("apiVersion"), base_doc.get("kind"))
-        specs_field = mapping.replica_specs_field
-        rjob_name = _rjob_namer(conv)
-        mech = P.map_job_object(data, specs_field, rjob_name)
-        from .comments import JobPlace, PathMap
-
-        if mech is not None and _verifies(lambda mech=mech, base_js=base_js: P.apply_smp(base_js, to_plain(mech)), exp_js):
-            new_obj = mech
-            spec_keys = list(((data.get("spec") or {}).get(specs_field) or {}).keys())
-            pm = PathMap(jobs=[JobPlace((), 0, (), specs_field, {k: n for n, k in enumerate(spec_keys)})])
-        else:
-            try:
-                diff = P.smp_diff(base_js, exp_js)
-            except P.PatchError as exc:
-                raise _Unmappable(content.node, f"{what} cannot be expressed as a JobSet strategic merge patch ({exc}); "
-                                                "rewrite it by hand")
-            meta = {"name": base_js["metadata"].get("name")}
-            if base_js["metadata"].get("namespace"):
-                meta["namespace"] = base_js["metadata"]["namespace"]
-            if isinstance(diff.get("metadata"), dict):
-                meta.update(diff.pop("metadata"))
-            diff.pop("apiVersion", None), diff.pop("kind", None)
-            new_obj = {"apiVersion": f"{JOBSET_GROUP}/{JOBSET_VERSION}", "kind": "JobSet", "metadata": meta, **diff}
-            if not _verifies(lambda new_obj=new_obj, base_js=base_js: P.apply_smp(base_js, new_obj), exp_js):
-                raise _Unmappable(content.node, f"{what} cannot be expressed for the JobSet; rewrite it by hand")
-            pm = PathMap(same=[(("metadata",), 0, ("metadata",))])
-        text, _dropped = render_document(doc, [new_obj], lambda pm=pm: pm, style, final=i == len(docs) - 1)
-        pieces.append(text)
-        changed = True
-    if target is not None and tkind in JOB_KINDS:
+        if doc.error is not None and (aimed or tkind in JOB_KINDS):
+            raise _Unmappable(content.node, f"patch is not valid YAML: {doc.error.problems[0]}")
+        if aimed and doc.error is None:
+            aimed_docs.append(doc)
+    if not aimed_docs:
+        return
+    what = f"strategic merge patch {content.file or '(inline)'}"
+    if len([d for d in docs if d.data is not None]) > 1:
+        raise _Unmappable(content.node, f"{what} holds several documents; kf2jobset rewrites it as a JSON6902 patch, which has "
+                                        "one target: split the file, one patch per object")
+    data = aimed_docs[0].data
+    kind, name, namespace = _job_identity(target, data, target if target is not None else content.node, what)
+    _file, base_doc = _base(unit, ctx, kind, name, namespace, content.node, what)
+    partial = to_plain(data)
+    try:
+        conv, base_js, exp_js = _expected(ctx, base_doc, lambda job: P.apply_smp(job, partial), content.node, what)
+    except _Unmappable as exc:
+        lists = _list_paths(partial)
+        if lists and "does not convert" in exc.message:
+            exc.message += (f" — kustomize has no schema for {kind}, so this patch replaces the whole list at "
+                            f"{', '.join('.'.join(p) for p in lists)} (your v1 overlay builds the same broken job today); "
+                            "write the complete list, or a JSON6902 patch")
+        raise
+    # kustomize replaces each list the patch carries, whatever earlier patches did to it: so do the operations
+    index_of = _index_of(conv)
+    atomic = frozenset(filter(None, (_jobset_list_path(p, conv.job.mapping.replica_specs_field, index_of)
+                                     for p in _list_paths(partial))))
+    ops = P.json_diff(base_js, exp_js, atomic=atomic)
+    ops = P.guard_ops(base_js, ops) + ops
+    if not _verifies(lambda: P.apply_json_patch(base_js, ops), exp_js):
+        raise _Unmappable(content.node, f"{what} cannot be expressed for the JobSet; rewrite it by hand")
+    new_text = _render_ops(content.text, ops, was="a strategic merge patch")
+    js_meta = base_js["metadata"]
+    jobset_target = _flow_target(js_meta.get("name"), js_meta.get("namespace") if namespace else None)
+    if section == "patchesStrategicMerge":
+        _move_to_patches(unit, item, content, new_text, jobset_target)
+        return
+    if target is not None:
         _target_edits(unit, target)
-    if changed:
-        _store(unit, content, "".join(pieces))
+        if Y.scalar(Y.get(target, "name")) is None:
+            unit.edits.append(_insert_key(unit.text, target, "name", js_meta.get("name")))
+    else:
+        unit.edits.append(_insert_key(unit.text, item, "target", jobset_target))
+    _store(unit, content, new_text)
 
 
-def _rjob_namer(conv):
-    names = conv.plan.rjob_names
+def _list_paths(node, path=()) -> list[tuple]:
+    """Paths of the lists a strategic merge patch carries (not looking inside them)."""
+    if isinstance(node, dict):
+        return [p for k, v in node.items() for p in _list_paths(v, path + (str(k),))]
+    if isinstance(node, list):
+        return [path]
+    return []
 
-    def rjob_name(key):
-        key = str(key)
-        for rtype, name in names.items():
-            if rtype.lower() == key.lower():
-                return name
-        return key.lower()
 
-    return rjob_name
+def _jobset_list_path(path: tuple, specs_field: str, index_of) -> tuple | None:
+    """A list's path in the v1 job -> in the JobSet (pod template lists; metadata lists as they are)."""
+    if path[:1] == ("metadata",):
+        return path
+    if path[:2] == ("spec", specs_field) and len(path) > 4 and path[3] == "template":
+        idx = index_of(path[2])
+        if idx is not None:
+            return ("spec", "replicatedJobs", str(idx), "template", "spec", "template") + path[4:]
+    return None
+
+
+def _flow_target(name, namespace) -> str:
+    fields = [f"group: {JOBSET_GROUP}", f"version: {JOBSET_VERSION}", "kind: JobSet", f"name: {Y.quote(str(name), None)}"]
+    if namespace:
+        fields.append(f"namespace: {Y.quote(str(namespace), None)}")
+    return "{" + ", ".join(fields) + "}"
+
+
+def _insert_key(text: str, mapping, key: str, value: str) -> Y.Edit:
+    """A new first key in a mapping node, in its own style (block or flow)."""
+    start = mapping.start_mark.index
+    if getattr(mapping, "flow_style", False) or text[start:start + 1] == "{":
+        return Y.Edit(start + 1, start + 1, f"{key}: {value}, ")
+    newline = "\r\n" if "\r\n" in text else "\n"
+    indent = " " * mapping.start_mark.column
+    return Y.Edit(start, start, f"{key}: {value}{newline}{indent}")
+
+
+def _move_to_patches(unit: Unit, item, content: _Content, new_text: str, jobset_target: str) -> None:
+    """`patchesStrategicMerge: [- p.yaml]` cannot carry a target: the entry leaves that list and
+    joins `patches` (created at the end of the file if missing) as `path` or inline `patch`."""
+    text = unit.text
+    newline = "\r\n" if "\r\n" in text else "\n"
+    root = Y.compose(text)
+    psm = Y.get(root, "patchesStrategicMerge")
+    entries = Y.items(psm)
+    if getattr(psm, "flow_style", False):
+        raise _Unmappable(item, "patchesStrategicMerge written as a flow list [..]: move the entry to `patches` by hand")
+    if len(entries) == 1:  # the whole key goes
+        key_node = next(k for k, v in root.value if v is psm)
+        start = text.rfind("\n", 0, key_node.start_mark.index) + 1
+        end = _line_end(text, psm.end_mark.index)
+    else:
+        start = text.rfind("\n", 0, item.start_mark.index) + 1
+        end = _line_end(text, item.end_mark.index)
+    unit.edits.append(Y.Edit(start, end, ""))
+    if content.file is None:
+        body = "".join("      " + ln + newline if ln else newline for ln in new_text.rstrip("\n").split("\n"))
+        entry = f"- patch: |-{newline}{body}  target: {jobset_target}{newline}"
+    else:
+        unit.files[content.file] = (new_text, content.bom)
+        unit.rewrites.append(f"{content.file}: kustomize patch aims at a v1 job")
+        entry = f"- path: {Y.quote(Y.scalar(item), None)}{newline}  target: {jobset_target}{newline}"
+    patches = Y.get(root, "patches")
+    if patches is not None and type(patches).__name__ == "SequenceNode" and not getattr(patches, "flow_style", False) and Y.items(patches):
+        last = Y.items(patches)[-1]
+        at = _line_end(text, last.end_mark.index)
+        col = text.rfind("- ", text.rfind("\n", 0, Y.items(patches)[0].start_mark.index) + 1, Y.items(patches)[0].start_mark.index)
+        indent = " " * (col - (text.rfind("\n", 0, col) + 1)) if col >= 0 else ""
+        entry = "".join(indent + ln + newline for ln in entry.rstrip(newline).split(newline))
+        unit.edits.append(Y.Edit(at, at, entry))
+    elif patches is not None:
+        raise _Unmappable(item, "`patches` is not a block list; move this patchesStrategicMerge entry to it by hand")
+    else:
+        at = len(text)
+        lead = "" if text.endswith(("\n", "\r\n")) or not text else newline
+        unit.edits.append(Y.Edit(at, at, f"{lead}patches:{newline}{entry}"))
+    unit.rewrites.append(f"{unit.path}:{Y.pos(item)[0]}: patchesStrategicMerge entry aims at a v1 job")
+
+
+def _line_end(text: str, index: int) -> int:
+    """Index just past the newline that ends the line holding `index` (or past the last
+    character consumed by a node that already ends at a line start)."""
+    if index > 0 and text[index - 1] == "\n":
+        return index
+    nl = text.find("\n", index)
+    return len(text) if nl < 0 else nl + 1
 
 
 # ---- other references ---------------------------------------------------------------------------------

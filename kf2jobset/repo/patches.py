@@ -1,9 +1,11 @@
 """Patches as data: apply RFC 6902 JSON patches and kustomize-style strategic merge patches to plain
 objects, map v1 job paths to JobSet paths, and compute a patch from two objects.
 
-Strategic merge on custom resources follows kustomize (kyaml, v4 and later): with no schema, maps
-merge key by key, `null` deletes a key, a list whose elements carry `name` merges element by element
-on `name` (new elements are appended), and any other list is replaced.
+Strategic merge on custom resources follows real kustomize (v5.7, held to it by
+tests/test_kustomize_real.py): with no schema for a CRD, maps merge key by key, `null` deletes a key,
+and every list — replicatedJobs, containers, env — is replaced whole. So kf2jobset never writes a
+strategic merge patch for a JobSet: it writes JSON6902 operations, with `test` guards on the names
+of the list elements they index into.
 """
 from __future__ import annotations
 
@@ -117,10 +119,6 @@ def apply_json_patch(doc: Any, ops: list) -> Any:
 
 # ---- strategic merge (kustomize, schema-less) -------------------------------------------------------
 
-def _associative(items) -> bool:
-    return any(isinstance(x, dict) and "name" in x for x in items)
-
-
 def _clean(value):
     """A new subtree: kustomize drops null fields from it."""
     if isinstance(value, dict):
@@ -131,6 +129,9 @@ def _clean(value):
 
 
 def apply_smp(dest: Any, patch: Any) -> Any:
+    """A strategic merge patch as kustomize applies it to a custom resource: kustomize has no schema
+    for CRDs (v1 jobs, JobSets), so maps merge, `null` deletes, and every list is replaced whole
+    (checked against real kustomize v5.7 in tests/test_kustomize_real.py)."""
     if isinstance(patch, dict) and isinstance(dest, dict):
         out = copy.deepcopy(dest)
         for key, value in patch.items():
@@ -143,24 +144,16 @@ def apply_smp(dest: Any, patch: Any) -> Any:
             else:
                 out[key] = _clean(value)
         return out
-    if isinstance(patch, list) and isinstance(dest, list) and _associative(patch) and _associative(dest):
-        out = copy.deepcopy(dest)
-        for item in patch:
-            if not isinstance(item, dict) or "name" not in item:
-                raise PatchError("a list merged on `name` has an element without a name")
-            match = next((i for i, d in enumerate(out) if isinstance(d, dict) and d.get("name") == item["name"]), None)
-            if match is None:
-                out.append(_clean(item))
-            else:
-                out[match] = apply_smp(out[match], item)
-        return out
     return _clean(copy.deepcopy(patch))
 
 
 # ---- computing a patch ----------------------------------------------------------------------------
 
-def json_diff(a: Any, b: Any, path=()) -> list[dict]:
-    """RFC 6902 operations turning `a` into `b` (replace whole lists whose length changed)."""
+def json_diff(a: Any, b: Any, path=(), atomic: frozenset = frozenset()) -> list[dict]:
+    """RFC 6902 operations turning `a` into `b` (replace whole lists whose length changed, and the
+    lists at the `atomic` paths — tuples of strings — whenever they differ)."""
+    if path in atomic and isinstance(b, list):
+        return [] if a == b else [{"op": "replace", "path": format_pointer(path), "value": b}]
     if isinstance(a, dict) and isinstance(b, dict):
         ops = []
         for key in a:
@@ -170,59 +163,44 @@ def json_diff(a: Any, b: Any, path=()) -> list[dict]:
             if key not in a:
                 ops.append({"op": "add", "path": format_pointer(path + (key,)), "value": value})
             else:
-                ops += json_diff(a[key], value, path + (key,))
+                ops += json_diff(a[key], value, path + (key,), atomic)
         return ops
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         ops = []
         for i, (x, y) in enumerate(zip(a, b)):
-            ops += json_diff(x, y, path + (str(i),))
+            ops += json_diff(x, y, path + (str(i),), atomic)
         return ops
     if a == b and type(a) is type(b):
         return []
     return [{"op": "replace", "path": format_pointer(path), "value": b}]
 
 
-def smp_diff(a: Any, b: Any) -> Any:
-    """A strategic merge patch turning `a` into `b`; raises PatchError if none exists (an element
-    of a name-merged list would have to disappear)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        out = {}
-        for key in a:
-            if key not in b:
-                out[key] = None
-        for key, value in b.items():
-            if key not in a:
-                if _has_none(value):
-                    raise PatchError("a new field holds null")
-                out[key] = value
-            elif a[key] != value or type(a[key]) is not type(value):
-                out[key] = smp_diff(a[key], value)
-        return out
-    if isinstance(a, list) and isinstance(b, list) and _associative(a) and _associative(b):
-        names_a = [x.get("name") for x in a if isinstance(x, dict)]
-        names_b = [x.get("name") for x in b if isinstance(x, dict)]
-        if set(names_a) - set(names_b) or names_b[:len(names_a)] != [n for n in names_a if n in names_b]:
-            raise PatchError("elements of a list merged on `name` were removed or reordered")
-        out = []
-        for item in b:
-            old = next((x for x in a if isinstance(x, dict) and x.get("name") == item.get("name")), None)
-            if old is None:
-                out.append(item)
-            elif old != item:
-                sub = smp_diff(old, item)
-                out.append({"name": item["name"], **sub})
-        return out
-    return b
-
-
-def _has_none(value) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, dict):
-        return any(_has_none(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_none(v) for v in value)
-    return False
+def guard_ops(doc: Any, ops: list) -> list:
+    """`test` operations that pin, for every list index an operation walks through, the `name` of the
+    element it expects there (replicatedJobs, containers, env …): if the base is later reordered,
+    kustomize stops with an error instead of patching the wrong element."""
+    tests: list[dict] = []
+    seen: set = set()
+    for op in ops:
+        node, prefix = doc, []
+        for part in parse_pointer(op.get("path", "")):
+            if isinstance(node, list):
+                try:
+                    node = node[int(part)]
+                except (ValueError, IndexError):
+                    break
+                prefix.append(part)
+                if isinstance(node, dict) and isinstance(node.get("name"), str):
+                    path = format_pointer(prefix + ["name"])
+                    if path not in seen:
+                        seen.add(path)
+                        tests.append({"op": "test", "path": path, "value": node["name"]})
+            elif isinstance(node, dict) and part in node:
+                node = node[part]
+                prefix.append(part)
+            else:
+                break
+    return tests
 
 
 # ---- v1 job paths -> JobSet paths -----------------------------------------------------------------
@@ -260,45 +238,3 @@ def map_job_path(parts: list, specs_field: str, index_of) -> list | None:
     if parts[:2] == ["spec", "runPolicy"] and len(parts) == 3 and parts[2] in ("ttlSecondsAfterFinished", "suspend"):
         return ["spec", parts[2]]
     return None
-
-
-def map_job_object(partial: dict, specs_field: str, rjob_name) -> dict | None:
-    """A strategic-merge patch for a v1 job -> one for its JobSet; None if a field has no mechanical
-    counterpart. `rjob_name(replica key)` names the replicatedJob."""
-    from ..emit import API_VERSION
-
-    out: dict = {"apiVersion": API_VERSION, "kind": "JobSet"}
-    for key, value in partial.items():
-        if key in ("apiVersion", "kind"):
-            continue
-        if key == "metadata":
-            out["metadata"] = value
-        elif key == "spec" and isinstance(value, dict):
-            spec: dict = {}
-            for skey, svalue in value.items():
-                if skey == specs_field and isinstance(svalue, dict):
-                    rjobs = []
-                    for rkey, rvalue in svalue.items():
-                        if not isinstance(rvalue, dict):
-                            return None
-                        entry = {"name": rjob_name(rkey)}
-                        for field_name, fvalue in rvalue.items():
-                            if field_name == "replicas":
-                                entry["replicas"] = fvalue
-                            elif field_name == "template" and isinstance(fvalue, dict):
-                                entry["template"] = {"spec": {"template": fvalue}}
-                            else:
-                                return None
-                        rjobs.append(entry)
-                    spec["replicatedJobs"] = rjobs
-                elif skey == "runPolicy" and isinstance(svalue, dict):
-                    for rp_key, rp_value in svalue.items():
-                        if rp_key not in ("ttlSecondsAfterFinished", "suspend"):
-                            return None
-                        spec[rp_key] = rp_value
-                else:
-                    return None
-            out["spec"] = spec
-        else:
-            return None
-    return out

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Build (or find in the cache) the real components the end-to-end tests (tests/e2e) run, and print
+# their paths. See tools/README-ground-truth.md.
+#
+#   tools/install-ground-truth.sh                    # build what is missing; print NAME=PATH lines
+#   tools/install-ground-truth.sh NAME...            # only these; the last line is the last NAME's path
+#   tools/install-ground-truth.sh --print-paths [NAME...]   # print NAME=PATH lines, build nothing
+#
+# NAME is one of:
+#   etcd                     etcd 3.6.8                       tools/testetcd
+#   kube-apiserver           kube-apiserver v1.36.3           tools/testapiserver (install-test-apiserver.sh)
+#   kube-controller-manager  kube-controller-manager v1.36.3  tools/testcontrollermanager
+#   training-operator        Kubeflow Training Operator v1.9.4 tools/testtrainingoperator
+#   jobset-controller        JobSet controller v0.12.0        tools/testjobset
+#   kustomize                kustomize v5.7.1                 tools/kustomize (repo-mode tests; not in the default set)
+#
+# Each binary is built from its project-owned Go module into
+#   ${KF2JOBSET_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kf2jobset}/<module>-<version>-<hash>/<NAME>
+# where <hash> covers the module's go.mod, go.sum, *.go files and the build flags, so any change
+# rebuilds. Binaries never go into the work tree. Builds run one at a time (a lock in the cache
+# directory), at low priority (nice), with GOTOOLCHAIN=local and -mod=readonly (go.mod/go.sum are
+# never rewritten). Idempotent; progress on stderr; non-zero exit with a message when a build fails.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cache_root="${KF2JOBSET_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kf2jobset}"
+all=(etcd kube-apiserver kube-controller-manager training-operator jobset-controller)
+
+say() { printf 'install-ground-truth: %s\n' "$*" >&2; }
+die() { say "ERROR: $*"; exit 1; }
+
+# name -> module dir, version, package to build, extra ldflags
+spec() {
+  local k8s="k8s.io/component-base/version"
+  local kver="v1.36.3"
+  local kflags="-X $k8s.gitVersion=$kver -X $k8s.gitMajor=1 -X $k8s.gitMinor=36 -X $k8s.gitTreeState=clean"
+  case "$1" in
+    etcd)                    echo "testetcd|v3.6.8|.|" ;;
+    kube-controller-manager) echo "testcontrollermanager|$kver|.|$kflags" ;;
+    training-operator)       echo "testtrainingoperator|v1.9.4|.|" ;;
+    jobset-controller)       echo "testjobset|v0.12.0|sigs.k8s.io/jobset|-X sigs.k8s.io/jobset/pkg/version.GitVersion=v0.12.0" ;;
+    kustomize)               echo "kustomize|v5.7.1|sigs.k8s.io/kustomize/kustomize/v5|" ;;
+    *) return 1 ;;
+  esac
+}
+
+binary_path() {  # NAME -> cache path of its binary (built or not)
+  local name="$1"
+  if [ "$name" = kube-apiserver ]; then
+    bash "$here/install-test-apiserver.sh" --print-path
+    return
+  fi
+  local s mod version pkg ldflags dir hash
+  s="$(spec "$name")" || die "unknown component: $name (one of: ${all[*]})"
+  IFS='|' read -r mod version pkg ldflags <<<"$s"
+  dir="$here/$mod"
+  [ -f "$dir/go.mod" ] || die "missing $dir/go.mod"
+  hash="$( { cat "$dir/go.mod" "$dir/go.sum"; find "$dir" -maxdepth 1 -name '*.go' | LC_ALL=C sort | xargs -r cat;
+            printf '%s\n' "$pkg" "$ldflags"; } | sha256sum | cut -c1-12)"
+  echo "$cache_root/$mod-$version-$hash/$name"
+}
+
+build() {  # NAME -> builds if needed; prints the path
+  local name="$1"
+  if [ "$name" = kube-apiserver ]; then
+    # the existing script (it also makes sure openssl is there); its last stdout line is the path
+    bash "$here/install-test-apiserver.sh" | tail -1
+    return
+  fi
+  local s mod version pkg ldflags binary out_dir tmp start
+  s="$(spec "$name")"
+  IFS='|' read -r mod version pkg ldflags <<<"$s"
+  binary="$(binary_path "$name")"
+  out_dir="$(dirname "$binary")"
+  if [ -x "$binary" ]; then
+    say "$name $version already built: $binary"
+    echo "$binary"
+    return
+  fi
+  command -v go >/dev/null 2>&1 || die "Go toolchain not found: need go >= 1.26 on PATH to build $here/$mod ($name)"
+  local need_go have_go
+  need_go="$(awk '$1 == "go" {print $2; exit}' "$here/$mod/go.mod")"
+  have_go="$(GOTOOLCHAIN=local go env GOVERSION 2>/dev/null | sed 's/^go//')"
+  if [ "$(printf '%s\n%s\n' "$need_go" "$have_go" | sort -V | head -1)" != "$need_go" ]; then
+    die "Go toolchain too old: have go$have_go, $here/$mod/go.mod needs go$need_go (GOTOOLCHAIN=local)"
+  fi
+  mkdir -p "$cache_root" "$out_dir"
+  # one build at a time on this machine (2 cores), whichever component
+  exec 8>"$cache_root/.ground-truth-build.lock"
+  flock 8 || die "cannot lock $cache_root/.ground-truth-build.lock"
+  if [ -x "$binary" ]; then  # built by a concurrent run while we waited
+    exec 8>&-
+    echo "$binary"
+    return
+  fi
+  say "building $name $version from tools/$mod into $out_dir (cold: 20 s - 3 min on 2 cores)"
+  tmp="$out_dir/$name.tmp.$$"
+  start=$(date +%s)
+  if ! (
+    cd "$here/$mod"
+    GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false" CGO_ENABLED=0 \
+      nice -n 10 go build -trimpath -ldflags "-s -w $ldflags" -o "$tmp" "$pkg"
+  ) >&2 </dev/null; then
+    rm -f "$tmp"
+    die "go build of tools/$mod ($name) failed (see the messages above)"
+  fi
+  mv -f "$tmp" "$binary"
+  exec 8>&-
+  say "built $name in $(( $(date +%s) - start )) s: $binary"
+  echo "$binary"
+}
+
+print_only=0
+names=()
+for a in "$@"; do
+  case "$a" in
+    --print-paths) print_only=1 ;;
+    -h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) die "unknown option: $a (try --help)" ;;
+    *) spec "$a" >/dev/null || [ "$a" = kube-apiserver ] || die "unknown component: $a (one of: ${all[*]})"
+       names+=("$a") ;;
+  esac
+done
+explicit=${#names[@]}
+[ "$explicit" -gt 0 ] || names=("${all[@]}")
+
+if [ "$print_only" = 1 ]; then
+  for n in "${names[@]}"; do echo "$n=$(binary_path "$n")"; done
+  exit 0
+fi
+
+for n in "${names[@]}"; do
+  p="$(build "$n")"
+  if [ "$explicit" -gt 0 ]; then echo "$p"; else echo "$n=$p"; fi
+done
