@@ -6,6 +6,7 @@ import sys
 import click
 
 from . import __version__, exitcodes
+from .clioptions import build_options, conversion_options  # noqa: F401  (also the plugin's)
 from .repo.cli import REPO_HELP, repo_mode, repo_options, stream_files
 
 _CONVERT_HELP = """Convert Kubeflow v1 jobs under PATH (files, directories or - for stdin) to JobSets.
@@ -13,44 +14,6 @@ _CONVERT_HELP = """Convert Kubeflow v1 jobs under PATH (files, directories or - 
 Prints one YAML stream on stdout: every Kubeflow job is replaced by its JobSet and companion
 objects (e.g. an MPI hostfile ConfigMap); every other document passes through byte for byte.
 Nothing is printed on stdout if any job fails; messages go to stderr."""
-
-
-def conversion_options(func):
-    """Options shared by convert, report and the kubectl plugin."""
-    opts = [
-        click.option("--jobset-version", default="v0.12", show_default=True, help="Oldest JobSet release the output must run on (v0.6 or newer)."),
-        click.option("--scheduler", type=click.Choice(["none", "kueue", "volcano"]), default="none", show_default=True,
-                     help="Where runPolicy.schedulingPolicy goes; never guessed."),
-        click.option("--name", "name", default=None, help="JobSet name (only when converting a single job)."),
-        click.option("--subdomain", default=None, help="Pin network.subdomain instead of using the JobSet name."),
-        click.option("--keep-kubeflow-labels", is_flag=True, help="Keep the static training.kubeflow.org/* pod labels."),
-        click.option("--ssh-secret", default=None, help="MPI: existing kubernetes.io/ssh-auth Secret to mount (default <jobset>-ssh)."),
-        click.option("--accept-mpi-ssh", is_flag=True, help="MPIJob v1: accept the breaking switch from kubectl exec to SSH."),
-        click.option("--mpi-hostfile", type=click.Choice(["auto", "configmap", "generated"]), default="auto", show_default=True,
-                     help="MPI hostfile as a ConfigMap, or generated in the launcher at start-up (works without a known name)."),
-        click.option("--cluster-domain", default=None, help="The operator's CUSTOM_CLUSTER_DOMAIN / --cluster-domain, if it had one."),
-        click.option("--katib", is_flag=True, help="Also convert jobs inside Katib Experiments (trialTemplate.trialSpec)."),
-    ]
-    for opt in reversed(opts):
-        func = opt(func)
-    return func
-
-
-def build_options(kw: dict):
-    from .options import ConvertOptions, parse_version
-
-    return ConvertOptions(
-        jobset_version=parse_version(kw.pop("jobset_version")),
-        scheduler=kw.pop("scheduler"),
-        name=kw.pop("name"),
-        subdomain=kw.pop("subdomain"),
-        keep_kubeflow_labels=kw.pop("keep_kubeflow_labels"),
-        ssh_secret=kw.pop("ssh_secret"),
-        accept_mpi_ssh=kw.pop("accept_mpi_ssh"),
-        mpi_hostfile=kw.pop("mpi_hostfile"),
-        cluster_domain=kw.pop("cluster_domain"),
-        katib=kw.pop("katib"),
-    )
 
 
 def fail(err) -> "NoReturn":  # noqa: F821
@@ -118,9 +81,8 @@ def convert(paths, report_specs=(), **kw):
     for r in results:
         for conv in r.conversions:
             for note in conv.notes:
-                if note.category == "breaking" or note.warn:
-                    action = f" (action: {note.action})" if note.action else ""
-                    click.echo(f"kf2jobset: warning: {r.path}: {conv.job.display_name()}: {note.code} {note.message}{action}", err=True)
+                if note.printed:
+                    click.echo(f"kf2jobset: warning: {r.path}: {conv.job.display_name()}: {note.warning_text()}", err=True)
     if report_specs:
         _convert_report(results, options, report_specs)
     sys.stdout.write(stream_for_stdout(results))
@@ -149,11 +111,13 @@ invalid job; 4 a job that cannot be converted as asked; 2 bad options."""
               show_default=True, help="Exit 1 when a finding is at least this bad (any = every change, never = exit 0).")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colour the text format (auto: on a terminal, unless NO_COLOR is set).")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Skip matching paths (gitignore syntax; repeatable).")
+@click.option("--no-gitignore", is_flag=True, help="Do not read .gitignore files while walking directories.")
 @conversion_options
-def report(paths, formats, output, fail_on, color, **kw):
+def report(paths, formats, output, fail_on, color, exclude, no_gitignore, **kw):
     from .errors import Kf2JobSetError, UsageError
-    from .files import discover
     from .pipeline import FileResult, convert_text, read_text
+    from .repo.cli import walk_for_jobs
     from .report import build_report
     from .report.outputs import resolve, write
 
@@ -162,16 +126,19 @@ def report(paths, formats, output, fail_on, color, **kw):
         specs = resolve(formats, output)
     except Kf2JobSetError as err:
         fail(err)
+    walked = walk_for_jobs(paths, exclude, gitignore=not no_gitignore, katib=options.katib)
     results, errors = [], []
-    for path in discover(paths):
+    for path, text, from_dir in walked.files:
         shown = "<stdin>" if path == "-" else path
         try:
-            text = read_text(path)
+            text = read_text(path) if text is None else text
         except Kf2JobSetError as err:
             errors.append(err)
             results.append(FileResult(path=shown, text="", errors=[err]))
             continue
         r = convert_text(text, shown, options)
+        if from_dir and not r.conversions and not r.errors:
+            continue  # found by the walk, mentions a job kind, holds none (a CRD, docs): not news
         results.append(r)
         errors += r.errors
     if options.name and sum(len(r.conversions) for r in results) > 1:
@@ -181,6 +148,19 @@ def report(paths, formats, output, fail_on, color, **kw):
         write(rep, specs, sys.stdout, color)
     except Kf2JobSetError as err:
         fail(err)
+    if walked.walked_dirs or all(s.path not in (None, "-") for s in specs):
+        jobs = sum(len(r.conversions) for r in results)
+        with_jobs = sum(1 for r in results if r.conversions)
+        line = (f"kf2jobset: {walked.scanned} file{'s' if walked.scanned != 1 else ''} scanned, {jobs} job{'s' if jobs != 1 else ''} "
+                f"in {with_jobs} file{'s' if with_jobs != 1 else ''}")
+        if walked.helm:
+            line += f", {walked.helm} skipped (Helm templates)"
+        failed = sum(1 for r in results if r.errors)
+        line += f", {failed} failed" if failed else ""
+        click.echo(line, err=True)
+        if walked.helm:
+            click.echo("kf2jobset: hint: Helm templates are not reported; render the chart (helm template CHART | "
+                       "kf2jobset report -)", err=True)
     if errors:
         sys.exit(exitcodes.worst(exitcodes.for_error(e) for e in errors))
     sys.exit(exitcodes.FINDINGS if rep.failing() else exitcodes.OK)

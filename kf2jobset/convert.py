@@ -12,7 +12,7 @@ from typing import Any
 
 from .emit import Conversion, emit
 from .errors import InvalidJobError, Kf2JobSetError, Location, Problem, UnsupportedError
-from .mappings import mapping_for
+from .mappings import kubeflow_job_kind, mapping_for, supported_versions
 from .notes import Note
 from .options import ConvertOptions
 from .parse import parse_job
@@ -34,6 +34,7 @@ def convert_job(doc: dict, options: ConvertOptions, *, assumed_name_length: int 
         raise UnsupportedError(f"not a Kubeflow job kind: {doc.get('apiVersion')}/{doc.get('kind')}")
     from .k8syaml import kubernetes_value, readings
 
+    doc = _as_kubernetes_reads(doc)
     k8s_readings = readings(doc) if hasattr(doc, "ca") else []  # only YAML text has plain scalars
     if k8s_readings:
         # Kubernetes reads YAML 1.1 (`010` is 8, `on` is true); convert what the operator was given.
@@ -58,15 +59,69 @@ def convert_job(doc: dict, options: ConvertOptions, *, assumed_name_length: int 
         # Named later (a Katib trial): check it with a stand-in name of the length it will have.
         candidate = {**candidate, "metadata": {**candidate["metadata"], "name": "t" * assumed_name_length}}
     problems = check_jobset(candidate, version=options.jobset_version)
+    problems += _check_companions(conversion.companions)
     if problems:
         # Paths point into the emitted JobSet; say so, since the user edits the v1 job.
         raise RejectedJobSetError([
             Problem(f"the JobSet would be rejected: {p.message} (at JobSet {_fmt(p.location.path)})",
-                    Location(path=_NAME_PATH if p.rule in _NAME_RULES and doc.get("metadata", {}).get("name") else ()),
+                    Location(path=_NAME_PATH if p.rule in _NAME_RULES and (doc.get("metadata") or {}).get("name") else ()),
                     p.rule, p.hint)
             for p in problems
         ])
     return conversion
+
+
+def _as_kubernetes_reads(doc: dict) -> dict:
+    """The parse boundary for YAML features Kubernetes reads differently or not at all: complex
+    (mapping/sequence) keys are refused as kubectl refuses them; scalar keys that are not strings
+    become strings (as sigs.k8s.io/yaml makes them); merge keys (`<<`) are resolved. Either of the
+    last two yields plain dicts (comments of that document are not carried over)."""
+    plain_needed = False
+    stack = [(doc, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            if getattr(node, "merge", None):
+                plain_needed = True
+            for key, value in node.items():
+                if isinstance(key, (dict, list, tuple)):
+                    raise InvalidJobError(Problem("a mapping key must be a scalar (kubectl cannot read this document)",
+                                                  Location(path=path), rule="yaml"))
+                if not isinstance(key, str):
+                    plain_needed = True
+                stack.append((value, path + (str(key),)))
+        elif isinstance(node, list):
+            stack.extend((v, path + (i,)) for i, v in enumerate(node))
+    return _plain_keys(doc) if plain_needed else doc
+
+
+def _plain_keys(node):
+    if isinstance(node, dict):
+        return {_key_text(k): _plain_keys(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plain_keys(v) for v in node]
+    return node
+
+
+def _key_text(key) -> str:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    return str(key)
+
+
+def _check_companions(companions) -> list[Problem]:
+    from .podrules import check_configmap
+
+    out = []
+    for c in companions:
+        if c.get("kind") == "ConfigMap":
+            out += [Problem(f"{c['kind']} {(c.get('metadata') or {}).get('name')}: {p.message}", p.location, p.rule, p.hint)
+                    for p in check_configmap(c)]
+    return out
 
 
 def _explain_readings(err: InvalidJobError, k8s_readings) -> InvalidJobError:
@@ -113,12 +168,49 @@ def convert_document(doc: Any, options: ConvertOptions) -> DocumentResult:
             conv = convert_job(doc, options)
         except Kf2JobSetError as err:
             return DocumentResult(errors=[err])
+        except RecursionError:  # bounded at the parse boundary; a last guard, never a traceback
+            return DocumentResult(errors=[InvalidJobError(Problem("the document is nested too deeply to convert", Location()))])
         return DocumentResult(outputs=conv.objects, conversions=[conv])
+    if kubeflow_job_kind(doc):
+        return DocumentResult(errors=[unsupported_job_version(doc)])
     if doc.get("kind") == "List" and isinstance(doc.get("items"), list):
         return _convert_list(doc, options)
     if options.katib and (doc.get("apiVersion"), doc.get("kind")) == KATIB_EXPERIMENT:
         return _convert_katib(doc, options)
+    if options.katib and _katib_like(doc):
+        return DocumentResult(errors=[InvalidJobError(Problem(
+            f"Experiment with apiVersion {doc.get('apiVersion')!r} holds a Kubeflow job; Katib serves {KATIB_EXPERIMENT[0]}",
+            Location(path=("apiVersion",)), rule="api-version"))])
     return DocumentResult()
+
+
+def _katib_like(doc: dict) -> bool:
+    """An Experiment in a kubeflow.org group (any version, stray spaces) whose trialSpec is a Kubeflow job."""
+    kind, api = doc.get("kind"), doc.get("apiVersion")
+    if not (isinstance(kind, str) and kind.strip() == "Experiment" and isinstance(api, str)
+            and api.strip().startswith("kubeflow.org")):
+        return False
+    spec = doc.get("spec")
+    template = spec.get("trialTemplate") if isinstance(spec, dict) else None
+    trial = template.get("trialSpec") if isinstance(template, dict) else None
+    return kubeflow_job_kind(trial) is not None
+
+
+def unsupported_job_version(doc: dict) -> Kf2JobSetError:
+    """A Kubeflow job kind in a kubeflow.org group that we do not convert: never passed through silently."""
+    import re
+
+    kind = kubeflow_job_kind(doc)
+    api = doc.get("apiVersion")
+    supported = ", ".join(supported_versions(kind))
+    if not isinstance(api, str) or api.strip() != api or kind != doc.get("kind") or not re.fullmatch(r"kubeflow\.org/v[0-9]+(?:(?:alpha|beta)[0-9]+)?", api):
+        return InvalidJobError(Problem(
+            f"{str(doc.get('kind'))!r} with apiVersion {str(api)!r} is not an API the server serves (stray characters?); "
+            f"{kind} is converted from {supported}", Location(path=("apiVersion",)), rule="api-version"))
+    return UnsupportedError(Problem(
+        f"{kind} {api} is not supported: kf2jobset converts {kind} {supported} only",
+        Location(path=("apiVersion",)), rule="api-version",
+        hint=f"upgrade the job to {supported} (the training operator's current API) first"))
 
 
 def _convert_list(doc: dict, options: ConvertOptions) -> DocumentResult:
@@ -145,17 +237,31 @@ def _prefix(err: Kf2JobSetError, prefix: tuple) -> Kf2JobSetError:
 
 def _convert_katib(doc: dict, options: ConvertOptions) -> DocumentResult:
     """Katib Experiment: convert trialTemplate.trialSpec and the fields Katib reads from the trial."""
-    template = (doc.get("spec") or {}).get("trialTemplate") or {}
-    trial = template.get("trialSpec")
-    if not is_job(trial):
-        return DocumentResult()
     path = ("spec", "trialTemplate", "trialSpec")
-    exp_name = (doc.get("metadata") or {}).get("name")
+    spec = doc.get("spec")
+    template = spec.get("trialTemplate") if isinstance(spec, dict) else None
+    trial = template.get("trialSpec") if isinstance(template, dict) else None
+    if not is_job(trial):
+        if kubeflow_job_kind(trial):
+            return DocumentResult(errors=[_prefix(unsupported_job_version(trial), path)])
+        return DocumentResult()
+    problems = []
+    meta = doc.get("metadata")
+    for where, value, what in ((("metadata",), meta, "a mapping"),
+                               (("metadata", "name"), meta.get("name") if isinstance(meta, dict) else None, "a string"),
+                               (("spec", "trialTemplate", "primaryPodLabels"), template.get("primaryPodLabels"), "a mapping")):
+        if value is not None and not isinstance(value, dict if what == "a mapping" else str):
+            problems.append(Problem(f"Katib Experiment: expected {what}, got {type(value).__name__}", Location(path=where), rule="schema"))
+    if problems:
+        return DocumentResult(errors=[InvalidJobError(problems)])
+    exp_name = (meta or {}).get("name")
     assumed = len(exp_name) + KATIB_TRIAL_SUFFIX if exp_name else None
     try:
         conv = convert_job(trial, options, assumed_name_length=assumed)
     except Kf2JobSetError as err:
         return DocumentResult(errors=[_prefix(err, path)])
+    except RecursionError:
+        return DocumentResult(errors=[InvalidJobError(Problem("the trial is nested too deeply to convert", Location(path=path)))])
     if conv.companions:
         return DocumentResult(errors=[UnsupportedError(Problem(
             "a Katib trialSpec holds one object, but this conversion needs companions "

@@ -38,13 +38,13 @@ def emit(job: TrainingJob, options: ConvertOptions) -> Conversion:
     p = plan(job, options)
     notes = list(p.notes)
     ctx = EmitContext(job=job, options=options, jobset_name=p.name, rjob_names=p.rjob_names,
-                      global_offsets=p.global_offsets, notes=notes)
+                      global_offsets=p.global_offsets, notes=notes, segments=p.segments)
     prof = get_profile(job.mapping.profile)
     prof.notes(job, ctx)  # may raise UnsupportedError (e.g. MPIJob v1 without --accept-mpi-ssh)
 
     replicated = []
     for rj in p.rjobs:
-        pod = _pod_template(job, rj.rtype, rj.pod_restart_policy, ctx, prof)
+        pod = _pod_template(job, rj.rtype, rj.pod_restart_policy, ctx, prof, rj.first_index)
         job_spec = {
             "completionMode": "Indexed",
             "completions": 1,
@@ -127,14 +127,15 @@ def _metadata(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, notes: l
     return meta
 
 
-def _pod_template(job: TrainingJob, rtype: str, restart_policy: str, ctx: EmitContext, prof) -> dict:
+def _pod_template(job: TrainingJob, rtype: str, restart_policy: str, ctx: EmitContext, prof,
+                  first_index: int = 0) -> dict:
     spec = job.replicas[rtype]
     template = _drop_nulls(copy.deepcopy(spec.template))
     pod_spec = template.setdefault("spec", {})
     pod_spec["restartPolicy"] = restart_policy
     containers = pod_spec["containers"]
     for idx in env_target_indexes(template, job.mapping.env_containers, job.mapping.default_container):
-        side = ctx.side(rtype)
+        side = ctx.side(rtype, first_index=first_index)
         injected = prof.env(job, rtype, side)
         if injected:
             c = containers[idx]
@@ -143,7 +144,7 @@ def _pod_template(job: TrainingJob, rtype: str, restart_policy: str, ctx: EmitCo
     _one_entry_per_env_name(job, rtype, pod_spec, ctx)
     if ctx.options.keep_kubeflow_labels:
         _kubeflow_labels(job, rtype, template, ctx)
-    elif rtype == next(iter(job.replicas)):
+    elif rtype == next(iter(job.replicas)) and first_index == 0:
         ctx.note(Note("JS051", "dropped", "the operator's training.kubeflow.org/* pod labels (job-name, replica-type, "
                       "replica-index, job-role) are not set; selectors, dashboards and log queries that use them need the "
                       "jobset.sigs.k8s.io/* labels instead", target_path="template.metadata.labels",
@@ -180,6 +181,10 @@ def _one_entry_per_env_name(job: TrainingJob, rtype: str, pod_spec: dict, ctx: E
                               action="remove your entry: the value it sets is replaced" if not o.renamed_to else None))
 
 
+def _snake(name: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in name)
+
+
 def _drop_nulls(node):
     """`key:` with no value means unset to the API server; leave it out of the JobSet."""
     if isinstance(node, dict):
@@ -207,7 +212,7 @@ def _kubeflow_labels(job: TrainingJob, rtype: str, template: dict, ctx: EmitCont
             static[KUBEFLOW_LABEL + "job-role"] = "master"
     for k, v in static.items():
         labels.setdefault(k, v)
-    if rtype == next(iter(job.replicas)):
+    if rtype == next(iter(job.replicas)) and not any(n.code == "JS050" for n in ctx.notes):
         dropped = "replica-index (a label cannot be computed per pod; use jobset.sigs.k8s.io/job-index)"
         if any(t.endswith("0") for t in job.mapping.master_role):
             dropped += " and job-role=master on worker 0"
@@ -264,9 +269,12 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
                           source_path="runPolicy.backoffLimit", target_path="spec.replicatedJobs[*].template.spec.backoffLimit",
                           explains=(("lifecycle", "backoffLimit"),)))
     if not rp.scheduling.is_empty() and options.scheduler == "none":
-        notes.append(Note("JS040", "dropped", "schedulingPolicy is only read by a gang scheduler; none was named",
+        fields = ", ".join(k for k in ("queue", "priorityClass", "minAvailable", "minResources", "scheduleTimeoutSeconds")
+                           if getattr(rp.scheduling, _snake(k), None) not in (None, {}, ""))
+        notes.append(Note("JS040", "dropped", "schedulingPolicy is only read by a gang scheduler and none was named, so "
+                          f"it is left out ({fields or 'schedulingPolicy'})",
                           source_path="runPolicy.schedulingPolicy", action="pass --scheduler kueue or --scheduler volcano to map it",
-                          explains=(("lifecycle", "schedulingPolicy"),)))
+                          explains=(("lifecycle", "schedulingPolicy"),), warn=True))
     from .errors import format_path
 
     for pruned in job.pruned:

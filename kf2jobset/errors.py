@@ -63,7 +63,7 @@ class Problem:
 
 
 class Kf2JobSetError(Exception):
-    """Base class. `exit_code` is looked up by the shells in one place (see cli.EXIT_CODES)."""
+    """Base class. The shells map it to an exit code in one place: `exitcodes.for_error`."""
 
     kind = "error"
 

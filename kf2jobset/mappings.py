@@ -71,12 +71,16 @@ class KindMapping:
         return self.restart_policy_by_type.get(rtype, self.default_restart_policy)
 
 
+# A kind whose mapping names no schema of its own is checked against the common shape of v1 jobs.
+GENERIC_SCHEMA = "kubeflow/job"
+
+
 def _from_data(data: dict, file: str) -> KindMapping:
     port = data.get("defaultPort")
     return KindMapping(
         kind=data["kind"],
         api_versions=tuple(data["apiVersions"]),
-        schema=data["schema"],
+        schema=data.get("schema") or GENERIC_SCHEMA,
         replica_specs_field=data["replicaSpecsField"],
         profile=data["profile"],
         operator_name=data["operatorName"],
@@ -141,5 +145,44 @@ def mapping_for(api_version: str | None, kind: str | None) -> KindMapping | None
     return None
 
 
+def _kinds_in_mapping_files() -> tuple[str, ...]:
+    """The kinds the mapping files declare, read from their `kind:` lines (no YAML loading: the
+    pre-commit hook imports this on every commit). A new mapping file adds its kind everywhere."""
+    import re
+
+    from .resources import data_dir
+
+    kinds: list[str] = []
+    for path in sorted(data_dir("mappings").glob("*.yaml")):
+        m = re.search(r"(?m)^kind:\s*([A-Za-z][A-Za-z0-9]*)\s*(?:#.*)?$", path.read_text(encoding="utf-8"))
+        if m and m.group(1) not in kinds:
+            kinds.append(m.group(1))
+    return tuple(kinds)
+
+
 # Cheap text pre-filter data: kinds we convert, without loading any YAML.
-JOB_KINDS = ("TFJob", "PyTorchJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob")
+JOB_KINDS = _kinds_in_mapping_files()
+
+
+def kubeflow_job_kind(doc) -> str | None:
+    """The job kind of any document that is a Kubeflow job kind in a kubeflow.org group, whatever its
+    version or stray spaces (so that none is passed through silently), else None."""
+    if not isinstance(doc, dict):
+        return None
+    kind, api = scalar_text(doc.get("kind")), scalar_text(doc.get("apiVersion"))
+    if kind is None or api is None or kind.strip() not in JOB_KINDS:
+        return None
+    group = api.strip().split("/", 1)[0].strip()
+    return kind.strip() if group.startswith("kubeflow.org") else None
+
+
+def supported_versions(kind: str) -> list[str]:
+    return [v for m in all_mappings() if m.kind == kind for v in m.api_versions]
+
+
+def scalar_text(value) -> str | None:
+    """A string, or the text of a tagged scalar (`!custom kubeflow.org/v1`), else None."""
+    if isinstance(value, str):
+        return value
+    inner = getattr(value, "value", None) if hasattr(value, "tag") else None
+    return inner if isinstance(inner, str) else None

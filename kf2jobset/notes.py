@@ -28,3 +28,12 @@ class Note:
     def __post_init__(self):
         if self.category not in CATEGORIES:
             raise ValueError(f"unknown note category {self.category!r}")
+
+    @property
+    def printed(self) -> bool:
+        """Every front end (stream, repo mode and the hook, the plugin) prints it on stderr: the user
+        must act (breaking) or must know before applying (warn)."""
+        return self.category == "breaking" or self.warn
+
+    def warning_text(self) -> str:
+        return f"{self.code} {self.message}" + (f" (action: {self.action})" if self.action else "")

@@ -13,6 +13,10 @@ from .mappings import KindMapping
 from .model import DefaultApplied, ReplicaSpec, RunPolicy, SchedulingPolicy, TrainingJob, default_container
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+# Pods per job. Above this a TFJob's TF_CONFIG or an MPI hostfile no longer fits the API server's
+# object size limits (1.5 MiB per object in etcd, 1 MiB per ConfigMap), and the operator created one
+# pod and one Service per replica; converting (and reporting) stays well under a few seconds.
+MAX_REPLICAS = 10_000
 
 
 def _problem(path: tuple, message: str, hint: str | None = None, rule: str | None = None) -> Problem:
@@ -28,6 +32,11 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
         issues = validate(doc, mapping.schema)
         unknown = [i for i in issues if i.message.startswith("unknown field")]
         problems += [_problem(i.path, i.message, rule="schema") for i in issues if i not in unknown]
+        if problems:
+            raise InvalidJobError(problems)
+        from .podrules import check_v1_job
+
+        problems += [p for p in check_v1_job(doc, mapping.replica_specs_field) if p.location.path not in {i.path for i in unknown}]
         if problems:
             raise InvalidJobError(problems)
         if unknown:
@@ -78,6 +87,11 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
         if spec_obj is not None:
             replicas[canonical] = spec_obj
 
+    total = sum(r.replicas for r in replicas.values())
+    if total > MAX_REPLICAS:
+        problems.append(_problem(("spec", field), f"{total} pods in one job: kf2jobset converts at most {MAX_REPLICAS:,} "
+                                 "(the API server's object size limits are reached first: TF_CONFIG, MPI hostfile)",
+                                 rule="replicas", hint="split the job, or lower replicas"))
     for rule in mapping.replica_types:
         if rule.required and rule.type not in seen_types:
             problems.append(_problem(("spec", field), f"{mapping.kind} needs a {rule.type} replica spec", rule="replica-type"))
@@ -135,6 +149,11 @@ def _parse_replica(raw: dict, rtype: str, key: str, path: tuple, mapping: KindMa
 
     replicas_defaulted = raw.get("replicas") is None
     n = (rule.default_replicas if rule else 1) if replicas_defaulted else int(raw["replicas"])
+    if n > MAX_REPLICAS or n < 0:
+        problems.append(_problem(path + ("replicas",), f"replicas {n} is outside 0..{MAX_REPLICAS:,}, the most kf2jobset converts "
+                                 "(the API server's object size limits are reached first: TF_CONFIG, MPI hostfile)",
+                                 rule="replicas", hint="split the job, or lower replicas"))
+        return None, problems, defaults
     if replicas_defaulted:
         defaults.append(DefaultApplied(path + ("replicas",), n, "operator default"))
     if rule:
@@ -160,9 +179,11 @@ def _parse_replica(raw: dict, rtype: str, key: str, path: tuple, mapping: KindMa
     mp = mapping.default_port
     if mp is not None and containers:
         target = default_container(template, mapping.default_container)
-        ports = target.setdefault("ports", []) if target is not None else []
+        ports = (target.get("ports") if target is not None else None) or []
         if not any(p.get("name") == mp.name for p in ports):
             ports.append({"name": mp.name, "containerPort": mp.number})
+            if target is not None:
+                target["ports"] = ports  # `ports: null` is unset to the API server
             port_added = True
             idx = containers.index(target)
             defaults.append(DefaultApplied(path + ("template", "spec", "containers", idx, "ports"), f"{mp.name}:{mp.number}", "operator adds its port to the default container"))

@@ -6,6 +6,11 @@ child Job (completions = parallelism = 1), like the operator's one pod per repli
 - `job-index` = i, and `job-global-index` = replicas of earlier replicatedJobs + i, which is
   exactly the operator's RANK when the types are listed in rank order (master first);
 - a failed pod is retried by its own Job, as the operator recreated that one pod.
+
+A profile may ask for one replica type's pod 0 to get a replicatedJob of its own (`Profile.solo_first`,
+e.g. PaddlePaddle's first pod, whose env differs from its peers'): the type is then two replicatedJobs,
+`<type>0` (replicas 1) and `<type>` (replicas n-1, job-index i-1), listed in that order, so the global
+index is still the operator's replica index.
 """
 from __future__ import annotations
 
@@ -29,6 +34,10 @@ class ReplicatedJobPlan:
     depends_on: list = field(default_factory=list)  # [(rjob name, status)]
     pod_failure_policy: dict | None = None
     active_deadline_seconds: int | None = None
+    first_index: int = 0  # the replica index (within rtype) of this replicatedJob's job-index 0
+
+
+SOLO_SUFFIX = "0"  # name suffix of the replicatedJob that holds a type's pod 0 alone
 
 
 @dataclass
@@ -44,15 +53,33 @@ class JobSetPlan:
 
     @property
     def rjob_names(self) -> dict:
+        """replica type -> its main replicatedJob (the one holding the type's pods 1…n-1 when pod 0 is alone)."""
         return {r.rtype: r.name for r in self.rjobs}
 
     @property
     def global_offsets(self) -> dict:
+        """replica type -> job-global-index of its pod 0."""
         out, total = {}, 0
         for r in self.rjobs:
-            out[r.rtype] = total
+            out.setdefault(r.rtype, total)
             total += r.replicas
         return out
+
+    @property
+    def segments(self) -> dict:
+        """replica type -> [(replicatedJob name, first replica index, replicas)], in order."""
+        out: dict = {}
+        for r in self.rjobs:
+            out.setdefault(r.rtype, []).append((r.name, r.first_index, r.replicas))
+        return out
+
+    @property
+    def pod_roles(self) -> dict:
+        """replicatedJob name -> (replica type's lower-case role, replica index of its job-index 0)."""
+        return {r.name: (r.rtype.lower().replace("/", "-"), r.first_index) for r in self.rjobs}
+
+    def rjob_names_of(self, rtype: str) -> list[str]:
+        return [r.name for r in self.rjobs if r.rtype == rtype]
 
 
 def _matches(when: dict, job: TrainingJob) -> bool:
@@ -70,15 +97,19 @@ def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
     notes: list[Note] = []
     name = options.name or job.name
     rjobs = [_plan_rjob(job, rtype, options, notes) for rtype in job.replicas]
+    solo = _solo_first(job)
+    if solo is not None:
+        rjobs = _split_first(rjobs, solo)
     names = {r.rtype: r.name for r in rjobs}
 
     in_order = False
     for rule in job.mapping.start_order:
         if not (job.has(rule.type) and job.has(rule.after)) or job.replicas[rule.after].replicas == 0:
             continue
-        target = next(r for r in rjobs if r.rtype == rule.type)
+        targets_of_rule = [r for r in rjobs if r.rtype == rule.type]
         if options.has("dependsOn"):
-            target.depends_on.append((names[rule.after], rule.status))
+            for target in targets_of_rule:
+                target.depends_on += [(r.name, rule.status) for r in rjobs if r.rtype == rule.after]
         else:
             in_order = True  # replicatedJobs are already listed in start order
         if rule.type != "Worker" or job.kind != "PyTorchJob":  # PyTorch notes its init container itself
@@ -91,7 +122,7 @@ def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
             ))
 
     rule = next(r for r in job.mapping.success if _matches(r.when, job))
-    targets = [names[t] for t in rule.targets if t in names]
+    targets = [r.name for t in rule.targets for r in rjobs if r.rtype == t]
     if not rule.exact:
         notes.append(_success_note(job, rule.note, targets))
     return JobSetPlan(
@@ -104,6 +135,32 @@ def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
         startup_in_order=in_order,
         notes=notes,
     )
+
+
+def _solo_first(job: TrainingJob) -> str | None:
+    from .frameworks import profile as get_profile
+
+    rtype = get_profile(job.mapping.profile).solo_first(job)
+    if rtype is None or job.replicas[rtype].replicas <= 1:
+        return None
+    return rtype
+
+
+def _split_first(rjobs: list[ReplicatedJobPlan], rtype: str) -> list[ReplicatedJobPlan]:
+    """`rtype` becomes `<name>0` (its pod 0 alone) followed by `<name>` (pods 1…n-1)."""
+    import copy
+
+    out = []
+    for r in rjobs:
+        if r.rtype != rtype:
+            out.append(r)
+            continue
+        first = copy.deepcopy(r)
+        first.name, first.replicas = r.name + SOLO_SUFFIX, 1
+        rest = copy.deepcopy(r)
+        rest.replicas, rest.first_index = r.replicas - 1, 1
+        out += [first, rest]
+    return out
 
 
 def _success_note(job: TrainingJob, code: str | None, targets: list[str]) -> Note:

@@ -67,26 +67,14 @@ def _path_key(path: tuple[str | int, ...]) -> tuple:
     return tuple((0, e, "") if isinstance(e, int) else (1, 0, e) for e in path)
 
 
-_KUBEFLOW_KINDS = {
-    "TFJob": "kubeflow/tfjob",
-    "PyTorchJob": "kubeflow/pytorchjob",
-    "XGBoostJob": "kubeflow/xgboostjob",
-    "PaddleJob": "kubeflow/paddlejob",
-    "JAXJob": "kubeflow/jaxjob",
-}
-
-
 def schema_name_for(api_version: str | None, kind: str | None) -> str | None:
     """The schema name for a document's apiVersion/kind, or None if we have none."""
     if api_version == "jobset.x-k8s.io/v1alpha2" and kind == "JobSet":
         return "jobset"
-    if api_version == "kubeflow.org/v1":
-        if kind == "MPIJob":
-            return "kubeflow/mpijob-v1"
-        return _KUBEFLOW_KINDS.get(kind or "")
-    if api_version == "kubeflow.org/v2beta1" and kind == "MPIJob":
-        return "kubeflow/mpijob-v2beta1"
-    return None
+    from .mappings import mapping_for
+
+    mapping = mapping_for(api_version, kind)
+    return mapping.schema if mapping else None
 
 
 # --------------------------------------------------------------------------- loading

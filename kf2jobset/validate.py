@@ -10,6 +10,7 @@ import re
 
 from .errors import Location, Problem, RejectedJobSetError
 from .options import LATEST_JOBSET_VERSION
+from .podrules import check_jobset_objects
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _DNS1123_SUB = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -49,6 +50,7 @@ def check_jobset(jobset: dict, *, version: tuple[int, int] = LATEST_JOBSET_VERSI
     if problems:
         return problems  # the rules below assume a well-formed object
     problems += _webhook_rules(jobset, version, assumed_name_length)
+    problems += check_jobset_objects(jobset)  # core object and pod rules the child Jobs must pass (podrules.py)
     return problems
 
 

@@ -46,7 +46,12 @@ def split_documents(text: str) -> list[Document]:
 def _has_content(lines: Sequence[str]) -> bool:
     for line in lines:
         stripped = line.strip()
-        if (stripped and not stripped.startswith("#") and not _SEPARATOR.match(line) and not _END.match(line)
+        if _SEPARATOR.match(line):
+            rest = line[3:].strip()
+            if rest and not rest.startswith("#"):  # `--- {apiVersion: ...}`: content on the separator line
+                return True
+            continue
+        if (stripped and not stripped.startswith("#") and not _END.match(line)
                 and not line.startswith("%")):  # a %YAML/%TAG directive belongs to the next document
             return True
     return False
@@ -69,22 +74,243 @@ def parse_documents(text: str, file: str | None = None, select=None) -> list[Doc
     fails they are parsed normally, so errors are always ruamel's."""
     docs = split_documents(text)
     yaml = _loader()
-    fast_check = _c_syntax_check() if select is not None else None
+    strict = _strict_loader()
     for doc in docs:
         if not _has_content(doc.text.splitlines()):
+            if any(_END.match(line) for line in doc.text.splitlines()):  # `...` without a document
+                strict_error, _ = strict(doc.text)
+                if strict_error is not None:
+                    doc.error = _yaml_error(strict_error, file, doc)
             continue
-        if fast_check is not None and not select(doc.text) and fast_check(doc.text):
+        limit = check_limits(doc.text)  # before anything builds a tree (bombs, deep nesting)
+        if limit is not None:
+            message, line, col = limit
+            doc.error = InputError(Problem(message, Location(file, doc.index, doc.start_line + line + 1, col + 1)))
+            continue
+        # Every document must load as Kubernetes reads YAML (1.1, aliases resolved, core tags checked):
+        # a document we pass through untouched must not make the output unreadable.
+        strict_error, strict_data = strict(doc.text)
+        if select is not None and strict_error is None and not select(doc.text) and not _may_be_job(strict_data):
             continue
         try:
             loaded = list(yaml.load_all(doc.text))
+        except RecursionError:  # limits are checked with PyYAML; without libyaml the pure parser may recurse
+            doc.error = InputError(Problem(f"nesting too deep (more than {MAX_DEPTH} levels)", Location(file, doc.index, doc.start_line + 1)))
+            continue
         except Exception as exc:  # ruamel raises several unrelated types for bad input
             doc.error = _yaml_error(exc, file, doc)
             continue
+        if strict_error is not None:
+            doc.error = _yaml_error(strict_error, file, doc)
+            continue
         loaded = [d for d in loaded if d is not None]
+        if "!" in doc.text:
+            loaded = [_resolve_core_tags(d) for d in loaded]
         if len(loaded) > 1:  # a separator our line scan could not see (e.g. inside a flow)
             doc.error = InputError(Problem("more than one YAML document in one block", Location(file, doc.index, doc.start_line + 1)))
         doc.data = loaded[0] if loaded else None
     return docs
+
+
+MAX_DEPTH = 100  # nested mappings/sequences; Kubernetes objects need about 30
+MAX_ALIAS_NODES = 10_000  # nodes that aliases may add, or as many as the document has itself if more
+
+
+_INDENT = re.compile(r"^[ ]*", re.M)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _depth_bound(text: str) -> int:
+    """An upper bound of the nesting depth: block levels need indentation (a sequence may share its
+    key's column), flow levels need brackets."""
+    indent = max((m.end() - m.start() for m in _INDENT.finditer(text)), default=0)
+    depth = deepest = 0
+    for m in _BRACKET.finditer(text):
+        depth += 1 if m.group() in "[{" else -1
+        deepest = max(deepest, depth)
+    return 2 * (indent + 1) + deepest
+
+
+def check_limits(text: str):
+    """Bounded expansion, checked on the event stream before anything builds a tree: nesting depth
+    at most MAX_DEPTH, and aliases adding at most max(MAX_ALIAS_NODES, the document's own nodes)
+    when expanded ("billion laughs"). Returns (message, line, column) 0-based, or None. Syntax
+    errors are left to the real parser (None)."""
+    if "*" not in text and _depth_bound(text) < MAX_DEPTH:
+        return None  # no aliases, and cannot nest that deep: skip the scan
+    try:
+        import yaml as pyyaml
+    except ImportError:  # pragma: no cover - PyYAML is a dependency
+        return None
+    loader = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
+    stack: list[list] = []  # per open collection: [anchor, nodes in it]
+    anchors: dict = {}
+    own = aliased = 0
+    try:
+        for event in pyyaml.parse(text, Loader=loader):
+            kind = type(event).__name__
+            if kind in ("MappingStartEvent", "SequenceStartEvent"):
+                own += 1
+                stack.append([event.anchor, 1])
+                if len(stack) > MAX_DEPTH:
+                    m = event.start_mark
+                    return f"nesting too deep: more than {MAX_DEPTH} levels of mappings/sequences", m.line, m.column
+            elif kind in ("MappingEndEvent", "SequenceEndEvent"):
+                anchor, size = stack.pop()
+                if anchor is not None:
+                    anchors[anchor] = size
+                if stack:
+                    stack[-1][1] += size
+            elif kind == "ScalarEvent":
+                own += 1
+                if event.anchor is not None:
+                    anchors[event.anchor] = 1
+                if stack:
+                    stack[-1][1] += 1
+            elif kind == "AliasEvent":
+                size = anchors.get(event.anchor, 1)
+                aliased += size
+                if stack:
+                    stack[-1][1] += size
+                if aliased > max(MAX_ALIAS_NODES, own):
+                    m = event.start_mark
+                    return (f"YAML aliases expand to more than {MAX_ALIAS_NODES} nodes (a \"billion laughs\" document?); "
+                            "write the values out", m.line, m.column)
+            elif kind == "DocumentEndEvent":
+                stack, anchors, own, aliased = [], {}, 0, 0
+    except pyyaml.YAMLError:
+        return None
+    except RecursionError:  # pragma: no cover - the pure parser on pathological input
+        return f"nesting too deep: more than {MAX_DEPTH} levels of mappings/sequences", 0, 0
+    return None
+
+
+_CORE = "tag:yaml.org,2002:"
+
+
+def _resolve_core_tags(node):
+    """ruamel keeps `!!str PyTorchJob` as a TaggedScalar; Kubernetes reads the plain value. Resolve
+    the core scalar tags in place (other tags are left to the schema checks)."""
+    from ruamel.yaml.comments import TaggedScalar
+
+    if isinstance(node, TaggedScalar):
+        tag = str(getattr(node.tag, "value", node.tag) or "")
+        value = node.value
+        try:
+            if tag == _CORE + "str":
+                return str(value)
+            if tag == _CORE + "int":
+                return int(str(value).replace("_", ""), 0)
+            if tag == _CORE + "float":
+                return float(str(value).replace("_", ""))
+            if tag == _CORE + "null":
+                return None
+        except ValueError:
+            return node
+        return node
+    if isinstance(node, dict):
+        for key in list(node.keys()):
+            value = node[key]
+            new = _resolve_core_tags(value)
+            if new is not value:
+                node[key] = new
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            new = _resolve_core_tags(value)
+            if new is not value:
+                node[i] = new
+    return node
+
+
+def _may_be_job(data) -> bool:
+    """What a strict load found: a Kubeflow job kind in a kubeflow.org group (any version), a
+    Katib Experiment or a List (which may hold one). Such documents are always converted or refused."""
+    from .mappings import kubeflow_job_kind
+
+    for d in data or ():
+        if isinstance(d, dict) and (kubeflow_job_kind(d) or d.get("kind") in ("List", "Experiment")):
+            return True
+    return False
+
+
+def _strict_loader():
+    """`check(text) -> (error or None, documents)`: PyYAML (libyaml when available), YAML 1.1 like
+    Kubernetes; unknown local tags are accepted as their plain values, broken core tags are not."""
+    try:
+        import yaml as pyyaml
+    except ImportError:  # pragma: no cover - PyYAML is a dependency
+        return lambda text: (None, [])
+    base = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
+
+    core = "tag:yaml.org,2002:"
+    scalar_tags = {core + t for t in ("bool", "int", "float", "null", "timestamp", "binary")}
+    resolver = pyyaml.resolver.Resolver()
+
+    def problem(root):
+        """Duplicate keys and broken core tags, walking the composed nodes (no construction)."""
+        constructor = None
+        stack = [root]
+        seen_nodes = set()
+        while stack:
+            node = stack.pop()
+            if id(node) in seen_nodes:
+                continue
+            seen_nodes.add(id(node))
+            tag = node.tag or ""
+            if isinstance(node, pyyaml.MappingNode):
+                if tag.startswith(core) and tag not in (core + "map", core + "omap", core + "pairs", core + "set"):
+                    return pyyaml.constructor.ConstructorError(None, None, f"a mapping cannot have the tag {tag}", node.start_mark)
+                keys = set()
+                for key, value in node.value:
+                    if not isinstance(key, pyyaml.ScalarNode):  # sigs.k8s.io/yaml: "invalid map key"
+                        return pyyaml.constructor.ConstructorError("while constructing a mapping", node.start_mark,
+                                                                   "a mapping key must be a scalar", key.start_mark)
+                    if key.tag != core + "merge":
+                        ident = (key.tag, key.value)
+                        if ident in keys:
+                            return pyyaml.constructor.ConstructorError("while constructing a mapping", node.start_mark,
+                                                                       f"found duplicate key {key.value!r}", key.start_mark)
+                        keys.add(ident)
+                    stack += (key, value)
+            elif isinstance(node, pyyaml.SequenceNode):
+                if tag.startswith(core) and tag not in (core + "seq", core + "omap", core + "pairs"):
+                    return pyyaml.constructor.ConstructorError(None, None, f"a sequence cannot have the tag {tag}", node.start_mark)
+                stack += node.value
+            elif tag in scalar_tags and resolver.resolve(pyyaml.ScalarNode, node.value, (True, False)) != tag:
+                if constructor is None:
+                    constructor = pyyaml.constructor.SafeConstructor()
+                try:  # an explicit core tag: does the value fit it?
+                    constructor.construct_object(node, deep=True)
+                except Exception as exc:  # noqa: BLE001 - KeyError/ValueError for `!!bool maybe`
+                    return pyyaml.constructor.ConstructorError(None, None, f"cannot read {node.value!r} as {tag}: {exc}",
+                                                               node.start_mark)
+            elif tag.startswith(core) and tag in (core + "map", core + "seq"):
+                return pyyaml.constructor.ConstructorError(None, None, f"a scalar cannot have the tag {tag}", node.start_mark)
+        return None
+
+    def top(root) -> dict:
+        out = {}
+        if isinstance(root, pyyaml.MappingNode):
+            for key, value in root.value:
+                if isinstance(key, pyyaml.ScalarNode) and isinstance(value, pyyaml.ScalarNode) \
+                        and key.value in ("kind", "apiVersion"):
+                    out[key.value] = value.value
+        return out
+
+    def check(text: str):
+        try:
+            roots = list(pyyaml.compose_all(text, Loader=base))
+        except Exception as exc:  # noqa: BLE001
+            if not isinstance(exc, pyyaml.YAMLError):
+                exc = pyyaml.YAMLError(f"cannot read a value: {type(exc).__name__}: {exc}")
+            return exc, []
+        for root in roots:
+            err = problem(root) if root is not None else None
+            if err is not None:
+                return err, []
+        return None, [top(r) for r in roots]
+
+    return check
 
 
 def _c_syntax_check():
@@ -190,6 +416,11 @@ def _prepare(obj: Any) -> Any:
         if obj.endswith("\n") and not obj.endswith("\n\n") and not any(l != l.rstrip() for l in obj.splitlines()):
             return LiteralScalarString(obj)
         return obj
+    anchor = getattr(obj, "yaml_anchor", None)
+    if anchor is not None and anchor() is not None:
+        # Anchor names come from the input, and a copied node repeats its name: let the dumper name
+        # the anchors it needs (shared nodes) itself, so that every name is defined once.
+        obj.yaml_set_anchor(None)
     if type(obj) is str and _YAML11_NON_STRING.match(obj):
         # ruamel writes YAML 1.2, where `on`/`no`/`1:20` are plain strings; Kubernetes reads YAML 1.1,
         # where they are booleans or numbers. Quote them so the text stays text.

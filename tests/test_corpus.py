@@ -86,7 +86,7 @@ def test_corpus_env_contract_holds_including_after_rename(corpus_jobs):
         for conv in convert_document(doc, OPTIONS).conversions:
             covered = {e for n in conv.notes for e in n.explains}
             for name in (None, "renamed-run"):
-                diffs, _ = compare_env(operator_world(conv.job, name=name), jobset_world(conv.jobset, name=name))
+                diffs, _ = compare_env(operator_world(conv.job, name=name), jobset_world(conv.jobset, name=name, roles=conv.plan.pod_roles))
                 bad = [d for d in diffs if ("env", d.var) not in covered]
                 assert bad == [], f"{where} (name={name}): {bad}"
 

@@ -20,7 +20,7 @@ from kf2jobset.repo.run import CHECK, IN_PLACE, OUT_DIR, Settings, run
 from kf2jobset.validate import check_jobset
 from kf2jobset.yamlio import split_documents
 
-from .conftest import require_shared
+from .conftest import FIXTURES, require_shared
 
 LICENCE = "# Copyright 2025 The Example Authors.\n# SPDX-License-Identifier: Apache-2.0\n"
 
@@ -473,3 +473,23 @@ def test_stream_mode_walks_like_repo_mode(repo):
     assert "skipped 2 Helm templates" in result.stderr
     kinds = [d.get("kind") for d in YAML(typ="safe", pure=True).load_all(result.stdout) if d]
     assert kinds.count("JobSet") == 2 and "Experiment" in kinds and "ConfigMap" in kinds
+
+
+@pytest.mark.parametrize("args", [["--in-place"], ["--in-place", "--fail-on-change"]],
+                         ids=["in-place", "hook kf2jobset-convert"])
+def test_do_this_first_warnings_reach_repo_mode_and_the_hook(tmp_path, args):
+    # MPI003 (create the SSH Secret) and MPI008 (Service name clash) are `warn` notes, not breaking:
+    # every front end that converts prints them, like stream mode does (--check lists files only).
+    from click.testing import CliRunner
+
+    from kf2jobset.cli import main
+
+    job = tmp_path / "mpi.yaml"
+    job.write_text((FIXTURES / "mpijob-v2beta1" / "openmpi" / "input.yaml").read_text())
+    sched = tmp_path / "queued.yaml"
+    sched.write_text((FIXTURES / "scheduling" / "none" / "input.yaml").read_text())
+    res = CliRunner().invoke(main, ["convert", str(job), str(sched), *args])
+    assert res.exit_code in (0, 1), res.output
+    for code in ("MPI003", "MPI008", "JS040"):
+        assert f" {code} " in res.stderr, (code, res.stderr)
+    assert "(action: create the Secret before the JobSet" in res.stderr

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 
 import pytest
 from ruamel.yaml import YAML
@@ -235,3 +236,50 @@ def test_map_job_path(path, expected):
     parts = P.map_job_path(P.parse_pointer(path), "pytorchReplicaSpecs",
                            lambda k: next((v for t, v in index.items() if t.lower() == k.lower()), None))
     assert (None if parts is None else P.format_pointer(parts)) == expected
+
+
+def _replicas_overlay(tmp_path):
+    return overlay(tmp_path, "resources: [../base]\npatches:\n- path: replicas.yaml\n  target: {kind: PyTorchJob, name: train}\n",
+                   {"replicas.yaml": "- op: replace\n  path: /spec/pytorchReplicaSpecs/Worker/replicas\n  value: 4\n"})
+
+
+def test_out_dir_blocked_by_a_file_fails_cleanly_for_jobs_and_kustomize_units(tmp_path):
+    from click.testing import CliRunner
+
+    from kf2jobset.cli import main
+
+    root = _replicas_overlay(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "overlay").write_text("a file where the overlay's folder would go\n")
+    (out / "base").write_text("and one where the base's would go\n")
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        res = CliRunner().invoke(main, ["convert", ".", "--out-dir", str(out)])
+    finally:
+        os.chdir(cwd)
+    assert res.exit_code == exitcodes.INPUT, res.output
+    assert "Traceback" not in res.output and res.exception is None or isinstance(res.exception, SystemExit)
+    cannot = [line for line in res.stderr.splitlines() if "cannot write" in line]
+    assert any("overlay/kustomization.yaml" in line for line in cannot), res.stderr
+    assert any("base/job.yaml" in line for line in cannot), res.stderr
+
+
+@pytest.mark.parametrize("errno_name", ["EACCES", "EROFS", "ENOSPC"])
+def test_any_write_error_is_one_line_and_the_input_exit_code(tmp_path, monkeypatch, errno_name):
+    import errno as errno_mod
+
+    from kf2jobset.repo import fsio
+
+    def refuse(path, data, mode_from=None):
+        raise OSError(getattr(errno_mod, errno_name), os.strerror(getattr(errno_mod, errno_name)), str(path))
+
+    monkeypatch.setattr(fsio, "write_atomic", refuse)
+    root = _replicas_overlay(tmp_path)
+    before = snapshot(root)
+    code, out, err = do_run(root, IN_PLACE)
+    assert code == exitcodes.INPUT
+    assert snapshot(root) == before
+    lines = [line for line in err.splitlines() if "cannot write" in line]
+    assert len(lines) >= 3 and all(os.strerror(getattr(errno_mod, errno_name)) in line for line in lines), err

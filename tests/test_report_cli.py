@@ -177,3 +177,49 @@ spec:
         out = run("report", str(path), "--format", fmt, "--fail-on", "never")
         assert out.exit_code == 0
         assert "c3VwZXItc2VjcmV0LXZhbHVl" not in out.stdout and "super-secret-value" not in out.stdout
+
+
+def _tree_with_noise(root):
+    """A repo as people have them: a job, a Helm chart (one template mentions a job), a vendored CRD
+    naming TFJob, YAML that is not a manifest and does not parse, and a directory excluded."""
+    (root / "chart" / "templates").mkdir(parents=True)
+    (root / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (root / "chart" / "templates" / "job.yaml").write_text(
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: {{ .Release.Name }}\n")
+    (root / "chart" / "templates" / "svc.yaml").write_text("apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Values.n }}\n")
+    (root / "apps").mkdir()
+    (root / "apps" / "job.yaml").write_text((FIXTURES / "pytorchjob" / "master-workers" / "input.yaml").read_text())
+    (root / "apps" / "not-yaml.yaml").write_text("a: [\n")
+    (root / "crds").mkdir()
+    (root / "crds" / "tfjob-crd.yaml").write_text(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: tfjobs.kubeflow.org\n"
+        "spec:\n  group: kubeflow.org\n  names:\n    kind: TFJob\n    plural: tfjobs\n")
+    (root / "vendor").mkdir()
+    (root / "vendor" / "job.yaml").write_text((FIXTURES / "tfjob" / "worker-only" / "input.yaml").read_text())
+    return root
+
+
+def test_report_dir_walks_like_convert_check(tmp_path, monkeypatch):
+    root = _tree_with_noise(tmp_path)
+    monkeypatch.chdir(root)
+    res = CliRunner().invoke(main, ["report", ".", "--exclude", "vendor/", "--format", "json:r.json"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout == ""
+    assert res.stderr.splitlines() == [
+        "kf2jobset: 6 files scanned, 1 job in 1 file, 1 skipped (Helm templates)",
+        "kf2jobset: hint: Helm templates are not reported; render the chart (helm template CHART | kf2jobset report -)",
+    ]
+    data = json.loads((root / "r.json").read_text())
+    assert [f["path"] for f in data["files"]] == ["apps/job.yaml"]
+    text = CliRunner().invoke(main, ["report", ".", "--exclude", "vendor/"])
+    assert "no Kubeflow jobs" not in text.stdout and "error" not in text.stdout
+    assert text.stderr.count("files scanned") == 1
+
+
+def test_report_of_a_named_file_without_jobs_still_says_so(tmp_path):
+    f = tmp_path / "cm.yaml"
+    f.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+    res = CliRunner().invoke(main, ["report", str(f)])
+    assert res.exit_code == 0
+    assert f"{f}: no Kubeflow jobs" in res.stdout
+    assert "scanned" not in res.stderr

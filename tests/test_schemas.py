@@ -547,6 +547,7 @@ def test_schema_names_and_dispatch():
     assert schema_names() == [
         "jobset",
         "kubeflow/jaxjob",
+        "kubeflow/job",
         "kubeflow/mpijob-v1",
         "kubeflow/mpijob-v2beta1",
         "kubeflow/paddlejob",

@@ -93,7 +93,7 @@ build() {  # NAME -> builds if needed; prints the path
     echo "$binary"
     return
   fi
-  say "building $name $version from tools/$mod into $out_dir (cold: 20 s - 3 min on 2 cores)"
+  say "building $name $version from tools/$mod into $out_dir (cold on 2 cores: ~1.5 min for etcd, up to ~5 min for kube-controller-manager)"
   tmp="$out_dir/$name.tmp.$$"
   start=$(date +%s)
   if ! (
@@ -115,7 +115,7 @@ names=()
 for a in "$@"; do
   case "$a" in
     --print-paths) print_only=1 ;;
-    -h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/p' "${BASH_SOURCE[0]}" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option: $a (try --help)" ;;
     *) spec "$a" >/dev/null || [ "$a" = kube-apiserver ] || die "unknown component: $a (one of: ${all[*]})"
        names+=("$a") ;;

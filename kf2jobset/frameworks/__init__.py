@@ -7,15 +7,18 @@ from importlib import import_module
 
 from .base import Profile
 
-_MODULES = {
-    "tensorflow": "tensorflow",
-    "pytorch": "pytorch",
-    "xgboost": "xgboost",
-    "paddle": "paddle",
-    "jax": "jax",
-    "mpi": "mpi",
-}
-
 
 def profile(name: str) -> Profile:
-    return import_module(f"{__name__}.{_MODULES[name]}").PROFILE
+    """The profile a mapping names (`profile: pytorch` -> kf2jobset/frameworks/pytorch.py, PROFILE).
+    No registry: a new framework is its mapping file plus its module."""
+    from ..errors import UnsupportedError
+
+    if not name.isidentifier() or name == "base":
+        raise UnsupportedError(f"mapping names an invalid framework profile {name!r}")
+    try:
+        module = import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
+        raise UnsupportedError(f"no framework profile {name!r} (kf2jobset/frameworks/{name}.py)") from None
+    return module.PROFILE

@@ -126,6 +126,8 @@ class JobSetSide(Side):
     rjob_names: dict  # replica type -> replicatedJob name
     global_offsets: dict  # replica type -> job-global-index of its first Job
     subdomain: str | None = None  # pinned network.subdomain; None = the JobSet name
+    segments: dict | None = None  # replica type -> [(rjob name, first replica index, replicas)] (plan.segments)
+    first_index: int = 0  # replica index of the rendered replicatedJob's job-index 0
     cluster_domain: str | None = None
     static_name: str | None = None
     static_namespace: str | None = None
@@ -150,16 +152,33 @@ class JobSetSide(Side):
         js = self.job_name()
         sub = escape(self.subdomain) if self.subdomain else js
         # One pod per child Job: the pod is completion index 0 of Job <jobset>-<rjob>-<index>.
-        base = f"{js}-{self.rjob_names[rtype]}-{index}-0.{sub}"
+        rjob, job_index = self.locate(rtype, index)
+        base = f"{js}-{rjob}-{job_index}-0.{sub}"
         if form == "short" or (self.static_name and not self.static_namespace):
             return base  # a manifest without a namespace: the short name resolves wherever it is applied
         domain = f".{escape(self.cluster_domain)}" if self.cluster_domain else ""
         return f"{base}.{self._namespace()}.svc{domain}"
 
+    def locate(self, rtype: str, index: int) -> tuple[str, int]:
+        """(replicatedJob name, job-index) of a replica type's pod `index`."""
+        segments = (self.segments or {}).get(rtype, ())
+        if not isinstance(index, int):  # a per-pod reference such as $(KF2JOBSET_JOB_INDEX)
+            if len(segments) > 1:
+                raise AssertionError(f"{rtype} spans {len(segments)} replicatedJobs: a per-pod index cannot name its pods")
+            return self.rjob_names[rtype], index
+        for name, first, count in segments:
+            if first <= index < first + count:
+                return name, index - first
+        return self.rjob_names[rtype], index
+
     def index_env(self, name: str) -> dict:
+        if self.first_index:
+            raise AssertionError(f"{self.rtype}: a per-pod index cannot be read from job-index in a split replicatedJob")
         return field_env(name, HELPER_VARS[JOB_INDEX_VAR])
 
     def index_ref(self) -> str:
+        if self.first_index:
+            raise AssertionError(f"{self.rtype}: a per-pod index cannot be read from job-index in a split replicatedJob")
         return self._need(JOB_INDEX_VAR)
 
     def rank_env(self, name: str, offset: int) -> dict:
@@ -187,8 +206,9 @@ class EmitContext:
     global_offsets: dict
     notes: list
     companions: list = field(default_factory=list)
+    segments: dict | None = None  # replica type -> [(rjob name, first replica index, replicas)]
 
-    def side(self, rtype: str, static: bool = False) -> JobSetSide:
+    def side(self, rtype: str, static: bool = False, first_index: int = 0) -> JobSetSide:
         opts = self.options
         return JobSetSide(
             job=self.job,
@@ -199,6 +219,8 @@ class EmitContext:
             cluster_domain=opts.cluster_domain,
             static_name=self.jobset_name if static else None,
             static_namespace=self.job.namespace if static else None,
+            segments=self.segments,
+            first_index=first_index,
         )
 
     def note(self, note: "Note") -> None:
@@ -213,6 +235,10 @@ class Profile:
     def env(self, job: "TrainingJob", rtype: str, side: Side) -> list[dict]:
         return []
 
+    def solo_first(self, job: "TrainingJob") -> str | None:
+        """A replica type whose pod 0 needs a pod template of its own (so a replicatedJob of its own)."""
+        return None
+
     def operator_pod(self, job: "TrainingJob", rtype: str, index: int, pod: dict, side: OperatorSide) -> None:
         """Add what the operator put on the pod besides env (init containers, volumes, commands)."""
 
@@ -224,3 +250,42 @@ class Profile:
 
     def notes(self, job: "TrainingJob", ctx: EmitContext) -> None:
         """Record mapping notes for fields with no exact JobSet equivalent."""
+
+    # ---- what the operator did with the job (runtime.lifecycle); tokens are described there ----
+
+    def operator_success(self, job: "TrainingJob") -> tuple:
+        """Who decided success under the operator: ("all"|"any", (roles...)[, extra]) or ("never",).
+        Every kind states its own: there is no safe default."""
+        from ..errors import UnsupportedError
+
+        raise UnsupportedError(f"framework profile {self.name!r} does not say how {job.kind} succeeded under "
+                                      "the operator (Profile.operator_success)")
+
+    def operator_start(self, job: "TrainingJob", rtype: str):
+        """The common reconciler creates every replica's pods at once."""
+        return "at-once"
+
+    def operator_failure(self, job: "TrainingJob", rtype: str, policy: str) -> str:
+        """The common reconciler: ExitCode retries only exit codes >= 128, Never fails the job, the others
+        let the pod be replaced."""
+        if policy == "ExitCode":
+            return "exit-code"
+        if policy == "Never":
+            return "fail-job"
+        return "recreate"
+
+    def operator_retries(self, job: "TrainingJob", rtype: str, policy: str):
+        """How many failures the job absorbs before it fails: None = unlimited, 0 = none."""
+        bl = job.run_policy.backoff_limit
+        failure = self.operator_failure(job, rtype, policy)
+        if failure in ("fail-job", "ignored", "stuck") and policy in ("Never", "ExitCode"):
+            return 0
+        if policy == "ExitCode":
+            # Retries go through pod re-creation, which resets restartCount: unbounded unless backoffLimit is 0.
+            return 0 if bl == 0 else None
+        if bl is None:
+            return None
+        return (int(bl), "container restarts, summed over the whole job")
+
+    def operator_job_rules(self, job: "TrainingJob", rules: dict) -> None:
+        """Adjust job-level rules (cleanup, deadline, TTL) where this operator differs from the common one."""

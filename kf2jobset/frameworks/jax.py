@@ -16,5 +16,8 @@ class JaxProfile(Profile):
             side.index_env("PROCESS_ID"),
         ]
 
+    def operator_success(self, job) -> tuple:
+        return ("all", ("worker",))
+
 
 PROFILE = JaxProfile()

@@ -8,11 +8,20 @@ from __future__ import annotations
 
 from ..errors import Location, Problem, UnsupportedError
 from ..notes import Note
+import re
+
 from .base import EmitContext, OperatorSide, Profile, Side, env
 
 CONFIG_VOLUME = "mpi-job-config"
 SSH_VOLUME = "ssh-auth"
 HOSTFILE_VAR = "KF2JOBSET_HOSTFILE"
+DISCOVER_VAR = "KF2JOBSET_DISCOVER_HOSTS"
+DISCOVER_FILE = "discover_hosts.sh"
+# Open MPI 5 (PRRTE) reads PRTE_MCA_* and ignores the OMPI_MCA_orte_*/plm_rsh_* names v1 and mpi-operator set.
+PRTE_HOSTFILE = "PRTE_MCA_prte_default_hostfile"
+PRTE_SSH_ARGS = "PRTE_MCA_plm_ssh_args"
+# Open MPI options that mpirun 4.x also took with one dash; Open MPI 5's mpirun rejects that spelling.
+_ONE_DASH = re.compile(r"^-(bind-to|map-by|rank-by)(=.*)?$")
 HOSTFILE_INIT = "kf2jobset-hostfile"
 MPI_DIR = "/etc/mpi"
 ROOT_SSH = "/root/.ssh"
@@ -33,7 +42,37 @@ def is_gpu_launcher(job) -> bool:
 
 def hostfile_lines(job, side: Side) -> list[str]:
     slots = job.framework["slotsPerWorker"]
-    impl = implementation(job)
+    hosts = mpi_hosts(job, side)
+    if job.is_mpi_v1 or implementation(job) == "OpenMPI":
+        return [f"{h} slots={slots}" for h in hosts]
+    return [f"{h}:{slots}" for h in hosts]
+
+
+def discover_hosts_script(job, side: Side) -> str:
+    """Elastic Horovod's --host-discovery-script, in the operator's line format.
+
+    The operator rewrote the file as worker pods became Running (v1: `echo <pod>:<slots>`; v2beta1:
+    `echo <fqdn>`). A JobSet has no such writer, so the script asks at each call: it prints a host
+    when its name resolves (the headless Service publishes a pod once it has an address), and every
+    host when the image has no `getent` to ask with.
+    """
+    suffix = f":{job.framework['slotsPerWorker']}" if job.is_mpi_v1 else ""
+    hosts = " ".join(mpi_hosts(job, side))
+    body = (
+        "#!/bin/sh\n"
+        "# Written by kf2jobset: elastic Horovod host discovery (--host-discovery-script).\n"
+        "# Prints the hosts whose DNS name resolves; every host if getent is missing.\n"
+        f"for host in {hosts}; do\n"
+        "  if ! command -v getent >/dev/null 2>&1 || getent hosts \"$host\" >/dev/null 2>&1; then\n"
+        f"    echo \"$host{suffix}\"\n"
+        "  fi\n"
+        "done\n"
+    )
+    return body
+
+
+def mpi_hosts(job, side: Side) -> list[str]:
+    """The hosts of the hostfile and of discover_hosts.sh, in the operator's order."""
     hosts = []
     if job.is_mpi_v1:
         if is_gpu_launcher(job):
@@ -42,9 +81,7 @@ def hostfile_lines(job, side: Side) -> list[str]:
         hosts.append(side.host("Launcher", 0, "mpi"))
     workers = job.replicas.get("Worker")
     hosts += [side.host("Worker", i, "mpi") for i in range(workers.replicas if workers else 0)]
-    if job.is_mpi_v1 or impl == "OpenMPI":
-        return [f"{h} slots={slots}" for h in hosts]
-    return [f"{h}:{slots}" for h in hosts]
+    return hosts
 
 
 def launcher_env(job, side: Side) -> list[dict]:
@@ -59,6 +96,8 @@ def launcher_env(job, side: Side) -> list[dict]:
             env("OMPI_MCA_plm_rsh_args", "-o ConnectionAttempts=10"),
             env("OMPI_MCA_orte_set_default_slots", slots),
         ]
+        if not side.is_operator:  # neither operator set these; Open MPI 4.1 ignores them
+            out += [env(PRTE_HOSTFILE, f"{MPI_DIR}/hostfile"), env(PRTE_SSH_ARGS, "-o ConnectionAttempts=10")]
     elif impl == "Intel":
         out += [
             env("I_MPI_HYDRA_HOST_FILE", f"{MPI_DIR}/hostfile"),
@@ -91,6 +130,30 @@ def v1_launcher_env(job) -> list[dict]:
     if "I_MPI_HYDRA_BOOTSTRAP_EXEC" not in user:
         out.append(env("I_MPI_HYDRA_BOOTSTRAP_EXEC", f"{MPI_DIR}/kubexec.sh"))
     return out
+
+
+def _launcher_words(job) -> list[str]:
+    c0 = job.replicas["Launcher"].containers[0]
+    return [str(w) for key in ("command", "args") for w in (c0.get(key) or [])]
+
+
+def uses_discovery(job) -> bool:
+    """The launcher runs elastic Horovod with the operator's discovery script."""
+    words = _launcher_words(job)
+    return any(DISCOVER_FILE in w or "host-discovery-script" in w for w in words)
+
+
+def one_dash_options(job) -> list[str]:
+    """Open MPI options spelled with one dash in the launcher's command (also inside `sh -c` text)."""
+    found = []
+    for w in _launcher_words(job):
+        for token in w.split():
+            # also the value of an option such as horovodrun's --mpi-args=-bind-to
+            for part in (token, token.split("=", 1)[-1]) if token.startswith("--") else (token,):
+                m = _ONE_DASH.match(part)
+                if m:
+                    found.append(f"-{m.group(1)}")
+    return found
 
 
 def ssh_secret_name(job, ctx: EmitContext) -> str:
@@ -195,18 +258,23 @@ class MPIProfile(Profile):
         if hostfile_mode(ctx) == "configmap":
             volumes.append({
                 "name": CONFIG_VOLUME,
-                "configMap": {"name": config_map_name(ctx), "items": [{"key": "hostfile", "path": "hostfile", "mode": 0o444}]},
+                "configMap": {"name": config_map_name(ctx), "items": [
+                    {"key": "hostfile", "path": "hostfile", "mode": 0o444},
+                    {"key": DISCOVER_FILE, "path": DISCOVER_FILE, "mode": 0o555},
+                ]},
             })
             return
-        # No known name: write the hostfile at start-up from the pod's own jobset-name label.
+        # No known name: write the files at start-up from the pod's own jobset-name label.
         side = ctx.side("Launcher")
         content = self.hostfile(job, side)
+        script = discover_hosts_script(job, side)
         volumes.append({"name": CONFIG_VOLUME, "emptyDir": {}})
         spec.setdefault("initContainers", []).append({
             "name": HOSTFILE_INIT,
             "image": c0["image"],
-            "command": ["/bin/sh", "-c", f'printf "%s" "${HOSTFILE_VAR}" > {MPI_DIR}/hostfile'],
-            "env": side.helper_env() + [{"name": HOSTFILE_VAR, "value": content}],
+            "command": ["/bin/sh", "-c", f'printf "%s" "${HOSTFILE_VAR}" > {MPI_DIR}/hostfile && '
+                        f'printf "%s" "${DISCOVER_VAR}" > {MPI_DIR}/{DISCOVER_FILE} && chmod 0555 {MPI_DIR}/{DISCOVER_FILE}'],
+            "env": side.helper_env() + [{"name": HOSTFILE_VAR, "value": content}, {"name": DISCOVER_VAR, "value": script}],
             "volumeMounts": [{"name": CONFIG_VOLUME, "mountPath": MPI_DIR}],
         })
 
@@ -220,7 +288,8 @@ class MPIProfile(Profile):
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": meta,
-            "data": {"hostfile": self.hostfile(job, ctx.side("Launcher", static=True))},
+            "data": {"hostfile": self.hostfile(job, ctx.side("Launcher", static=True)),
+                     DISCOVER_FILE: discover_hosts_script(job, ctx.side("Launcher", static=True))},
         }]
 
     def notes(self, job, ctx: EmitContext) -> None:
@@ -279,12 +348,52 @@ class MPIProfile(Profile):
                 source_path="spec.mpiReplicaSpecs.Worker.restartPolicy", replica_type="Worker",
                 explains=(("failure", "Worker"), ("backoffLimit", "Worker")),
             ))
+        elastic = uses_discovery(job)
+        fmt = "<host>:<slots>" if job.is_mpi_v1 else "<host>"
         ctx.note(Note(
             "MPI004", "approximated",
-            "discover_hosts.sh (elastic Horovod host discovery, rewritten by the operator as workers came and went) "
-            "is not provided: the hostfile lists the fixed set of worker hostnames",
-            source_path="spec.mpiReplicaSpecs.Worker", explains=(("file", "discover_hosts.sh"),),
+            f"/etc/mpi/{DISCOVER_FILE} (mode 0555) lists the workers by their JobSet hostnames in the operator's format "
+            f"({fmt}), but the operator rewrote it as worker pods became Running and the JobSet has no such writer: "
+            "this script prints a worker once its DNS name resolves (the headless Service publishes a pod as soon as it "
+            "has an address, before it is Ready; every worker if the image has no getent), and the JobSet never adds "
+            "or removes workers, so horovodrun --max-np cannot grow past the workers listed"
+            + ("" if elastic else " (this launcher does not mention the script)"),
+            source_path="spec.mpiReplicaSpecs.Worker", target_path=f"/etc/mpi/{DISCOVER_FILE}",
+            action="size the Worker replicatedJob for the run; expect a worker that fails to stay listed until "
+                   "its pod is gone" if elastic else None,
+            explains=(("file", DISCOVER_FILE),), warn=elastic,
         ))
+        if implementation(job) == "OpenMPI":
+            ctx.note(Note(
+                "MPI009", "rewritten",
+                f"the launcher also gets {PRTE_HOSTFILE}=/etc/mpi/hostfile and {PRTE_SSH_ARGS}=-o ConnectionAttempts=10, "
+                "which " + ("the training-operator" if job.is_mpi_v1 else "mpi-operator") + " did not set: Open MPI 5 "
+                "(PRRTE) ignores OMPI_MCA_orte_default_hostfile, orte_set_default_slots and plm_rsh_args, and without a "
+                "hostfile runs every rank on the launcher (or fails with 'not enough slots'); Open MPI 4.1 ignores the "
+                "PRTE_MCA_ names, so it runs as before",
+                target_path="spec.replicatedJobs[launcher].template.spec.template.spec.containers[0].env",
+                replica_type="Launcher", explains=(("env", PRTE_HOSTFILE), ("env", PRTE_SSH_ARGS)),
+            ))
+            words = [w for w in one_dash_options(job)]
+            if words:
+                ctx.note(Note(
+                    "MPI010", "unchanged",
+                    f"the launcher's command uses {', '.join(sorted(set(words)))} with one dash: Open MPI 4.1's mpirun "
+                    "accepts it, Open MPI 5's does not (it stops, reading the option's value as the program to run); "
+                    "kf2jobset never rewrites your command",
+                    source_path="spec.mpiReplicaSpecs.Launcher.template.spec.containers[0]", replica_type="Launcher",
+                    action="write --bind-to / --map-by / --rank-by (two dashes, accepted by both) before moving to an "
+                           "Open MPI 5 image",
+                ))
+        if implementation(job) == "MPICH" and job.framework.get("runLauncherAsWorker"):
+            ctx.note(Note(
+                "MPI011", "unchanged",
+                "runLauncherAsWorker with MPICH: the hostfile's first line is the launcher itself, and MPICH 4.0's "
+                "hydra reaches that line over ssh like any other (MPICH 5 starts those ranks locally), so the launcher "
+                "must run sshd and accept the key too; this is how mpi-operator ran it",
+                source_path="spec.runLauncherAsWorker", replica_type="Launcher",
+                action="with MPICH 4.x, start sshd in the launcher container before mpirun (or use MPICH 5)",
+            ))
         if hostfile_mode(ctx) == "generated":
             ctx.note(Note(
                 "MPI005", "rewritten",
@@ -299,6 +408,41 @@ class MPIProfile(Profile):
                 "once every worker is Ready (dependsOn), which avoids ssh retries",
                 source_path="spec.launcherCreationPolicy", explains=(("start", "Launcher"),),
             ))
+
+    def operator_success(self, job) -> tuple:
+        return ("all", ("launcher",))
+
+    def operator_start(self, job, rtype: str):
+        if rtype == "Launcher" and job.has("Worker") and job.replicas["Worker"].replicas > 0:
+            if job.is_mpi_v1:
+                return ("after", (("worker", "Ready"),))  # kubectl-delivery waits for every worker Ready
+            if job.framework.get("launcherCreationPolicy") == "WaitForWorkersReady":
+                return ("after", (("worker", "Ready"),))
+        return "at-once"
+
+    def operator_failure(self, job, rtype: str, policy: str) -> str:
+        if job.is_mpi_v1:
+            return "stuck" if policy == "ExitCode" else "fail-job"  # pods are never recreated
+        return "recreate" if rtype == "Launcher" else "launcher-decides"  # the launcher is a batch Job
+
+    def operator_retries(self, job, rtype: str, policy: str):
+        if job.is_mpi_v1:
+            return super().operator_retries(job, rtype, policy)
+        if rtype == "Launcher":
+            bl = job.run_policy.backoff_limit
+            return (int(bl) if bl is not None else 6, "per Job")  # the launcher Job's own backoffLimit
+        return None
+
+    def operator_job_rules(self, job, rules: dict) -> None:
+        if job.is_mpi_v1:
+            return
+        # mpi-operator v2beta1: the launcher is a batch Job that carries the deadline and the TTL.
+        rp = job.run_policy
+        rules["cleanPodPolicy"] = "keep-all" if rp.clean_pod_policy == "None" else "delete-workers"
+        if rp.active_deadline_seconds is not None:
+            rules["activeDeadlineSeconds"] = (int(rp.active_deadline_seconds), "launcher Job")
+        if rp.ttl_seconds_after_finished is not None:
+            rules["ttl"] = (int(rp.ttl_seconds_after_finished), "launcher Job")
 
 
 PROFILE = MPIProfile()

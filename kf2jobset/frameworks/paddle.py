@@ -1,4 +1,11 @@
-"""PaddleJob: PADDLE_* env; the first pod reaches itself by IP. Facts: training-operator.md §7."""
+"""PaddleJob: PADDLE_* env; the first pod reaches itself by IP. Facts: training-operator.md §7.
+
+Why the IP matters: `python -m paddle.distributed.launch` serves its rendezvous store (and so takes
+rank 0) only on the node whose PADDLE_MASTER host is the literal `127.0.0.1` or the node's own IP
+(the address its hostname resolves to); a DNS name, even of its own pod, makes every node a client
+of a store nobody serves. So the first pod must get `$(POD_IP_DUMMY)` and no other pod may: when
+the first replica type has several pods, its pod 0 gets a replicatedJob of its own (plan.py).
+"""
 from __future__ import annotations
 
 from ..notes import Note
@@ -11,13 +18,11 @@ def _first_type(job) -> str:
     return "Master" if job.has("Master") else "Worker"
 
 
-def _first_is_alone(job) -> bool:
-    """The first pod sits alone in its replicatedJob, so its template can differ from the rest."""
-    return job.replicas[_first_type(job)].replicas == 1
-
-
 class PaddleProfile(Profile):
     name = "paddle"
+
+    def solo_first(self, job) -> str | None:
+        return _first_type(job)
 
     def env(self, job, rtype: str, side: Side) -> list[dict]:
         first = _first_type(job)
@@ -30,9 +35,8 @@ class PaddleProfile(Profile):
         if side.is_operator:
             is_first_pod = rtype == first and side.index == 0  # type: ignore[attr-defined]
         else:
-            # A pod template is shared by every pod of its replicatedJob: the IP form is only
-            # possible when the first pod is the only one; otherwise it uses its own DNS name.
-            is_first_pod = rtype == first and _first_is_alone(job)
+            # The plan gives the first pod a replicatedJob of its own (first_index 0, one replica).
+            is_first_pod = rtype == first and side.first_index == 0  # type: ignore[attr-defined]
         if is_first_pod:
             out.append(field_env(POD_IP_VAR, "status.podIP"))
             out.append({"name": "PADDLE_MASTER", "value": f"$({POD_IP_VAR}):{port}"})
@@ -44,14 +48,22 @@ class PaddleProfile(Profile):
 
     def notes(self, job, ctx: EmitContext) -> None:
         first = _first_type(job)
-        if not _first_is_alone(job):
+        segments = (ctx.segments or {}).get(first) or []
+        if len(segments) > 1:
+            (solo, _, _), (rest, _, count) = segments[0], segments[1]
+            kind = first.lower()
+            js = ctx.jobset_name or "<jobset>"
             ctx.note(Note(
-                "PD001", "rewritten",
-                f"{first.lower()} 0 shares its pod template with the other {first.lower()}s, so its "
-                f"PADDLE_MASTER names itself by DNS ({first.lower()} 0's hostname) instead of $(POD_IP_DUMMY); "
-                "both reach the same pod",
-                source_path=f"paddleReplicaSpecs.{first}", target_path=f"spec.replicatedJobs[{first.lower()}]",
-                explains=(("env", POD_IP_VAR), ("env", "PADDLE_MASTER")), replica_type=first,
+                "PD002", "rewritten",
+                f"{kind} 0 runs in a replicatedJob of its own, {solo!r} (pod {js}-{solo}-0-0), so that only its pod gets "
+                f"POD_IP_DUMMY (status.podIP) and PADDLE_MASTER=$(POD_IP_DUMMY):<port> as under v1: Paddle's launcher "
+                f"serves its rendezvous store, and takes rank 0, only where PADDLE_MASTER's host is the pod's own IP. "
+                f"{kind.capitalize()}s 1-{count} are replicatedJob {rest!r} with job-index i-1 (pods {js}-{rest}-<i-1>-0); "
+                f"job-global-index is still the v1 replica index",
+                source_path=f"paddleReplicaSpecs.{first}", target_path=f"spec.replicatedJobs[{solo}]",
+                action=f"select {kind} pods by the replicatedjob-name labels {solo!r} and {rest!r} (or by job-global-index); "
+                       f"to resize, change the replicas of {rest!r} (total {kind}s = 1 + its replicas) and PADDLE_NNODES",
+                replica_type=first, warn=True,
             ))
         if job.framework.get("elasticPolicy") is not None:
             ctx.note(Note(
@@ -59,6 +71,9 @@ class PaddleProfile(Profile):
                 "elasticPolicy: a JobSet runs a fixed number of workers; min/max replicas and any HPA are gone",
                 source_path="spec.elasticPolicy", action="size the worker replicatedJob for the run",
             ))
+
+    def operator_success(self, job) -> tuple:
+        return ("all", ("master",)) if job.has("Master") else ("all", ("worker",))
 
 
 PROFILE = PaddleProfile()

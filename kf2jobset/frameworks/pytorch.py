@@ -106,5 +106,17 @@ class PyTorchProfile(Profile):
                     source_path="spec.elasticPolicy.metrics", action="remove the autoscaling expectation",
                 ))
 
+    def operator_success(self, job) -> tuple:
+        if job.has("Master"):
+            return ("all", ("master",))
+        return ("any", ("worker",)) if job.framework.get("elasticPolicy") is not None else ("all", ("worker",))
+
+    def operator_start(self, job, rtype: str):
+        # Workers wait in init-pytorch until the master's per-pod Service resolves; that Service does
+        # not publish not-ready addresses, so in effect they wait for the master to be Ready.
+        if rtype == "Worker" and job.has("Master"):
+            return ("after", (("master", "Ready"),))
+        return "at-once"
+
 
 PROFILE = PyTorchProfile()

@@ -63,5 +63,20 @@ class TensorFlowProfile(Profile):
                 source_path="spec.tfReplicaSpecs",
             ))
 
+    def operator_success(self, job) -> tuple:
+        chiefs = [t.lower() for t in ("Chief", "Master") if job.has(t)]
+        if chiefs:
+            return ("all", tuple(chiefs))
+        if job.has("Worker"):
+            if job.framework.get("successPolicy") == "AllWorkers":
+                return ("all", ("worker",))
+            return ("all", ("worker",), "or worker 0 exits 0")
+        return ("never",)
+
+    def operator_failure(self, job, rtype: str, policy: str) -> str:
+        if policy == "Never" and rtype == "Worker" and job.framework.get("enableDynamicWorker"):
+            return "ignored"
+        return super().operator_failure(job, rtype, policy)
+
 
 PROFILE = TensorFlowProfile()

@@ -33,5 +33,11 @@ class XGBoostProfile(Profile):
                 source_path="xgbReplicaSpecs.*.restartPolicy", explains=(("lifecycle", "failure"),),
             ))
 
+    def operator_success(self, job) -> tuple:
+        return ("all", ("master",))
+
+    def operator_failure(self, job, rtype: str, policy: str) -> str:
+        return "exit-code" if policy == "ExitCode" else "fail-job"
+
 
 PROFILE = XGBoostProfile()

@@ -21,16 +21,22 @@ class LiveKind:
         return f"{self.plural}.{self.group}"
 
 
-# MPIJob: training-operator serves kubeflow.org/v1, mpi-operator serves kubeflow.org/v2beta1 (one CRD
-# name, so a cluster has one or the other). Should a CRD serve both, v2beta1 is the newer operator's.
-KINDS: tuple[LiveKind, ...] = (
-    LiveKind("TFJob", "tfjobs", ("v1",)),
-    LiveKind("PyTorchJob", "pytorchjobs", ("v1",)),
-    LiveKind("MPIJob", "mpijobs", ("v2beta1", "v1")),
-    LiveKind("XGBoostJob", "xgboostjobs", ("v1",)),
-    LiveKind("PaddleJob", "paddlejobs", ("v1",)),
-    LiveKind("JAXJob", "jaxjobs", ("v1",)),
-)
+def _kinds() -> tuple[LiveKind, ...]:
+    """From mappings/*.yaml: every kind with the kubeflow.org versions we convert, plural = lower-case
+    kind + s (as the Kubeflow CRDs name them). Several versions: the newest first — MPIJob's v1
+    (training-operator) and v2beta1 (mpi-operator) share one CRD name, so a cluster serves one; should
+    a CRD serve both, v2beta1 is the newer operator's."""
+    from ..mappings import JOB_KINDS, all_mappings
+
+    out = []
+    for kind in JOB_KINDS:
+        versions = [v.split("/", 1)[1] for m in all_mappings() if m.kind == kind for v in m.api_versions
+                    if v.startswith(GROUP + "/")]
+        out.append(LiveKind(kind, kind.lower() + "s", tuple(sorted(set(versions), reverse=True))))
+    return tuple(out)
+
+
+KINDS: tuple[LiveKind, ...] = _kinds()
 
 
 def _aliases() -> dict[str, LiveKind]:

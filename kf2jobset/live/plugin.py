@@ -16,7 +16,7 @@ from typing import Iterator
 import click
 
 from .. import __version__, exitcodes
-from ..cli import build_options, conversion_options
+from ..clioptions import build_options, conversion_options
 from ..errors import Kf2JobSetError, Location, NotFoundError, UsageError
 from .cluster import DEFAULT_CHUNK_SIZE, JOBSET_GROUP, JOBSET_PLURAL, JOBSET_VERSION
 from .kinds import KINDS, LiveKind, resolve_kind, split_kind_name
@@ -303,8 +303,8 @@ def get(kind, job_name, output, all_namespaces, selector, chunk_size, **kw):
                     errors.append(err)
                     continue
                 for note in conv.notes:
-                    if note.category == "breaking":
-                        _warn(f"{_ref(obj)}: {note.code} {note.message}")
+                    if note.printed:
+                        _warn(f"{_ref(obj)}: {note.warning_text()}")
                 if output == "yaml":  # stream job by job: constant memory for a whole cluster
                     sys.stdout.write(_dump(conv.objects, output, False))
                     sys.stdout.flush()
@@ -491,8 +491,8 @@ def _apply(cluster, kind: LiveKind, name: str, namespace: str, options, dry_run:
     ref = _ref(source)
     conv = _convert_live(source, options)
     for note in conv.notes:
-        if note.category == "breaking":
-            _warn(f"{ref}: {note.code} {note.message}")
+        if note.printed:
+            _warn(f"{ref}: {note.warning_text()}")
     state = job_state(source)
     if state in TERMINAL_STATES:
         _warn(f"{ref} has {state}: the JobSet runs the training again")

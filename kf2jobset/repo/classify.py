@@ -16,8 +16,12 @@ from ..mappings import JOB_KINDS
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
-_KIND = r"""\bkind["']?[ \t]*:[ \t]*["']?(?:{})\b"""
+# `kind:` then, possibly on the next line, tags (`!!str`), an anchor, a block scalar indicator, a quote
+_KIND = r"""\bkind["']?\s*:\s*(?:(?:![^\s]*|&[^\s]+)\s+)*(?:[|>][-+0-9]*\s+)?["']?\s*(?:{})\b"""
 JOB_KIND_RE = re.compile(_KIND.format("|".join(JOB_KINDS)))
+# a job kind written any other way (an alias, a complex key...): not after '/', as in the
+# `kf2jobset.dev/source: kubeflow.org/v1/PyTorchJob` annotation of a JobSet we wrote
+LOOSE_JOB_RE = re.compile(r"(?<![/\w.-])(?:{})(?!\w)".format("|".join(JOB_KINDS)))
 KATIB_KIND_RE = re.compile(_KIND.format("Experiment"))
 # anything a kustomization (or a JSON6902 patch file) could use to point at a v1 job
 V1_REFERENCE_RE = re.compile(r"\b(?:{})\b|[A-Za-z]+ReplicaSpecs\b|kubeflow\.org".format("|".join(JOB_KINDS)))
@@ -32,9 +36,11 @@ PATCH_LIKE = "patch-like"  # may be a kustomize patch aimed at a v1 job (JSON690
 
 
 def may_hold_job(text: str, katib: bool = False) -> bool:
-    if "kubeflow.org" not in text:
+    if "kubeflow.org" not in text and not ("kubeflow" in text and "\\" in text):  # escaped: "kubeflow\x2eorg"
         return False
-    return bool(JOB_KIND_RE.search(text) or (katib and KATIB_KIND_RE.search(text)))
+    if "\\" in text and '"' in text and "kubeflow" in text:
+        return True  # escapes in double quotes can spell anything: parse and look
+    return bool(JOB_KIND_RE.search(text) or LOOSE_JOB_RE.search(text) or (katib and KATIB_KIND_RE.search(text)))
 
 
 def is_helm_template(path: str, text: str | None = None) -> bool:

@@ -1,6 +1,9 @@
 """The repo-mode options of `kf2jobset convert`, kept here so the click command stays a thin shell."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+
 import click
 
 REPO_HELP = """
@@ -82,6 +85,43 @@ def stream_files(paths, kw: dict) -> list[str]:
         click.echo(f"kf2jobset: skipped {helm} Helm template{'s' if helm != 1 else ''} (render first: "
                    "helm template CHART | kf2jobset convert -)", err=True)
     return files + found.missing  # missing ones fail when read, with the usual message
+
+
+@dataclass
+class JobFiles:
+    files: list = dc_field(default_factory=list)  # (path, text or None, found under a directory)
+    scanned: int = 0  # files found under directories
+    helm: int = 0  # Helm templates that mention a job kind (skipped)
+    walked_dirs: bool = False
+
+
+def walk_for_jobs(paths, excludes=(), *, gitignore: bool = True, katib: bool = False) -> JobFiles:
+    """What `report` reads: explicit files always; under directories the same walk and text
+    pre-filter as `convert --check` (files that cannot hold a job are never parsed; Helm templates
+    are skipped and counted)."""
+    from ..files import walk
+    from .classify import CANDIDATE, HELM, classify, may_hold_job
+
+    found = walk(paths, tuple(excludes or ()), gitignore=gitignore)
+    out = JobFiles(walked_dirs=any(f.base is not None for f in found.files))
+    for f in found.files:
+        if f.base is None:
+            out.files.append((f.path, None, False))
+            continue
+        out.scanned += 1
+        try:
+            with open(f.path, encoding="utf-8", errors="surrogateescape") as fh:
+                text = fh.read()
+        except OSError:
+            out.files.append((f.path, None, False))  # read again by the caller, which reports the error
+            continue
+        kind = classify(f.path, text, katib)
+        if kind == HELM:
+            out.helm += 1 if may_hold_job(text, katib) else 0
+        elif kind == CANDIDATE:
+            out.files.append((f.path, None, True))
+    out.files += [(m, None, False) for m in found.missing]
+    return out
 
 
 def _usage(message: str) -> int:

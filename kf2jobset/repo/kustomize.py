@@ -664,8 +664,7 @@ def _mentions(node):
 # ---- outcomes -------------------------------------------------------------------------------------------
 
 def _outcomes(unit: Unit, settings, targets) -> list:
-    from .fsio import write_atomic
-    from .run import CHECK, CONVERTED, FAILED, IN_PLACE, OUT_DIR, Outcome
+    from .outcome import CHECK, CONVERTED, FAILED, Outcome, deliver
 
     if unit.problems:
         out = Outcome(unit.path, FAILED)
@@ -680,23 +679,12 @@ def _outcomes(unit: Unit, settings, targets) -> list:
     for path, (text, bom) in changes.items():
         data = (b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8")
         out = Outcome(path)
-        if settings.mode == CHECK:
-            target = _target(path, settings, targets)
-            if target is None:
-                out.status = CONVERTED
-                out.findings = [r for r in unit.rewrites if r.startswith(path + ":")] or [f"{path}: kustomize patch aims at a v1 job"]
-            elif _read(target) != data:
-                out.status = CONVERTED
-                out.findings = [f"{path}: converted output {target} is {'missing' if _read(target) is None else 'out of date'}"]
-        elif settings.mode == OUT_DIR:
-            target = _target(path, settings, targets)
-            if _read(target) != data:
-                Path(target).parent.mkdir(parents=True, exist_ok=True)
-                write_atomic(target, data, mode_from=path)
-                out.status, out.written = CONVERTED, target
-        elif settings.mode == IN_PLACE:
-            write_atomic(path, data)
-            out.status, out.written = CONVERTED, path
+        target = _target(path, settings, targets)
+        if settings.mode == CHECK and target is None:
+            out.status = CONVERTED
+            out.findings = [r for r in unit.rewrites if r.startswith(path + ":")] or [f"{path}: kustomize patch aims at a v1 job"]
+        else:
+            deliver(out, path, data, target, settings)
         outcomes.append(out)
     if not outcomes:
         outcomes.append(Outcome(unit.path))
@@ -712,10 +700,3 @@ def _target(path: str, settings, targets) -> str | None:
     if rel.startswith(".."):
         rel = os.path.basename(path)
     return str(Path(settings.out_dir) / rel)
-
-
-def _read(path: str | None) -> bytes | None:
-    try:
-        return Path(path).read_bytes() if path else None
-    except OSError:
-        return None

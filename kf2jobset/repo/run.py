@@ -26,45 +26,8 @@ from .. import exitcodes
 from ..options import ConvertOptions
 from . import classify as cls
 
-IN_PLACE, OUT_DIR, CHECK = "in-place", "out-dir", "check"
-
-# file statuses
-UNCHANGED = "unchanged"  # nothing to do (no v1 job, or output already up to date)
-CONVERTED = "converted"  # rewritten (in-place / out-dir) or would be (check)
-SKIPPED = "skipped"  # not parsed on purpose (Helm template)
-FAILED = "failed"  # left untouched because of an error
-
-PARALLEL_MIN_FILES = 16  # below this, worker start-up costs more than it saves
-
-HELM_HINT = ("render the chart (helm template CHART | kf2jobset convert -), "
-             "then carry the changes back into the templates by hand")
-
-
-@dataclass(frozen=True)
-class Settings:
-    mode: str
-    options: ConvertOptions = ConvertOptions()
-    out_dir: str | None = None
-    excludes: tuple = ()
-    jobs: int = 0  # 0: one worker per CPU, when there are enough files
-    fail_on_change: bool = False
-    gitignore: bool = True
-    progress: bool | None = None  # None: only on a terminal and for runs longer than a second
-
-
-@dataclass
-class Outcome:
-    """What happened to one file (small and picklable: workers send it back)."""
-
-    path: str
-    status: str = UNCHANGED
-    written: str | None = None  # the file written (in-place: path; out-dir: the mirror)
-    findings: list[str] = field(default_factory=list)  # check: what still needs converting
-    problems: list[str] = field(default_factory=list)  # errors, formatted file:line:col: ...
-    codes: list[int] = field(default_factory=list)
-    reason: str | None = None  # skip reason
-    notes: list[str] = field(default_factory=list)  # warnings that do not fail the file
-    katib_unconverted: int = 0  # Experiments embedding v1 jobs, left alone without --katib
+from .outcome import (CHECK, CONVERTED, FAILED, HELM_HINT, IN_PLACE, OUT_DIR, PARALLEL_MIN_FILES,  # noqa: F401
+                      SKIPPED, UNCHANGED, Outcome, Settings, deliver, read_bytes)
 
 
 @dataclass
@@ -117,47 +80,14 @@ def convert_file(task: Task, settings: Settings) -> Outcome:
                          "counterpart and were dropped")
     for conv in result.conversions:
         for note in conv.notes:
-            if note.category == "breaking":
-                out.notes.append(f"warning: {task.path}: {conv.job.display_name()}: {note.code} {note.message}")
-    if settings.mode == CHECK:
-        if task.target is None:
-            out.status = CONVERTED
-            out.findings += [f"{j}: Kubeflow v1 job; run kf2jobset convert --in-place" for j in jobs]
-            return out
-        current = _read_bytes(task.target)
-        if current != data:
-            out.status = CONVERTED
-            state = "missing" if current is None else "out of date"
-            out.findings.append(f"{task.path}: converted output {task.target} is {state}")
+            if note.printed:
+                out.notes.append(f"warning: {task.path}: {conv.job.display_name()}: {note.warning_text()}")
+    if settings.mode == CHECK and task.target is None:
+        out.status = CONVERTED
+        out.findings += [f"{j}: Kubeflow v1 job; run kf2jobset convert --in-place" for j in jobs]
         return out
-    from .fsio import write_atomic
-
-    try:
-        if settings.mode == OUT_DIR:
-            if _read_bytes(task.target) == data:
-                return out
-            Path(task.target).parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(task.target, data, mode_from=task.path)
-            out.written = task.target
-        else:
-            write_atomic(task.path, data)
-            out.written = task.path
-    except OSError as exc:
-        out.status = FAILED
-        out.problems.append(f"{out.written or task.target or task.path}: cannot write: {exc.strerror or exc}")
-        out.codes.append(exitcodes.INPUT)
-        return out
-    out.status = CONVERTED
+    deliver(out, task.path, data, task.target, settings)
     return out
-
-
-def _read_bytes(path: str | None) -> bytes | None:
-    if path is None:
-        return None
-    try:
-        return Path(path).read_bytes()
-    except OSError:
-        return None
 
 
 def _job_lines(path: str, result) -> list[str]:

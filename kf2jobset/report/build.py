@@ -109,7 +109,8 @@ def job_report(conv, doc, embedded: tuple, options) -> JobReport:
     companions = conv.companions
 
     op = operator_world(op_job, cluster_domain=options.cluster_domain)
-    js = jobset_world(jobset, cluster_domain=options.cluster_domain)
+    # Pods are paired by role and replica index, also where one replica type spans two replicatedJobs.
+    js = jobset_world(jobset, cluster_domain=options.cluster_domain, roles=conv.plan.pod_roles)
     roles = {spec.rjob_name: t for t, spec in op_job.replicas.items()}
     pod_roles = {p.key[0]: p.role for p in op.pods}
 
@@ -126,7 +127,7 @@ def job_report(conv, doc, embedded: tuple, options) -> JobReport:
     d, s = compare_pods(op, js)
     diffs += d
     same += s
-    diffs += compare_lifecycle(operator_lifecycle(op_job), jobset_lifecycle(jobset, companions), roles)
+    diffs += compare_lifecycle(operator_lifecycle(op_job), jobset_lifecycle(jobset, companions, {n: r[0] for n, r in conv.plan.pod_roles.items()}), roles)
     d, s = compare_files(_operator_files(op_job, op, options), _jobset_files(js, companions), op, js)
     diffs += d
     same += s
@@ -189,7 +190,7 @@ def _operator_files(job, op, options) -> dict:
 
 def _jobset_files(js, companions) -> dict:
     """What the JobSet's launcher finds under /etc/mpi: a ConfigMap's keys, or what an init container writes."""
-    from ..frameworks.mpi import HOSTFILE_VAR, MPI_DIR
+    from ..frameworks.mpi import DISCOVER_FILE, DISCOVER_VAR, HOSTFILE_VAR, MPI_DIR
 
     launcher = next((p for p in js.pods if p.key[0] == "launcher"), None)
     if launcher is None:
@@ -214,6 +215,8 @@ def _jobset_files(js, companions) -> dict:
         env = dict(launcher.env(c))
         if HOSTFILE_VAR in env:
             files["hostfile"] = env[HOSTFILE_VAR]
+        if DISCOVER_VAR in env:
+            files[DISCOVER_FILE] = env[DISCOVER_VAR]
     return files
 
 

@@ -26,7 +26,12 @@ class JobSetWorld:
 
 
 def jobset_world(jobset: dict, *, name: str | None = None, namespace: str | None = None,
-                 cluster_domain: str | None = None, files: dict | None = None) -> JobSetWorld:
+                 cluster_domain: str | None = None, files: dict | None = None,
+                 roles: dict | None = None) -> JobSetWorld:
+    """`roles`: replicatedJob name -> (role, first index), for replicatedJobs that hold part of a
+    replica type (kf2jobset's plan.pod_roles); pods are then keyed (role, first index + job-index)
+    so they pair with the operator's pods. Without it a pod's role is its replicatedJob name."""
+    roles = roles or {}
     meta = jobset.get("metadata") or {}
     name = name or meta.get("name") or (meta.get("generateName") or "jobset-") + "x7k2q"
     namespace = namespace or meta.get("namespace") or "default"
@@ -82,7 +87,8 @@ def jobset_world(jobset: dict, *, name: str | None = None, namespace: str | None
                 for key in ("initContainers", "containers"):
                     for cont in pod_spec.get(key) or []:
                         cont["env"] = list(cont.get("env") or []) + [{"name": "JOB_COMPLETION_INDEX", "value": str(c)}]
-                pod = Pod(role=rname, index=j * completions + c, name=f"{hostname}-abcde", namespace=namespace,
+                role, first = roles.get(rname, (rname, 0))
+                pod = Pod(role=role, index=first + j * completions + c, name=f"{hostname}-abcde", namespace=namespace,
                           ip=f"10.2.{k}.{j * completions + c}", labels=labels, annotations=annotations,
                           hostname=hostname, subdomain=subdomain if dns else None, spec=pod_spec)
                 pods.append(pod)

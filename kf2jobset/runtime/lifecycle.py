@@ -84,116 +84,38 @@ class Lifecycle:
 # ---------------------------------------------------------------- operator side
 
 def operator_lifecycle(job: TrainingJob) -> Lifecycle:
+    """What the operator did. The rules common to every kind live here; each framework profile states
+    its kind's own (who decides success, start order, failure handling: see `Profile.operator_*`)."""
+    from ..frameworks import profile as get_profile
+
+    prof = get_profile(job.mapping.profile)
     rp = job.run_policy
-    kind = job.kind
-    mpi_v2 = kind == "MPIJob" and not job.is_mpi_v1
     out = Lifecycle()
-    out.job["success"] = _operator_success(job)
-    if mpi_v2:
-        out.job["cleanPodPolicy"] = "keep-all" if rp.clean_pod_policy == "None" else "delete-workers"
-    else:
-        out.job["cleanPodPolicy"] = {"None": "keep-all", "Running": "delete-active", "All": "delete-all"}[rp.clean_pod_policy]
-    deadline_scope = "launcher Job" if mpi_v2 else "whole job"
+    out.job["success"] = prof.operator_success(job)
+    out.job["cleanPodPolicy"] = {"None": "keep-all", "Running": "delete-active", "All": "delete-all"}[rp.clean_pod_policy]
     out.job["activeDeadlineSeconds"] = (
-        None if rp.active_deadline_seconds is None else (int(rp.active_deadline_seconds), deadline_scope)
+        None if rp.active_deadline_seconds is None else (int(rp.active_deadline_seconds), "whole job")
     )
-    # v1 deleted the job object (its pods go with it); mpi-operator v2beta1 only set it on the launcher Job.
-    out.job["ttl"] = None if rp.ttl_seconds_after_finished is None else (
-        int(rp.ttl_seconds_after_finished), "launcher Job" if mpi_v2 else "job and its pods")
+    # v1 deleted the job object (its pods go with it).
+    out.job["ttl"] = None if rp.ttl_seconds_after_finished is None else (int(rp.ttl_seconds_after_finished), "job and its pods")
     out.job["suspend"] = bool(rp.suspend)
     out.job["schedulingPolicy"] = _operator_gang(job)
     out.job["restarts"] = "never"  # v1 never restarts the whole job
     out.job["managedBy"] = "multikueue" if rp.managed_by == MULTIKUEUE else "default"
     if rp.managed_by not in (None, MULTIKUEUE, "kubeflow.org/training-operator", "kubeflow.org/mpi-operator"):
         out.job["managedBy"] = rp.managed_by
+    prof.operator_job_rules(job, out.job)
 
     for rtype, spec in job.replicas.items():
         role = spec.rjob_name
         policy = spec.restart_policy
         out.roles[role] = {
-            "start": _operator_start(job, rtype),
+            "start": prof.operator_start(job, rtype),
             "restartPolicy": "Never" if policy == "ExitCode" else policy,
-            "failure": _operator_failure(job, rtype, policy),
-            "backoffLimit": _operator_retries(job, rtype, policy),
+            "failure": prof.operator_failure(job, rtype, policy),
+            "backoffLimit": prof.operator_retries(job, rtype, policy),
         }
     return out
-
-
-def _operator_success(job: TrainingJob):
-    has = job.has
-    kind = job.kind
-    fw = job.framework
-    if kind == "TFJob":
-        chiefs = [t.lower() for t in ("Chief", "Master") if has(t)]
-        if chiefs:
-            return ("all", tuple(chiefs))
-        if has("Worker"):
-            if fw.get("successPolicy") == "AllWorkers":
-                return ("all", ("worker",))
-            return ("all", ("worker",), "or worker 0 exits 0")
-        return ("never",)
-    if kind == "PyTorchJob":
-        if has("Master"):
-            return ("all", ("master",))
-        return ("any", ("worker",)) if fw.get("elasticPolicy") is not None else ("all", ("worker",))
-    if kind == "XGBoostJob":
-        return ("all", ("master",))
-    if kind == "MPIJob":
-        return ("all", ("launcher",))
-    if kind == "PaddleJob":
-        return ("all", ("master",)) if has("Master") else ("all", ("worker",))
-    if kind == "JAXJob":
-        return ("all", ("worker",))
-    return ("all", tuple(sorted(t.lower() for t in job.replicas)))
-
-
-def _operator_start(job: TrainingJob, rtype: str):
-    # PyTorch workers wait in init-pytorch until the master's per-pod Service resolves; that Service
-    # does not publish not-ready addresses, so in effect they wait for the master to be Ready.
-    if job.kind == "PyTorchJob" and rtype == "Worker" and job.has("Master"):
-        return ("after", (("master", "Ready"),))
-    if job.kind == "MPIJob" and rtype == "Launcher" and job.has("Worker") and job.replicas["Worker"].replicas > 0:
-        if job.is_mpi_v1:
-            # kubectl-delivery blocks until every worker in the hostfile is Running and Ready.
-            return ("after", (("worker", "Ready"),))
-        if job.framework.get("launcherCreationPolicy") == "WaitForWorkersReady":
-            return ("after", (("worker", "Ready"),))
-    return "at-once"
-
-
-def _operator_failure(job: TrainingJob, rtype: str, policy: str) -> str:
-    kind = job.kind
-    if kind == "MPIJob":
-        if job.is_mpi_v1:
-            return "stuck" if policy == "ExitCode" else "fail-job"  # pods are never recreated
-        return "recreate" if rtype == "Launcher" else "launcher-decides"  # the launcher is a batch Job
-    if kind == "XGBoostJob":
-        return "exit-code" if policy == "ExitCode" else "fail-job"
-    if policy == "ExitCode":
-        return "exit-code"
-    if policy == "Never":
-        if kind == "TFJob" and rtype == "Worker" and job.framework.get("enableDynamicWorker"):
-            return "ignored"
-        return "fail-job"
-    return "recreate"
-
-
-def _operator_retries(job: TrainingJob, rtype: str, policy: str):
-    """How many failures the job absorbs before it fails: None = unlimited, 0 = none."""
-    bl = job.run_policy.backoff_limit
-    if job.kind == "MPIJob" and not job.is_mpi_v1:
-        if rtype == "Launcher":
-            return (int(bl) if bl is not None else 6, "per Job")  # the launcher Job's own backoffLimit
-        return None
-    failure = _operator_failure(job, rtype, policy)
-    if failure in ("fail-job", "ignored", "stuck") and policy in ("Never", "ExitCode"):
-        return 0
-    if policy == "ExitCode":
-        # Retries go through pod re-creation, which resets restartCount: unbounded unless backoffLimit is 0.
-        return 0 if bl == 0 else None
-    if bl is None:
-        return None
-    return (int(bl), "container restarts, summed over the whole job")
 
 
 def _operator_gang(job: TrainingJob) -> dict:
@@ -215,13 +137,24 @@ def _operator_gang(job: TrainingJob) -> dict:
 
 # ---------------------------------------------------------------- JobSet side
 
-def jobset_lifecycle(jobset: dict, companions: list[dict] = ()) -> Lifecycle:
+def jobset_lifecycle(jobset: dict, companions: list[dict] = (), roles: dict | None = None) -> Lifecycle:
+    """`roles`: replicatedJob name -> role, for replicatedJobs that together hold one replica type
+    (kf2jobset's plan.pod_roles); their rules are read as that role's, "differs" when they disagree."""
     spec = jobset.get("spec") or {}
     rjobs = spec.get("replicatedJobs") or []
     names = [r.get("name") for r in rjobs]
+    alias = {n: (roles or {}).get(n, n) for n in names}
+
+    def as_roles(items):
+        out_names = []
+        for n in items:
+            if alias.get(n, n) not in out_names:
+                out_names.append(alias.get(n, n))
+        return tuple(out_names)
+
     out = Lifecycle()
     sp = spec.get("successPolicy") or {"operator": "All"}
-    targets = tuple(sp.get("targetReplicatedJobs") or names)
+    targets = as_roles(sp.get("targetReplicatedJobs") or names)
     out.job["success"] = (str(sp.get("operator", "All")).lower(), targets)
     out.job["cleanPodPolicy"] = "delete-active"  # a finished JobSet deletes its still-active Jobs
     deadlines = {(r.get("template") or {}).get("spec", {}).get("activeDeadlineSeconds") for r in rjobs}
@@ -250,12 +183,21 @@ def jobset_lifecycle(jobset: dict, companions: list[dict] = ()) -> Lifecycle:
             # InOrder: an rjob's Jobs are created once every Job of the rjobs before it has started (ready).
             deps = tuple((names[j], "Ready") for j in range(k)) + deps
         failure, retries = _job_failure(job_spec, pod_spec)
-        out.roles[rj["name"]] = {
+        role = alias.get(rj["name"], rj["name"])
+        # A replicatedJob listed after another part of its own role waits for nothing of its own role.
+        deps = tuple(dict.fromkeys((alias.get(n, n), st) for n, st in deps if alias.get(n, n) != role))
+        rules = {
             "start": ("after", deps) if deps else "at-once",
             "restartPolicy": pod_spec.get("restartPolicy", "OnFailure"),
             "failure": failure,
             "backoffLimit": retries,
         }
+        if role in out.roles:
+            for rule, value in rules.items():
+                if out.roles[role][rule] != value:
+                    out.roles[role][rule] = ("differs per replicatedJob", out.roles[role][rule], value)
+        else:
+            out.roles[role] = rules
     return out
 
 

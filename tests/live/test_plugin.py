@@ -553,6 +553,8 @@ def test_mpijob_v2beta1_served_version_detected_and_accepted(apiserver, crds, ad
         assert got.code == 0, got
         js = next(d for d in yaml_stream(got.stdout) if d["kind"] == "JobSet")
         assert js["metadata"]["annotations"]["kf2jobset.dev/source"] == f"kubeflow.org/v2beta1/MPIJob {name}"
+        # the "do this before you apply" warnings reach the plugin user too (one policy: Note.printed)
+        assert " MPI003 " in got.stderr and " MPI008 " in got.stderr, got
         # mpi-operator generated <job>-ssh owned by the MPIJob: deleting the MPIJob would delete it
         uid = created[(ns, "MPIJob", name)]["metadata"]["uid"]
         core.create_namespaced_secret(ns, {

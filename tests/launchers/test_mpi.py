@@ -1,0 +1,137 @@
+"""mpirun over SSH on converted MPIJobs: Open MPI 4.1 (Debian) and 5 (PyPI), MPICH 4.0 (Debian) and 5
+(PyPI), Intel MPI (PyPI impi-rt). Each rank must run on the pod the operator's hostfile put it on.
+
+The launcher runs `mpirun -np <slots> <probe>` with the launcher container's env, mounts and init
+containers (not the example's own program, which is not installed here); workers run their
+container's command (sshd). The expected placement is derived from the v1 job, not from the output.
+"""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from .common import PROBE, check_placement, convert, hostfile_hosts, mpi_cases, tmpdir
+from .conftest import need
+from .harness import Cluster
+
+pytestmark = pytest.mark.launchers
+
+# implementation -> (image prefix mounted at /usr/local, [(name, mpirun)])
+IMPLEMENTATIONS = {
+    "OpenMPI": ("openmpi5", [("Open MPI 4.1", "/usr/bin/mpirun.openmpi"), ("Open MPI 5", "/usr/local/bin/mpirun")]),
+    "MPICH": ("mpich5", [("MPICH 4.0", "/usr/bin/mpiexec.mpich"), ("MPICH 5", "/usr/local/bin/mpiexec")]),
+    "Intel": ("impi", [("Intel MPI", "/usr/local/bin/mpiexec.hydra")]),
+}
+
+
+def implementation(source: dict) -> str:
+    return source["spec"].get("mpiImplementation") or "OpenMPI"
+
+
+def expected_hosts(conv) -> list[tuple[str, int]]:
+    """What the operator's hostfile listed, as JobSet pod hostnames: (hostname, slots) in order."""
+    spec = conv.source["spec"]
+    slots = int(spec.get("slotsPerWorker") or 1)
+    name = conv.jobset["metadata"]["name"]
+    rjobs = {rj["name"]: rj for rj in conv.jobset["spec"]["replicatedJobs"]}
+    hosts = []
+    launcher = spec["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"]
+    if conv.source["apiVersion"] == "kubeflow.org/v1":
+        gpu = any("gpu" in k for c in launcher for k in ((c.get("resources") or {}).get("limits") or {}))
+    else:
+        gpu = bool(spec.get("runLauncherAsWorker"))
+    if gpu:
+        hosts.append((f"{name}-launcher-0-0", slots))
+    workers = rjobs.get("worker", {}).get("replicas", 0)
+    hosts += [(f"{name}-worker-{i}-0", slots) for i in range(workers)]
+    return hosts
+
+
+def start_workers(cl: Cluster) -> None:
+    workers = cl.pods("worker")
+    for w in workers:
+        cl.start(w)
+    for w in workers:
+        cl.wait_port(w, 22)
+
+
+def run_mpi(conv, root, runs=None, mutate_companions=None) -> dict:
+    """Run each of the implementation's mpiruns in one cluster; {name: (exit code, output, hostfile)}."""
+    impl = implementation(conv.source)
+    prefix, versions = IMPLEMENTATIONS[impl]
+    companions = copy.deepcopy(conv.companions)
+    if mutate_companions:
+        mutate_companions(companions)
+    np = sum(s for _, s in expected_hosts(conv))
+    out = {}
+    with Cluster(conv.jobset, companions, conv.secrets(tmpdir()), mounts_over_usr_local=need(root / prefix)) as cl:
+        start_workers(cl)
+        launcher = cl.pods("launcher")[0]
+        hostfile = cl.exec(launcher, ["cat", "/etc/mpi/hostfile"])
+        assert hostfile.returncode == 0, hostfile.stdout
+        for label, mpirun in versions:
+            if runs and label not in runs:
+                continue
+            # This machine has 2 cores; the jobs ask for up to 16 slots per pod. Binding is not under test.
+            binding = ["--bind-to", "none"] if "openmpi" in mpirun or impl == "OpenMPI" else []
+            res = cl.exec(launcher, [mpirun, "-np", str(np), *binding, *PROBE], timeout=60)
+            out[label] = (res.returncode, res.stdout, hostfile.stdout)
+    return out
+
+
+@pytest.mark.parametrize("path,args", mpi_cases())
+def test_ranks_land_on_the_hostfile_workers(netns, root, path, args):
+    conv = convert(path, args)
+    expected = expected_hosts(conv)
+    results = run_mpi(conv, root)
+    assert results, "no implementation ran"
+    for label, (code, output, hostfile) in results.items():
+        assert hostfile_hosts(hostfile) == expected, f"{label}: /etc/mpi/hostfile is\n{hostfile}"
+        assert code == 0, f"{label}: mpirun exited {code}\n{output[-3000:]}"
+        check_placement(output, expected)
+
+
+def test_generated_hostfile_mode_places_ranks_alike(netns, root):
+    """--mpi-hostfile generated: the launcher's init container writes the files; same placement."""
+    path = __import__("tests.launchers.common", fromlist=["FIXTURES"]).FIXTURES / "mpijob-v2beta1/openmpi/input.yaml"
+    conv = convert(path, ["--mpi-hostfile=generated"])
+    assert not conv.companions, "generated mode has no ConfigMap"
+    for label, (code, output, _) in run_mpi(conv, root).items():
+        assert code == 0, f"{label}: {output[-3000:]}"
+        check_placement(output, expected_hosts(conv))
+
+
+def test_mutation_hostfile_line_dropped_is_caught(netns, root):
+    """Dropping the last hostfile line must make the placement check fail (the tests can fail)."""
+    from .common import FIXTURES
+
+    conv = convert(FIXTURES / "mpijob-v2beta1/openmpi/input.yaml")
+
+    def drop_last_line(companions):
+        cm = next(c for c in companions if c["kind"] == "ConfigMap")
+        lines = cm["data"]["hostfile"].splitlines(keepends=True)
+        cm["data"]["hostfile"] = "".join(lines[:-1])
+
+    results = run_mpi(conv, root, runs={"Open MPI 4.1"}, mutate_companions=drop_last_line)
+    code, output, hostfile = results["Open MPI 4.1"]
+    assert len(hostfile_hosts(hostfile)) == len(expected_hosts(conv)) - 1
+    with pytest.raises(AssertionError):
+        assert code == 0, output
+        check_placement(output, expected_hosts(conv))
+
+
+def test_without_prte_variables_open_mpi_5_ignores_the_hostfile(netns, root):
+    """Why PRTE_MCA_prte_default_hostfile is there: without it Open MPI 5 runs no rank on a worker."""
+    from .common import FIXTURES
+
+    conv = convert(FIXTURES / "mpijob-v2beta1/openmpi/input.yaml")
+    for spec in conv.pod_spec.values():
+        for c in spec["containers"]:
+            c["env"] = [e for e in c.get("env") or [] if not e["name"].startswith("PRTE_MCA_")]
+    code, output, _ = run_mpi(conv, root, runs={"Open MPI 5"})["Open MPI 5"]
+    workers = {h for h, _ in expected_hosts(conv)}
+    assert code != 0 or not any(f"host={w}" in output for w in workers), output[-3000:]
+    with pytest.raises(AssertionError):
+        assert code == 0, output
+        check_placement(output, expected_hosts(conv))
