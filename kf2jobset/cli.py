@@ -79,6 +79,8 @@ def convert(paths, report_specs=(), **kw):
                 click.echo(f"kf2jobset: {problem}", err=True)
         sys.exit(exitcodes.worst(exitcodes.for_error(e) for e in errors))
     for r in results:
+        for line in r.unconverted_lines():
+            click.echo(f"kf2jobset: warning: {line}", err=True)
         for conv in r.conversions:
             for note in conv.notes:
                 if note.printed:
@@ -137,6 +139,8 @@ def report(paths, formats, output, fail_on, color, exclude, no_gitignore, **kw):
             results.append(FileResult(path=shown, text="", errors=[err]))
             continue
         r = convert_text(text, shown, options)
+        for line in r.unconverted_lines():  # jobs inside AppWrappers, ConfigMaps, Argo templates
+            click.echo(f"kf2jobset: warning: {line}", err=True)
         if from_dir and not r.conversions and not r.errors:
             continue  # found by the walk, mentions a job kind, holds none (a CRD, docs): not news
         results.append(r)

@@ -153,6 +153,9 @@ class DocumentResult:
     errors: list[Kf2JobSetError] = field(default_factory=list)
     # paths (within this document) of embedded jobs, parallel to conversions/errors for Katib/List
     embedded_paths: list[tuple] = field(default_factory=list)
+    # v1 jobs inside objects kf2jobset does not rewrite (AppWrapper components, ConfigMap values):
+    # never converted silently, never passed silently either — the shells name each one
+    unconverted: list["EmbeddedJob"] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -181,7 +184,94 @@ def convert_document(doc: Any, options: ConvertOptions) -> DocumentResult:
         return DocumentResult(errors=[InvalidJobError(Problem(
             f"Experiment with apiVersion {doc.get('apiVersion')!r} holds a Kubeflow job; Katib serves {KATIB_EXPERIMENT[0]}",
             Location(path=("apiVersion",)), rule="api-version"))])
-    return DocumentResult()
+    return DocumentResult(unconverted=embedded_jobs(doc))
+
+
+@dataclass(frozen=True)
+class EmbeddedJob:
+    path: tuple
+    kind: str
+    api_version: str
+    owner: str  # the kind of the object that holds it
+
+    def message(self) -> str:
+        from .schemas import format_path
+
+        where = format_path(self.path)
+        article = "an" if self.owner[:1] in "AEIOU" else "a"
+        advice = {
+            "AppWrapper": "convert the job (kf2jobset convert) and put the JobSet in the component's place "
+                          "(AppWrapper runs JobSets)",
+            "ConfigMap": "convert the job (kf2jobset convert) and put the JobSet in the value (Katib trial templates: "
+                         "adjust the Experiment's primaryPodLabels and success/failure conditions as --katib does)",
+            **{k: "convert the job (render the placeholders, kf2jobset convert, put them back) and update the "
+                  "template's successCondition/failureCondition for JobSet status" for k in ARGO_KINDS},
+        }.get(self.owner, "convert it by hand")
+        return (f"{where} holds a {self.kind} ({self.api_version}) inside {article} {self.owner}: jobs embedded there are not "
+                f"converted automatically; {advice}")
+
+
+def embedded_jobs(doc: dict) -> list[EmbeddedJob]:
+    """Kubeflow v1 jobs held inside other objects: AppWrapper components (workload.codeflare.dev
+    v1beta2 `spec.components[].template`, v1beta1 `spec.resources.GenericItems[].generictemplate`) and
+    ConfigMap values holding a job's YAML (Katib trial templates)."""
+    kind = doc.get("kind")
+    found: list[EmbeddedJob] = []
+
+    def add(path, obj, owner):
+        job_kind = kubeflow_job_kind(obj)
+        if job_kind:
+            found.append(EmbeddedJob(path, job_kind, str(obj.get("apiVersion")).strip(), owner))
+
+    spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
+    if kind == "AppWrapper":
+        for i, comp in enumerate(spec.get("components") or []):
+            if isinstance(comp, dict):
+                add(("spec", "components", i, "template"), comp.get("template"), "AppWrapper")
+        items = (spec.get("resources") or {}).get("GenericItems") if isinstance(spec.get("resources"), dict) else None
+        for i, item in enumerate(items or []):
+            if isinstance(item, dict):
+                add(("spec", "resources", "GenericItems", i, "generictemplate"), item.get("generictemplate"), "AppWrapper")
+    elif kind in ARGO_KINDS and str(doc.get("apiVersion", "")).startswith("argoproj.io/"):
+        templates = spec.get("templates") or ((spec.get("workflowSpec") or {}).get("templates") if isinstance(
+            spec.get("workflowSpec"), dict) else None) or []
+        for i, tpl in enumerate(templates):
+            manifest = (tpl.get("resource") or {}).get("manifest") if isinstance(tpl, dict) and isinstance(
+                tpl.get("resource"), dict) else None
+            if isinstance(manifest, str) and "kubeflow.org" in manifest:
+                for obj in _yaml_objects(str(manifest)) or [_kind_lines(str(manifest))]:
+                    add(("spec", "templates", i, "resource", "manifest"), obj, kind)
+    elif kind == "ConfigMap" and isinstance(doc.get("data"), dict):
+        for key, value in doc["data"].items():
+            if isinstance(value, str) and "kubeflow.org" in value and len(value) < 1_000_000:
+                for obj in _yaml_objects(str(value)):
+                    add(("data", str(key)), obj, "ConfigMap")
+    return found
+
+
+ARGO_KINDS = ("Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow")
+
+
+def _kind_lines(text: str) -> dict:
+    """apiVersion/kind read line by line, for a manifest whose `{{...}}` placeholders are not YAML."""
+    import re
+
+    found = {}
+    for key in ("apiVersion", "kind"):
+        m = re.search(rf"(?m)^{key}:\s*['\"]?([^'\"\s#]+)", text)
+        if m:
+            found[key] = m.group(1)
+    return found
+
+
+def _yaml_objects(text: str) -> list:
+    """The documents of a YAML string, or [] if it is not YAML (a ConfigMap value may be anything)."""
+    import yaml
+
+    try:
+        return list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+    except Exception:  # not YAML, or YAML we cannot read: not a job we could name
+        return []
 
 
 def _katib_like(doc: dict) -> bool:
@@ -203,7 +293,7 @@ def unsupported_job_version(doc: dict) -> Kf2JobSetError:
     kind = kubeflow_job_kind(doc)
     api = doc.get("apiVersion")
     supported = ", ".join(supported_versions(kind))
-    if not isinstance(api, str) or api.strip() != api or kind != doc.get("kind") or not re.fullmatch(r"kubeflow\.org/v[0-9]+(?:(?:alpha|beta)[0-9]+)?", api):
+    if not isinstance(api, str) or api.strip() != api or kind != doc.get("kind") or not re.fullmatch(r"(?:[a-z0-9-]+\.)*kubeflow\.org/v[0-9]+(?:(?:alpha|beta)[0-9]+)?", api):
         return InvalidJobError(Problem(
             f"{str(doc.get('kind'))!r} with apiVersion {str(api)!r} is not an API the server serves (stray characters?); "
             f"{kind} is converted from {supported}", Location(path=("apiVersion",)), rule="api-version"))

@@ -173,7 +173,8 @@ def kubeflow_job_kind(doc) -> str | None:
     if kind is None or api is None or kind.strip() not in JOB_KINDS:
         return None
     group = api.strip().split("/", 1)[0].strip()
-    return kind.strip() if group.startswith("kubeflow.org") else None
+    # kubeflow.org and its subgroups: the old standalone operators served e.g. xgboostjob.kubeflow.org
+    return kind.strip() if group.startswith("kubeflow.org") or group.endswith(".kubeflow.org") else None
 
 
 def supported_versions(kind: str) -> list[str]:

@@ -32,6 +32,14 @@ class FileResult:
     def changed(self) -> bool:
         return self.new_text is not None and self.new_text != self.text
 
+    def unconverted_lines(self) -> list[str]:
+        """`file:line: document N: <path> holds a <kind> ...` for each v1 job left inside another object."""
+        out = []
+        for i, (doc, res) in enumerate(zip(self.documents, self.results)):
+            for emb in res.unconverted:
+                out.append(f"{self.path}:{doc.start_line + 1}: document {i + 1}: {emb.message()}")
+        return out
+
 
 def read_text(path: str) -> str:
     """Decode a manifest file: UTF-8 (a BOM is kept out of the text). Raises InputError."""
@@ -138,7 +146,24 @@ def _render_json(text: str, docs: list[Document], results: list[DocumentResult])
 def _may_convert(doc_text: str, options: ConvertOptions) -> bool:
     from .repo.classify import may_hold_job
 
-    return may_hold_job(doc_text, options.katib)
+    if not may_hold_job(doc_text, options.katib):
+        return False
+    if "CustomResourceDefinition" in doc_text:
+        # A vendored CRD names the job kinds (`names: {kind: TFJob}`) and is megabytes long: read it
+        # with libyaml first and parse it the slow, position-keeping way only if it is not a CRD.
+        return not _is_plain_crd(doc_text)
+    return True
+
+
+def _is_plain_crd(doc_text: str) -> bool:
+    import yaml
+
+    try:
+        data = yaml.load(doc_text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except Exception:  # not loadable here: let the careful reader report it
+        return False
+    return isinstance(data, dict) and data.get("kind") == "CustomResourceDefinition" and \
+        str(data.get("apiVersion", "")).startswith("apiextensions.k8s.io/")
 
 
 def _locate(err: Kf2JobSetError, path: str, doc: Document) -> Kf2JobSetError:

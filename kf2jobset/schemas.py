@@ -51,6 +51,8 @@ def format_path(path: Iterable[str | int]) -> str:
     metadata.labels["app.kubernetes.io/name"]."""
     out = ""
     for elem in path:
+        if not isinstance(elem, (int, str)) or isinstance(elem, bool):
+            elem = str(elem)  # a YAML key read as a number or a boolean
         if isinstance(elem, int):
             out += f"[{elem}]"
         elif not elem or any(c in elem for c in '.[]" '):

@@ -385,10 +385,27 @@ def test_fail_on_change_and_usage_errors(repo):
 
 
 def test_cli_in_place_prints_rewriting(repo):
-    result = CliRunner().invoke(main, ["convert", str(repo / "kustomize/base/job.yaml"), "--in-place"])
+    result = CliRunner().invoke(main, ["convert", str(repo / "apps/configmap.yaml"), str(repo / "apps/mnist.yaml"), "--in-place"])
     assert result.exit_code == 0
-    assert result.stdout == f"Rewriting {repo / 'kustomize/base/job.yaml'}\n"
-    assert result.stderr.endswith("1 file scanned, 1 converted, 0 skipped, 0 failed\n")
+    assert result.stdout == f"Rewriting {repo / 'apps/mnist.yaml'}\n"
+    assert result.stderr.endswith("2 files scanned, 1 converted, 0 skipped, 0 failed\n")
+
+
+def test_a_base_passed_alone_brings_its_overlays_and_the_other_way_round(repo):
+    # pre-commit passes only the staged files; half a kustomize unit would build a broken JobSet
+    base, overlay = repo / "kustomize/base/job.yaml", repo / "kustomize/overlay/kustomization.yaml"
+    result = CliRunner().invoke(main, ["convert", str(base), "--in-place"])
+    assert result.exit_code == 0, result.output
+    assert f"Rewriting {base}" in result.stdout
+    assert "overlay/kustomization.yaml" in result.stdout and "overlay/memory.yaml" in result.stdout
+    assert "forms one kustomize unit with" in result.stderr
+    assert "kind: JobSet" in overlay.read_text() and "kind: JobSet" in base.read_text()
+
+
+def test_an_overlay_patch_passed_alone_brings_its_base(repo):
+    result = CliRunner().invoke(main, ["convert", str(repo / "kustomize/overlay/memory.yaml"), "--check"])
+    assert result.exit_code == exitcodes.FINDINGS, result.output
+    assert "kustomize/base/job.yaml" in result.stdout
 
 
 @pytest.mark.parametrize("text, katib, expected", [
@@ -493,3 +510,146 @@ def test_do_this_first_warnings_reach_repo_mode_and_the_hook(tmp_path, args):
     for code in ("MPI003", "MPI008", "JS040"):
         assert f" {code} " in res.stderr, (code, res.stderr)
     assert "(action: create the Secret before the JobSet" in res.stderr
+
+
+EMBEDDED = """\
+apiVersion: workload.codeflare.dev/v1beta2
+kind: AppWrapper
+metadata:
+  name: wrapped
+spec:
+  components:
+  - template:
+      apiVersion: kubeflow.org/v1
+      kind: PyTorchJob
+      metadata: {name: inner}
+      spec:
+        pytorchReplicaSpecs:
+          Worker:
+            replicas: 2
+            template:
+              spec:
+                containers: [{name: pytorch, image: img:1}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: trial-templates
+  labels: {katib.kubeflow.org/component: trial-templates}
+data:
+  pytorch.yaml: |
+    apiVersion: kubeflow.org/v1
+    kind: PyTorchJob
+    spec:
+      pytorchReplicaSpecs: {}
+  notes.txt: just text
+"""
+
+
+def test_jobs_inside_appwrappers_and_configmaps_are_named_not_passed_silently(tmp_path):
+    from click.testing import CliRunner
+
+    from kf2jobset.cli import main
+
+    f = tmp_path / "wrapped.yaml"
+    f.write_text(EMBEDDED)
+    stream = CliRunner().invoke(main, ["convert", str(f)])
+    assert stream.exit_code == 0 and stream.stdout == EMBEDDED
+    assert 'spec.components[0].template holds a PyTorchJob (kubeflow.org/v1) inside an AppWrapper' in stream.stderr
+    assert 'data["pytorch.yaml"] holds a PyTorchJob (kubeflow.org/v1) inside a ConfigMap' in stream.stderr
+    check = CliRunner().invoke(main, ["convert", str(tmp_path), "--check"])
+    assert check.exit_code == exitcodes.FINDINGS
+    assert check.stdout.count("(a Kubeflow v1 job is left)") == 2
+    in_place = CliRunner().invoke(main, ["convert", str(tmp_path), "--in-place"])
+    assert in_place.exit_code == 0 and f.read_text() == EMBEDDED
+    assert in_place.stderr.count("kf2jobset: warning:") == 2
+
+
+@pytest.mark.parametrize("api, kind, supported", [
+    ("kubeflow.org/v1alpha2", "MPIJob", "kubeflow.org/v1, kubeflow.org/v2beta1"),
+    ("kubeflow.org/v1alpha1", "MPIJob", "kubeflow.org/v1, kubeflow.org/v2beta1"),
+    ("xgboostjob.kubeflow.org/v1", "XGBoostJob", "kubeflow.org/v1"),
+    ("kubeflow.org/v1beta2", "PyTorchJob", "kubeflow.org/v1"),
+])
+def test_old_api_versions_are_refused_with_the_supported_ones_in_every_mode(tmp_path, api, kind, supported):
+    from click.testing import CliRunner
+
+    from kf2jobset.cli import main
+
+    f = tmp_path / "old.yaml"
+    f.write_text(f"apiVersion: {api}\nkind: {kind}\nmetadata: {{name: old}}\nspec: {{}}\n")
+    for args in ([], ["--check"], ["--in-place"]):
+        res = CliRunner().invoke(main, ["convert", str(f), *args])
+        assert res.exit_code == exitcodes.UNSUPPORTED, (args, res.output)
+        assert f"{kind} {api} is not supported: kf2jobset converts {kind} {supported} only" in res.stderr
+
+
+ARGO = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: train-
+spec:
+  entrypoint: train
+  templates:
+  - name: train
+    resource:
+      action: create
+      successCondition: status.replicaStatuses.Worker.succeeded = {{inputs.parameters.workers}}
+      manifest: |
+        apiVersion: kubeflow.org/v1
+        kind: PyTorchJob
+        metadata:
+          generateName: {{workflow.name}}-
+        spec:
+          pytorchReplicaSpecs:
+            Worker:
+              replicas: {{inputs.parameters.workers}}
+"""
+
+
+def test_argo_templates_are_not_helm_and_their_jobs_are_named(tmp_path):
+    from click.testing import CliRunner
+
+    from kf2jobset.cli import main
+    from kf2jobset.repo.classify import CANDIDATE, HELM, classify
+
+    f = tmp_path / "wf.yaml"
+    f.write_text(ARGO)
+    assert classify(str(f), ARGO) == CANDIDATE
+    assert classify(str(f), "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: {{ .Release.Name }}\n") == HELM
+    res = CliRunner().invoke(main, ["convert", str(tmp_path), "--check"])
+    assert res.exit_code == exitcodes.FINDINGS
+    assert "spec.templates[0].resource.manifest holds a PyTorchJob (kubeflow.org/v1) inside a Workflow" in res.stdout
+    assert "helm" not in res.output.lower()
+
+
+def test_helm_hint_only_for_templates_that_hold_a_job(tmp_path):
+    from click.testing import CliRunner
+
+    from kf2jobset.cli import main
+
+    (tmp_path / "chart" / "templates").mkdir(parents=True)
+    (tmp_path / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (tmp_path / "chart" / "templates" / "svc.yaml").write_text("kind: Service\nmetadata:\n  name: {{ .Values.n }}\n")
+    res = CliRunner().invoke(main, ["convert", str(tmp_path), "--check"])
+    assert res.exit_code == 0 and "hint" not in res.stderr, res.stderr
+
+
+def test_vendored_crds_are_not_parsed_as_jobs(tmp_path):
+    require_shared()
+    from click.testing import CliRunner
+
+    from kf2jobset.cli import main
+    from .conftest import SHARED
+
+    for crd in (SHARED / "reference" / "kubeflow-crds" / "training-operator").glob("*.yaml"):
+        (tmp_path / crd.name).write_bytes(crd.read_bytes())
+    res = CliRunner().invoke(main, ["convert", str(tmp_path), "--check"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout == ""
+    from kf2jobset.pipeline import _may_convert
+    from kf2jobset.options import ConvertOptions
+
+    text = next(tmp_path.glob("*tfjobs*.yaml")).read_text()
+    assert not _may_convert(text, ConvertOptions())  # libyaml said CRD: never parsed the slow way (7 files: ~1 s, was ~7 s)

@@ -169,10 +169,20 @@ def test_check_lists_overlays_and_base_already_converted_is_reported(tmp_path):
     code, out, err = do_run(root, CHECK)
     assert code == exitcodes.FINDINGS
     assert "overlay/p.yaml: kustomize patch aims at a v1 job" in out
-    # the base alone was converted earlier (e.g. by a hook run on that file only)
-    do_run(root, IN_PLACE, paths=["base/job.yaml"])
+    # the base alone was converted earlier (by hand, or by an older kf2jobset run on that file only)
+    (root / "base" / "job.yaml").write_text(convert_text(PYTORCHJOB, "job.yaml", ConvertOptions()).new_text)
     code, out, err = do_run(root, IN_PLACE, paths=["overlay"])
     assert code == exitcodes.UNSUPPORTED and "already holds as a JobSet" in err
+
+
+def test_a_unit_that_fails_leaves_its_base_untouched_too(tmp_path):
+    root = overlay(tmp_path, "resources: [../base]\npatches:\n- path: p.yaml\n  target: {kind: PyTorchJob, labelSelector: 'a=b'}\n",
+                   {"p.yaml": "- {op: replace, path: /spec/pytorchReplicaSpecs/Worker/replicas, value: 4}\n"})
+    before = snapshot(root)
+    code, out, err = do_run(root, IN_PLACE, paths=["base/job.yaml"])
+    assert code == exitcodes.UNSUPPORTED
+    assert "by label/annotation" in err and "base/job.yaml: not converted: it belongs to a kustomize unit" in err
+    assert snapshot(root) == before
 
 
 # ---- patches as data ------------------------------------------------------------------------------
@@ -282,4 +292,5 @@ def test_any_write_error_is_one_line_and_the_input_exit_code(tmp_path, monkeypat
     assert code == exitcodes.INPUT
     assert snapshot(root) == before
     lines = [line for line in err.splitlines() if "cannot write" in line]
-    assert len(lines) >= 3 and all(os.strerror(getattr(errno_mod, errno_name)) in line for line in lines), err
+    assert len(lines) == 2 and all(os.strerror(getattr(errno_mod, errno_name)) in line for line in lines), err
+    assert "base/job.yaml: not converted: it belongs to a kustomize unit" in err  # all of the unit or none

@@ -25,7 +25,12 @@ LOOSE_JOB_RE = re.compile(r"(?<![/\w.-])(?:{})(?!\w)".format("|".join(JOB_KINDS)
 KATIB_KIND_RE = re.compile(_KIND.format("Experiment"))
 # anything a kustomization (or a JSON6902 patch file) could use to point at a v1 job
 V1_REFERENCE_RE = re.compile(r"\b(?:{})\b|[A-Za-z]+ReplicaSpecs\b|kubeflow\.org".format("|".join(JOB_KINDS)))
-TEMPLATE_RE = re.compile(r"\{\{.*?\}\}", re.DOTALL)
+# A Go template action as Helm writes them: `{{ .Values.x }}`, `{{- include "x" . }}`, `{{ $v }}`,
+# `{{ if ... }}`, `{{/* comment */}}`. Argo's `{{inputs.parameters.x}}` / `{{workflow.name}}` /
+# `{{=expr}}` are not Helm: those documents are YAML and are read as such.
+TEMPLATE_RE = re.compile(
+    r"\{\{-?\s*(?:[.$]|/\*|(?:include|template|if|else|end|range|with|define|block|toYaml|toJson|tpl|required|"
+    r"default|printf|print|quote|squote|indent|nindent|lookup|fail|tuple|dict|list|trim|upper|lower|b64enc)\b)")
 
 # kinds of file
 SKIP = "skip"  # cannot hold a v1 job: never parsed

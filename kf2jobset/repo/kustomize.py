@@ -176,6 +176,111 @@ def _ancestors(start: Path):
         d = d.parent
 
 
+# ---- families: a base and the overlays that build on it -------------------------------------------------
+
+def family_extras(paths: list[str], taken: set[str]) -> tuple[dict[str, list[str]], list[set[str]]]:
+    """Files that must be converted together with `paths` but are not in the run: for each file that
+    is a resource or patch of a kustomization, every kustomization connected to it through
+    `resources`/`bases`/`components` (the overlays that patch a base, the base an overlay builds)
+    and those kustomizations' own job files — as soon as one of them mentions v1 kinds or fields.
+    Converting only some of them leaves `kustomize build` broken (overlays patching a PyTorchJob
+    that became a JobSet, or the reverse). Returns ({extra real path: [the run's files it goes with]},
+    the families as sets of real paths). Searched below the repository root (see _repo_root)."""
+    from .classify import V1_REFERENCE_RE
+    from .fsio import read_source
+
+    graph: dict[str, set[str]] = {}  # kustomization dir -> connected kustomization dirs
+    members: dict[str, set[str]] = {}  # kustomization dir -> real paths of its files (resources, patches)
+    v1: set[str] = set()
+    scanned_roots: set[str] = set()
+    for path in paths:
+        root = _repo_root(Path(path).resolve().parent)
+        if str(root) in scanned_roots:
+            continue
+        scanned_roots.add(str(root))
+        for kfile in _kustomizations_below(root):
+            try:
+                src = read_source(str(kfile))
+                node = Y.compose(src.text)
+            except Exception:  # unreadable or invalid: reported when it is converted itself
+                continue
+            d = str(kfile.parent.resolve())
+            files, dirs = _references_of(node, kfile.parent)
+            members.setdefault(d, set()).update(files | {str(kfile.resolve())})
+            for other in dirs:
+                graph.setdefault(d, set()).add(other)
+                graph.setdefault(other, set()).add(d)
+            if V1_REFERENCE_RE.search(src.text):
+                v1.add(d)
+    extras: dict[str, list[str]] = {}
+    families: list[set[str]] = []
+    for path in paths:
+        real = str(Path(path).resolve())
+        start = [d for d, files in members.items() if real in files]
+        family: set[str] = set()
+        todo = list(start)
+        while todo:
+            d = todo.pop()
+            if d in family:
+                continue
+            family.add(d)
+            todo += graph.get(d, ())
+        if not family & v1 and not _mentions_v1_job(real):
+            continue
+        files = {m for d in family for m in members.get(d, ())} | {real}
+        families.append(files)
+        for member in sorted(files):
+            if member not in taken and os.path.isfile(member):
+                extras.setdefault(member, []).append(path)
+    return extras, families
+
+
+def _mentions_v1_job(path: str) -> bool:
+    from .classify import may_hold_job
+
+    try:
+        return may_hold_job(Path(path).read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return False
+
+
+def _repo_root(start: Path) -> Path:
+    """The nearest ancestor holding .git (pre-commit always runs there); else the working directory
+    when `start` is below it; else `start`'s parent (a base's sibling overlays)."""
+    for d in _ancestors(start):
+        if (d / ".git").exists():
+            return d
+    cwd = Path.cwd().resolve()
+    if start == cwd or cwd in start.parents:
+        return cwd
+    return start.parent
+
+
+def _kustomizations_below(root: Path):
+    from ..files import walk
+
+    for f in walk([str(root)]).files:
+        if os.path.basename(f.path) in KUSTOMIZATION_NAMES:
+            yield Path(f.path)
+
+
+def _references_of(node, directory: Path) -> tuple[set[str], set[str]]:
+    """(files, kustomization directories) a kustomization names."""
+    files, dirs = set(), set()
+    for section in ("resources", "bases", "components"):
+        for item in Y.items(Y.get(node, section)):
+            ref = Y.scalar(item)
+            if not ref or "://" in ref or ref.startswith(("github.com/", "git@")):
+                continue  # remote bases are not ours to convert
+            target = (directory / ref).resolve()
+            if target.is_dir() and find_kustomization(target) is not None:
+                dirs.add(str(target))
+            elif target.is_file():
+                files.add(str(target))
+    files |= _patch_files(node, directory)
+    return files, dirs
+
+
 def _patch_files(root, directory: Path) -> set[str]:
     out = set()
     for section in PATCH_SECTIONS:

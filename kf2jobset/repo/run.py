@@ -71,6 +71,11 @@ def convert_file(task: Task, settings: Settings) -> Outcome:
         return out
     if not settings.options.katib:
         out.katib_unconverted = _katib_embedded(result)
+    embedded = result.unconverted_lines()
+    if settings.mode == CHECK:
+        out.findings += [f"{line} (a Kubeflow v1 job is left)" for line in embedded]
+    else:
+        out.notes += [f"warning: {line}" for line in embedded]
     if not result.changed:
         return out
     data = (b"\xef\xbb\xbf" if task.bom else b"") + result.new_text.encode("utf-8")
@@ -156,17 +161,19 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
     kustomizations: list = []
     maybe_patches: list = []
     helm_with_jobs: list[str] = []
-    for f in found.files:
+
+    def take(f) -> str | None:
+        """Read and sort one file into tasks / kustomize units; returns its class (None: failed)."""
         summary.scanned += 1
         try:
             src = read_source(f.path)
         except Exception as err:  # InputError: unreadable or not UTF-8
             if _irrelevant_bytes(f.path, settings):  # e.g. a Latin-1 file that cannot hold a v1 job
                 outcomes.append(Outcome(f.path))
-                continue
+                return cls.SKIP
             problems = [str(p) for p in getattr(err, "problems", [])] or [f"{f.path}: {err}"]
             outcomes.append(Outcome(f.path, FAILED, problems=problems, codes=[exitcodes.INPUT]))
-            continue
+            return None
         kind = cls.classify(f.path, src.text, settings.options.katib)
         if kind == cls.SKIP:
             outcomes.append(Outcome(f.path))
@@ -184,6 +191,23 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
             if kind == cls.CANDIDATE:
                 tasks.append(Task(f.path, src.text, src.bom, targets.get(f.path)))
             maybe_patches.append((f, src))
+        return kind
+
+    relevant = [f.path for f in found.files if take(f) not in (None, cls.SKIP, cls.HELM)]
+    families: list[set[str]] = []
+    # A base and the overlays that patch it are converted together, also when pre-commit passes one
+    # of them alone: half a kustomize unit builds a broken JobSet.
+    if relevant and settings.mode != OUT_DIR:
+        from ..files import Found
+        from . import kustomize
+
+        extras, families = kustomize.family_extras(relevant, {os.path.realpath(f.path) for f in found.files})
+        for extra, with_files in sorted(extras.items()):
+            shown = os.path.relpath(extra) if not os.path.relpath(extra).startswith("..") else extra
+            if take(Found(shown, None, shown)) in (cls.CANDIDATE, cls.KUSTOMIZATION, cls.PATCH_LIKE):
+                found.files.append(Found(shown, None, shown))
+                print(f"kf2jobset: note: {shown} is converted too: it forms one kustomize unit with "
+                      f"{', '.join(sorted(set(with_files)))}", file=stderr)
 
     # kustomize units: their patch files are converted as patches, not as jobs
     if kustomizations or maybe_patches:
@@ -191,10 +215,20 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
 
         units = kustomize.run_units(kustomizations, maybe_patches, settings, targets)
         owned = set()
+        failed_units: set[str] = set()
         for unit_outcomes, unit_files in units:
             outcomes += unit_outcomes
             owned |= unit_files
+            if any(o.status == FAILED for o in unit_outcomes):
+                failed_units |= unit_files
         tasks = [t for t in tasks if os.path.realpath(t.path) not in owned]
+        # all of a kustomize family or none: a job whose overlays could not be rewritten stays as it is
+        blocked = set().union(*(fam for fam in families if fam & failed_units)) if failed_units else set()
+        for t in [t for t in tasks if os.path.realpath(t.path) in blocked]:
+            outcomes.append(Outcome(t.path, FAILED, codes=[exitcodes.UNSUPPORTED], problems=[
+                f"{t.path}: not converted: it belongs to a kustomize unit that could not be rewritten (see above); "
+                "base and overlays are converted together or not at all"]))
+        tasks = [t for t in tasks if os.path.realpath(t.path) not in blocked]
 
     outcomes += _convert_all(tasks, settings, stderr, started)
 
@@ -343,7 +377,7 @@ def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_
     if helm_with_jobs and settings.mode != CHECK:
         for path in helm_with_jobs:
             print(f"kf2jobset: {path}: skipped: Helm template with a Kubeflow v1 job", file=stderr)
-    if helm_with_jobs or summary.skipped.get("Helm templates"):
+    if helm_with_jobs:  # the hint is for templates that hold a job, not for every chart in the repo
         print(f"kf2jobset: hint: Helm templates are not converted; {HELM_HINT}", file=stderr)
     if katib:
         print(f"kf2jobset: hint: {katib} Katib Experiment(s) embed v1 jobs in trialTemplate.trialSpec; "

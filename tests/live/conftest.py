@@ -88,16 +88,18 @@ def _run_install_script() -> str:
         "(a cold build of the test kube-apiserver takes ~4 min)...\n"
     )
     sys.__stderr__.flush()
+    # its progress goes straight to the terminal (pytest's capture would hide a 4-minute build)
     proc = subprocess.run(
         ["bash", str(INSTALL_SCRIPT)],
         stdin=subprocess.DEVNULL,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=sys.__stderr__,
         text=True,
         timeout=45 * 60,
     )
     if proc.returncode != 0:
         pytest.fail(
-            f"{INSTALL_SCRIPT.relative_to(REPO_ROOT)} failed (exit {proc.returncode}):\n" + proc.stderr[-4000:],
+            f"{INSTALL_SCRIPT.relative_to(REPO_ROOT)} failed (exit {proc.returncode}); its messages are above",
             pytrace=False,
         )
     return proc.stdout.strip().splitlines()[-1]
