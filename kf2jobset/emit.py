@@ -12,7 +12,7 @@ from .notes import Note
 from .options import ConvertOptions
 from .plan import JobSetPlan, plan
 
-API_VERSION = "jobset.x-k8s.io/v1alpha2"
+from .jobset_api import API_VERSION  # noqa: E402  (re-exported: emit.API_VERSION)
 SOURCE_ANNOTATION = "kf2jobset.dev/source"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"

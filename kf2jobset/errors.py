@@ -11,14 +11,11 @@ from typing import Sequence
 
 
 def format_path(path: Sequence[str | int]) -> str:
-    """`('spec', 'containers', 0, 'name')` -> `spec.containers[0].name`."""
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out or "<document>"
+    """`('spec', 'containers', 0, 'name')` -> `spec.containers[0].name` (one spelling for every
+    message: schemas.format_path; keys that are not plain words are bracketed)."""
+    from .schemas import format_path as kubectl_path
+
+    return kubectl_path(path) or "<document>"
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,9 @@ def _path_key(path: tuple[str | int, ...]) -> tuple:
 
 def schema_name_for(api_version: str | None, kind: str | None) -> str | None:
     """The schema name for a document's apiVersion/kind, or None if we have none."""
-    if api_version == "jobset.x-k8s.io/v1alpha2" and kind == "JobSet":
+    from .jobset_api import API_VERSION, KIND
+
+    if api_version == API_VERSION and kind == KIND:
         return "jobset"
     from .mappings import mapping_for
 

@@ -26,6 +26,19 @@ class Document:
     error: InputError | None = None
 
 
+_MARKER_LINE = re.compile(r"^(?:---|\.\.\.)(?:\s+#.*)?$")
+
+
+def first_content_line(text: str) -> int:
+    """Index of a document's first content line: blank lines, comments and bare `---`/`...` markers
+    (with or without a comment) come before it; `--- {a: 1}` is content. 0 when there is none."""
+    for n, line in enumerate(text.splitlines()):
+        s = line.strip()
+        if s and not s.startswith("#") and not _MARKER_LINE.match(s):
+            return n
+    return 0
+
+
 def split_documents(text: str) -> list[Document]:
     """Cut a stream into documents. Text before the first `---` (licence headers) is its own
     document only if it holds content; otherwise it is kept as the first document's prefix."""

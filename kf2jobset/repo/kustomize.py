@@ -32,8 +32,9 @@ from ..mappings import JOB_KINDS
 from . import patches as P
 from .classify import KUSTOMIZATION_NAMES, JOB_KIND_RE
 from . import yamledit as Y
+from ..yamlio import first_content_line
 
-JOBSET_GROUP, JOBSET_VERSION = "jobset.x-k8s.io", "v1alpha2"
+from ..jobset_api import GROUP as JOBSET_GROUP, VERSION as JOBSET_VERSION  # noqa: E402
 PATCH_SECTIONS = ("patches", "patchesStrategicMerge", "patchesJson6902")
 _NOT_REFERENCES = set(PATCH_SECTIONS) | {"resources", "bases", "components", "namespace", "namePrefix", "nameSuffix"}
 
@@ -533,7 +534,7 @@ def _yaml_load(text: str):
 
 def _render_ops(original: str, ops: list, was: str | None = None) -> str:
     """Computed operations, in the original's notation (JSON or YAML)."""
-    lead = "".join(ln for ln in original.splitlines(keepends=True)[:_first_content_line(original)])
+    lead = "".join(ln for ln in original.splitlines(keepends=True)[:first_content_line(original)])
     newline = "\r\n" if "\r\n" in original else "\n"
     stripped = original[len(lead):].lstrip()
     if stripped.startswith("["):
@@ -557,12 +558,6 @@ def _render_ops(original: str, ops: list, was: str | None = None) -> str:
     return lead + note + body
 
 
-def _first_content_line(text: str) -> int:
-    for n, line in enumerate(text.splitlines()):
-        s = line.strip()
-        if s and not s.startswith("#") and s != "---":
-            return n
-    return 0
 
 
 def _store(unit: Unit, content: _Content, new_text: str) -> None:

@@ -25,6 +25,7 @@ from typing import TextIO
 from .. import exitcodes
 from ..options import ConvertOptions
 from . import classify as cls
+from ..yamlio import first_content_line
 
 from .outcome import (CHECK, CONVERTED, FAILED, HELM_HINT, IN_PLACE, OUT_DIR, PARALLEL_MIN_FILES,  # noqa: F401
                       SKIPPED, UNCHANGED, Outcome, Settings, deliver, read_bytes)
@@ -100,17 +101,11 @@ def _job_lines(path: str, result) -> list[str]:
     for doc, res in zip(result.documents, result.results):
         for conv in res.conversions:
             job = conv.job
-            out.append(f"{path}:{doc.start_line + _first_content(doc.text) + 1}: {job.kind} "
+            out.append(f"{path}:{doc.start_line + first_content_line(doc.text) + 1}: {job.kind} "
                        f"{job.name or job.generate_name or '(unnamed)'} ({job.api_version})")
     return out
 
 
-def _first_content(text: str) -> int:
-    for n, line in enumerate(text.splitlines()):
-        s = line.strip()
-        if s and not s.startswith("#") and s != "---":
-            return n
-    return 0
 
 
 def _katib_embedded(result) -> int:

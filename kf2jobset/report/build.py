@@ -22,7 +22,7 @@ from ..runtime.structure import (
     compare_pods,
     stale_addresses,
 )
-from ..yamlio import position
+from ..yamlio import first_content_line, position
 from .explain import explain
 from .model import FileError, FileReport, Finding, JobReport, Report, sort_findings
 
@@ -93,7 +93,7 @@ def job_report(conv, doc, embedded: tuple, options) -> JobReport:
     report = JobReport(
         kind=job.kind, api_version=job.api_version, name=job.display_name(), namespace=job.namespace,
         jobset=meta.get("name"), document=doc.index,
-        line=position(doc.data, embedded, doc.start_line)[0] if embedded else doc.start_line + 1 + _lead(doc.text),
+        line=position(doc.data, embedded, doc.start_line)[0] if embedded else doc.start_line + 1 + first_content_line(doc.text),
         embedded_path=format_path(embedded) if embedded else None,
         replica_types=list(job.replicas),
     )
@@ -140,15 +140,6 @@ def job_report(conv, doc, embedded: tuple, options) -> JobReport:
     return report
 
 
-def _lead(text: str) -> int:
-    """Lines before a document's content (a `---` line, comments)."""
-    n = 0
-    for line in text.splitlines():
-        s = line.strip()
-        if s and not s.startswith("#") and not s.startswith("---"):
-            break
-        n += 1
-    return n
 
 
 def _subtree(data, path):

@@ -1,0 +1,6 @@
+"""The JobSet API kf2jobset writes: one place for its group, version, kind and resource names."""
+GROUP = "jobset.x-k8s.io"
+VERSION = "v1alpha2"
+API_VERSION = f"{GROUP}/{VERSION}"
+KIND = "JobSet"
+PLURAL = "jobsets"
