@@ -17,6 +17,10 @@ SOURCE_ANNOTATION = "kf2jobset.dev/source"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUBEFLOW_LABEL = "training.kubeflow.org/"
+# Labels the JobSet and Job controllers put on every pod (pods carry jobset.sigs.k8s.io/* instead of
+# training.kubeflow.org/*); the label notes JS050/JS051 name them.
+CONTROLLER_LABELS = (("label", "jobset.sigs.k8s.io/*"), ("label", "batch.kubernetes.io/*"), ("label", "job-name"),
+                     ("label", "controller-uid"))
 
 
 @dataclass
@@ -145,11 +149,11 @@ def _pod_template(job: TrainingJob, rtype: str, restart_policy: str, ctx: EmitCo
     if ctx.options.keep_kubeflow_labels:
         _kubeflow_labels(job, rtype, template, ctx)
     elif rtype == next(iter(job.replicas)) and first_index == 0:
-        ctx.note(Note("JS051", "dropped", "the operator's training.kubeflow.org/* pod labels (job-name, replica-type, "
-                      "replica-index, job-role) are not set; selectors, dashboards and log queries that use them need the "
-                      "jobset.sigs.k8s.io/* labels instead", target_path="template.metadata.labels",
+        ctx.note(Note("JS051", "dropped", "the operator's training.kubeflow.org/* pod labels (job-name, operator-name, "
+                      "replica-type, replica-index, job-role) are not set; selectors, dashboards and log queries that use "
+                      "them need the jobset.sigs.k8s.io/* labels instead", target_path="template.metadata.labels",
                       action="use --keep-kubeflow-labels to keep the static ones",
-                      explains=(("label", KUBEFLOW_LABEL + "*"),)))
+                      explains=(("label", KUBEFLOW_LABEL + "*"), *CONTROLLER_LABELS)))
     return template
 
 
@@ -217,7 +221,9 @@ def _kubeflow_labels(job: TrainingJob, rtype: str, template: dict, ctx: EmitCont
         if any(t.endswith("0") for t in job.mapping.master_role):
             dropped += " and job-role=master on worker 0"
         ctx.note(Note("JS050", "dropped", f"--keep-kubeflow-labels keeps the static training.kubeflow.org labels but not {dropped}",
-                      target_path="template.metadata.labels", explains=(("label", KUBEFLOW_LABEL + "replica-index"),)))
+                      target_path="template.metadata.labels",
+                      explains=(("label", KUBEFLOW_LABEL + "replica-index"), ("label", KUBEFLOW_LABEL + "job-role"),
+                                *CONTROLLER_LABELS)))
 
 
 def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: list[Note]) -> None:
@@ -288,6 +294,16 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
                               "webhook rejects this job, older operators used container 0 as the default container, and "
                               "so does this conversion", source_path=f"{job.mapping.replica_specs_field}",
                               action=f"rename the main container to {default!r}"))
+    from .parse import v1_webhook_rejections
+
+    rejected = v1_webhook_rejections(job)
+    if rejected:
+        reasons = "; ".join(f"{path}: {why}" for path, why in rejected)
+        notes.append(Note("JS080", "approximated", f"the Training Operator's validating webhook (on since v1.8) rejects this "
+                          f"{job.kind}, so it never ran there: {reasons}. The JobSet runs what operators before v1.8 "
+                          "(or with the webhook off) ran", source_path=rejected[0][0].removeprefix("spec."),
+                          action="check which operator really ran this job; under v1.8+ it was refused when applied",
+                          warn=True))
 
 
 def _scheduler(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, jobset: dict, notes: list[Note]) -> list[dict]:
@@ -296,7 +312,8 @@ def _scheduler(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, jobset:
         return []
     total = sum(r.replicas for r in p.rjobs)
     pods = [rj["template"]["spec"]["template"] for rj in jobset["spec"]["replicatedJobs"]]
-    if sp.priority_class:
+    if sp.priority_class and options.scheduler == "kueue":
+        # Kueue reads a JobSet's priority from its pods. (Volcano: the operator set it on the PodGroup only.)
         for pod in pods:
             pod["spec"].setdefault("priorityClassName", sp.priority_class)
     if options.scheduler == "kueue":
@@ -304,7 +321,7 @@ def _scheduler(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, jobset:
             jobset["metadata"].setdefault("labels", {}).setdefault(KUEUE_QUEUE_LABEL, sp.queue)
         notes.append(Note("JS041", "rewritten", "schedulingPolicy for Kueue: queue -> label " + KUEUE_QUEUE_LABEL
                           + ", priorityClass -> pods' priorityClassName", source_path="runPolicy.schedulingPolicy",
-                          target_path="metadata.labels", explains=(("lifecycle", "schedulingPolicy"),)))
+                          target_path="metadata.labels", explains=(("lifecycle", "schedulingPolicy"), ("scheduling", "*"))))
         dropped = [f for f, v in (("minAvailable", sp.min_available if sp.min_available not in (None, total) else None),
                                   ("minResources", sp.min_resources), ("scheduleTimeoutSeconds", sp.schedule_timeout_seconds)) if v]
         if dropped:
@@ -327,7 +344,8 @@ def _scheduler(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, jobset:
     meta = {"name": p.name}
     if p.namespace:
         meta["namespace"] = p.namespace
-    notes.append(Note("JS043", "rewritten", "schedulingPolicy for Volcano: a PodGroup named after the JobSet; pods use "
-                      "schedulerName volcano and the group-name annotation", source_path="runPolicy.schedulingPolicy",
-                      explains=(("lifecycle", "schedulingPolicy"),)))
+    notes.append(Note("JS043", "rewritten", "schedulingPolicy for Volcano: a PodGroup named after the JobSet (with the "
+                      "priorityClass, as the operator set it); pods use schedulerName volcano and the group-name annotation",
+                      source_path="runPolicy.schedulingPolicy",
+                      explains=(("lifecycle", "schedulingPolicy"), ("scheduling", "*"))))
     return [{"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": meta, "spec": group}]

@@ -275,3 +275,42 @@ def _framework_fields(spec: dict, mapping: KindMapping, replicas: dict):
         fw["launcherCreationPolicy"] = spec.get("launcherCreationPolicy") or "AtStartup"
         fw["mpiImplementation"] = spec.get("mpiImplementation") or "OpenMPI"
     return fw, problems, defaults
+
+
+# The Training Operator's validating webhooks (on by default since v1.8; checked against the real
+# v1.9.4 in tests/e2e/test_differential.py). MPIJob has none. Replica types: exact spelling.
+_WEBHOOK_TYPES = {"PyTorchJob": ("Master", "Worker"), "XGBoostJob": ("Master", "Worker"),
+                  "PaddleJob": ("Master", "Worker"), "JAXJob": ("Worker",)}
+_MASTER_EXACTLY_ONE = ("PyTorchJob", "XGBoostJob")
+_MANAGED_BY = ("kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue")
+
+
+def v1_webhook_rejections(job) -> list[tuple[str, str]]:
+    """(field path, reason) for each rule of the v1.9.4 validating webhook this job breaks: such a
+    job was refused by the API server and never ran under v1.8+ (older operators ran it)."""
+    kind = job.kind
+    if kind == "MPIJob":
+        return []
+    field = job.mapping.replica_specs_field
+    out: list[tuple[str, str]] = []
+    allowed = _WEBHOOK_TYPES.get(kind)
+    for spec in job.replicas.values():
+        path = f"spec.{field}.{spec.source_key}"
+        if allowed is not None and spec.source_key not in allowed:
+            out.append((path, f"replica type {spec.source_key!r} is not one of {', '.join(allowed)} (exact spelling)"))
+        default = job.mapping.default_container
+        if default and not any(c.get("name") == default for c in (spec.template.get("spec") or {}).get("containers") or []):
+            out.append((f"{path}.template.spec.containers", f"no container is named {default!r}"))
+        if kind in _MASTER_EXACTLY_ONE and spec.type == "Master" and (spec.replicas_defaulted or spec.replicas != 1):
+            out.append((f"{path}.replicas", "Master replicas must be set, to 1"))
+    if kind == "XGBoostJob" and "Master" not in {s.source_key for s in job.replicas.values()}:
+        out.append((f"spec.{field}.Master", "an XGBoostJob needs a Master"))
+    if kind == "PyTorchJob":
+        elastic = (job.source.get("spec") or {}).get("elasticPolicy") if isinstance(job.source, dict) else None
+        if elastic is not None and "Worker" not in {s.source_key for s in job.replicas.values()}:
+            out.append(("spec.elasticPolicy", "elasticPolicy needs a Worker replica spec"))
+        if isinstance(elastic, dict) and elastic.get("nProcPerNode") is not None and (job.source.get("spec") or {}).get("nprocPerNode") is not None:
+            out.append(("spec.elasticPolicy.nProcPerNode", "must not be used with spec.nprocPerNode"))
+    if job.run_policy.managed_by and job.run_policy.managed_by not in _MANAGED_BY:
+        out.append(("spec.runPolicy.managedBy", f"{job.run_policy.managed_by!r} is not one of {', '.join(_MANAGED_BY)}"))
+    return out

@@ -297,7 +297,7 @@ def _strict_loader():
                 except Exception as exc:  # noqa: BLE001 - KeyError/ValueError for `!!bool maybe`
                     return pyyaml.constructor.ConstructorError(None, None, f"cannot read {node.value!r} as {tag}: {exc}",
                                                                node.start_mark)
-            elif tag.startswith(core) and tag in (core + "map", core + "seq"):
+            elif tag.startswith(core) and tag in (core + "map", core + "seq", core + "set", core + "omap", core + "pairs"):
                 return pyyaml.constructor.ConstructorError(None, None, f"a scalar cannot have the tag {tag}", node.start_mark)
         return None
 

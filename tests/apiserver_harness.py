@@ -531,6 +531,33 @@ class LiveAPIServer:
                     raise
                 return
             self._wait_crd_gone(ext, name, timeout)
+            self._wait_not_discovered(api_client, name, timeout)
+
+    @staticmethod
+    def _wait_not_discovered(api_client, name: str, timeout: float) -> None:
+        """The CRD object is gone before discovery forgets its resource; until then clients see
+        `404 page not found` or "terminating" instead of "not installed" (a flaky live test)."""
+        from kubernetes import client
+        from kubernetes.client.rest import ApiException
+
+        plural, _, group = name.partition(".")
+        apis, custom = client.ApisApi(api_client), client.CustomObjectsApi(api_client)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            groups = {g.name: g for g in apis.get_api_versions().groups}
+            if group not in groups:
+                return
+            served = False
+            for v in groups[group].versions:
+                try:
+                    resources = custom.get_api_resources(group, v.version).resources
+                except ApiException:
+                    continue
+                served |= any(r.name == plural for r in resources)
+            if not served:
+                return
+            time.sleep(0.1)
+        raise TimeoutError(f"{name} still discovered after {timeout}s")
 
     @staticmethod
     def _wait_crd_gone(ext, name: str, timeout: float) -> None:

@@ -42,13 +42,20 @@ def time_limit(seconds: float):
     def handler(signum, frame):
         raise Timeout()
 
-    old = signal.signal(signal.SIGALRM, handler)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # A hang is `seconds` of this process's own CPU (ITIMER_PROF), so that a loaded machine (other
+    # test suites on 2 cores) does not turn a slow input into a "hang"; a wall-clock backstop at six
+    # times that still catches a process that blocks without computing.
+    old_alarm = signal.signal(signal.SIGALRM, handler)
+    old_prof = signal.signal(signal.SIGPROF, handler)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds * 6)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGALRM, old_alarm)
+        signal.signal(signal.SIGPROF, old_prof)
 
 
 def is_kubeflow_job(obj) -> bool:
@@ -58,7 +65,8 @@ def is_kubeflow_job(obj) -> bool:
     kind, api = obj.get("kind"), obj.get("apiVersion")
     if not isinstance(kind, str) or not isinstance(api, str) or kind.strip() not in JOB_KINDS:
         return False
-    return api.strip().split("/", 1)[0].strip().startswith("kubeflow.org")
+    group = api.strip().split("/", 1)[0].strip()
+    return group.startswith("kubeflow.org") or group.endswith(".kubeflow.org")
 
 
 def options_to_args(opts: dict) -> list[str]:
@@ -107,6 +115,16 @@ def _load_output(text: str):
 
     Loader.add_multi_constructor("!", lambda loader, suffix, node: loader.construct_scalar(node)
                                  if isinstance(node, yaml.ScalarNode) else None)
+    # global tags Kubernetes' reader (yaml.v2) keeps as plain values: `!!python/name:x value` is "value"
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: loader.construct_scalar(node)
+                                 if isinstance(node, yaml.ScalarNode) else None)
+    # yaml.v2 reads ints with Go's strconv.ParseInt(s, 0, 64): `0o17` is 15 there, a string to PyYAML
+    import re
+
+    Loader.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(r"^[-+]?0o[0-7_]+$"), list("-+0"))
+    Loader.add_constructor("tag:yaml.org,2002:int", lambda loader, node: int(loader.construct_scalar(node).replace("_", ""), 0)
+                           if re.fullmatch(r"[-+]?0o[0-7_]+", loader.construct_scalar(node))
+                           else yaml.constructor.SafeConstructor.construct_yaml_int(loader, node))
     return [d for d in yaml.load_all(text, Loader=Loader) if d is not None]
 
 
@@ -135,7 +153,7 @@ def run_case(text: str, filename: str, opts: dict, *, check_mode: bool = False,
         args = ["convert", path] + options_to_args(opts) + (["--check", "--jobs", "1"] if check_mode else [])
         result, seconds = _run_cli(args, time_limit_s)
     if result is None:
-        return Outcome(-1, "", "", seconds, [f"hang: more than {time_limit_s:.0f} s"])
+        return Outcome(-1, "", "", seconds, [f"hang: more than {time_limit_s:.0f} s of CPU (or {6 * time_limit_s:.0f} s wall)"])
     out = Outcome(result.exit_code, result.stdout, result.stderr, seconds)
     exc = result.exception
     if exc is not None and not isinstance(exc, SystemExit):

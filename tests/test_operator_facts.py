@@ -91,7 +91,8 @@ def test_mpi_v1_launcher_env_and_kubectl_delivery():
                                    "NVIDIA_DRIVER_CAPABILITIES", "I_MPI_HYDRA_BOOTSTRAP", "I_MPI_HYDRA_BOOTSTRAP_EXEC"]
     assert [i["name"] for i in pod.containers(init=True)] == ["kubectl-delivery"]
     _, worker = pod_env(doc, "worker", 0)
-    assert worker.containers()[0]["command"] == ["sleep", "365d"]
+    c0 = worker.containers()[0]  # the real v1.9.4 operator: command sleep, args 365d (tests/e2e/test_differential.py)
+    assert (c0["command"], c0["args"]) == (["sleep"], ["365d"])
 
 
 def test_mpi_v2_launcher_env_per_implementation():

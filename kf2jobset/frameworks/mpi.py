@@ -205,7 +205,7 @@ class MPIProfile(Profile):
         if job.is_mpi_v1:
             if rtype == "Worker":
                 if not c0.get("command"):
-                    c0["command"] = ["sleep", "365d"]
+                    c0["command"], c0["args"] = ["sleep"], ["365d"]  # the template's args are replaced too
                 _mount(c0, CONFIG_VOLUME, MPI_DIR)
             else:
                 spec.setdefault("initContainers", []).append({
@@ -213,6 +213,9 @@ class MPIProfile(Profile):
                     "image": "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest",
                     "imagePullPolicy": "IfNotPresent",
                     "env": [env("TARGET_DIR", "/opt/kube"), env("NAMESPACE", side.namespace)],
+                    "volumeMounts": [{"name": "mpi-job-kubectl", "mountPath": "/opt/kube"},
+                                     {"name": CONFIG_VOLUME, "mountPath": MPI_DIR}],
+                    "resources": {k: {"cpu": "100m", "memory": "512Mi", "ephemeral-storage": "5Gi"} for k in ("limits", "requests")},
                 })
                 _mount(c0, "mpi-job-kubectl", "/opt/kube")
                 _mount(c0, CONFIG_VOLUME, MPI_DIR)

@@ -29,6 +29,7 @@ TITLES = {
     "JS060": "no container has the default name",
     "JS061": "your env entry was never in effect: the operator's later entry replaced it",
     "JS070": "unknown field pruned by the API server",
+    "JS080": "the v1.8+ operator webhook rejects this job: it never ran there",
     "KT001": "Katib trial template reads JobSet status",
     "MPI001": "MPIJob v1: kubectl exec replaced by SSH",
     "MPI002": "mainContainer dropped",

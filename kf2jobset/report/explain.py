@@ -8,7 +8,8 @@ Every difference the runtime comparison finds must be accounted for:
 Anything else becomes an `unexplained` finding (RT9xx): a gap in kf2jobset, never silently dropped.
 
 Matching rule: a note explains a difference when one of its (aspect, subject) pairs equals the
-difference's (subject compared case-insensitively, "*" matches any subject), or when the note
+difference's (subject compared case-insensitively, "*" matches any subject, "prefix/*" any label
+under that prefix), or when the note
 explains ("lifecycle", R) and the difference is the per-replica-type rule R. A note that names a
 replica type only explains differences of that type.
 """
@@ -35,6 +36,8 @@ def covers(note: Note, d: Difference) -> bool:
     for aspect, subject in note.explains:
         if aspect == d.aspect and (subject == "*" or str(subject).lower() == str(d.subject).lower()):
             return True
+        if aspect == d.aspect and str(subject).endswith("/*") and str(d.subject).startswith(str(subject)[:-1]):
+            return True  # a label prefix: "training.kubeflow.org/*"
         if aspect == "lifecycle" and subject == d.aspect and d.aspect in ROLE_RULES:
             return True
     return False

@@ -78,6 +78,8 @@ def jobset_world(jobset: dict, *, name: str | None = None, namespace: str | None
                 pod_spec = template.setdefault("spec", {})
                 labels = {**(tmeta.get("labels") or {}), **controller, COMPLETION_INDEX: str(c),
                           "batch.kubernetes.io/job-name": job_name, "job-name": job_name}
+                # JobSet's pod webhook records the pod's priority (0 without a PriorityClass; else the class's value).
+                labels[P + "priority"] = "0" if not pod_spec.get("priorityClassName") else f"<priority of {pod_spec['priorityClassName']}>"
                 annotations = {**(tmeta.get("annotations") or {}), **controller, COMPLETION_INDEX: str(c)}
                 hostname = f"{job_name}-{c}"
                 if dns:

@@ -33,8 +33,11 @@ def operator_world(job: TrainingJob, *, name: str | None = None, namespace: str 
             pod_spec = template.setdefault("spec", {})
             side = OperatorSide(job, name, namespace, rtype, i, cluster_domain)
             pod_name = name + "-launcher" if job.kind == "MPIJob" and rtype == "Launcher" else side.host(rtype, i)
+            labels = dict((template.get("metadata") or {}).get("labels") or {})
+            if not mpi_v2:
+                labels.update(operator_labels(job, name, rtype, i))
             pod = Pod(role=rtype, index=i, name=pod_name, namespace=namespace, ip=f"10.1.{k}.{i}",
-                      labels=dict((template.get("metadata") or {}).get("labels") or {}),
+                      labels=labels,
                       annotations=dict((template.get("metadata") or {}).get("annotations") or {}),
                       spec=pod_spec)
             pod_spec["restartPolicy"] = "Never" if spec.restart_policy == "ExitCode" else spec.restart_policy
@@ -55,3 +58,28 @@ def operator_world(job: TrainingJob, *, name: str | None = None, namespace: str 
                 for n in dns_names(side.host(rtype, i), namespace, cluster_domain):  # per-pod Services
                     addresses[n] = key
     return OperatorWorld(job, name, namespace, pods, Resolver(addresses))
+
+
+KF = "training.kubeflow.org/"
+
+
+def operator_labels(job: TrainingJob, name: str, rtype: str, index: int) -> dict:
+    """The labels the v1 Training Operator puts on each pod (over the template's; seen on the real
+    v1.9.4 in tests/e2e/test_differential.py): job-name, operator-name, replica-type (lower case),
+    replica-index (not on the MPIJob launcher) and job-role=master on the pod its IsMasterRole picks."""
+    labels = {KF + "job-name": name, KF + "operator-name": job.mapping.operator_name, KF + "replica-type": rtype.lower()}
+    if not (job.kind == "MPIJob" and rtype == "Launcher"):
+        labels[KF + "replica-index"] = str(index)
+    if is_master_role(job, rtype, index):
+        labels[KF + "job-role"] = "master"
+    return labels
+
+
+def is_master_role(job: TrainingJob, rtype: str, index: int) -> bool:
+    """The operator's IsMasterRole, from the mapping's masterRole list: types (Chief, Master, Launcher)
+    when the job has one of them, else the listed <Type><index> (TF/PyTorch/JAX worker 0)."""
+    roles = job.mapping.master_role
+    types = [r for r in roles if not r[-1].isdigit()]
+    if any(t in job.replicas for t in types):
+        return rtype in types
+    return f"{rtype}{index}" in roles

@@ -170,7 +170,12 @@ def _classify(path: list, a: dict, b: dict, pod: Pod) -> Difference | None:
             return diff("container", cname, ["containers", cname], container=cname)
         field = path[2]
         if field in ("command", "args"):
-            return diff("command", role, ["containers", cname, field], container=cname)
+            # what the process runs: command + args together (the evidence shows the whole argv)
+            argv = [(_get(t, ["containers", cname, "command"]) or []) + (_get(t, ["containers", cname, "args"]) or [])
+                    for t in (a, b)]
+            change = "changed" if all(argv) else "missing" if argv[0] else "extra"
+            return Difference("command", role, change, _show(argv[0]) or None, _show(argv[1]) or None,
+                              role=role, pod=key, container=cname)
         if field == "ports" and len(path) > 3:
             return diff("port", str(path[3]), ["containers", cname, "ports", path[3]], container=cname)
         if field == "mounts" and len(path) > 3:

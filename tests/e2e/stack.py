@@ -1,0 +1,578 @@
+"""The real v1 Training Operator and the real JobSet + Job controllers on a loopback test cluster.
+
+Test harness only (not part of kf2jobset). :class:`GroundTruthStack` starts, on 127.0.0.1 and free
+ports, in one temporary directory:
+
+* etcd 3.6.8 and kube-apiserver v1.36.3, exactly as tests/live does (tests/apiserver_harness.py:
+  test CA, ``system:masters`` admin client certificate, RBAC on);
+* kube-controller-manager v1.36.3 with only ``job-controller`` and ``garbage-collector-controller``;
+* the Kubeflow Training Operator v1.9.4 controllers and validating webhooks
+  (tools/testtrainingoperator), its six ``kubeflow.org`` CRDs and its
+  ValidatingWebhookConfiguration, both read from the operator's Go module
+  (``manifests/base/crds``, ``manifests/base/webhook``);
+* the JobSet controller v0.12.0 with its two mutating and two validating webhooks, its CRD and
+  webhook configurations read from the jobset Go module (``config/components/...``), run with a
+  config file (leader election off, internal cert management off, everything on 127.0.0.1).
+
+Webhook configurations are registered with ``clientConfig.url = https://127.0.0.1:<port><path>``
+and ``caBundle`` = the test CA, which also signed each webhook server's certificate (SAN IP
+127.0.0.1). Start-up waits until each webhook really answers through the API server (a dry-run
+request the webhook must reject or mutate), so a test never races the webhook informers.
+
+Every component talks to the API server as the admin (``system:masters``). There is no scheduler
+and no kubelet: Pods stay Pending.
+
+Binaries come from ``tools/install-ground-truth.sh`` (built into ~/.cache/kf2jobset on first use;
+see tools/README-ground-truth.md). :func:`locate_binaries` builds what is missing when Go is on
+PATH and raises :class:`ToolUnavailable` with the reason otherwise.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import os
+import shutil
+import ssl
+import subprocess
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+import yaml
+
+from ..apiserver_harness import (
+    PREEXEC,
+    REPO_ROOT,
+    LiveAPIServer,
+    ToolUnavailable,
+    free_ports,
+    stop,
+    tail,
+    wait_http,
+)
+
+TOOLS = REPO_ROOT / "tools"
+INSTALL_SCRIPT = TOOLS / "install-ground-truth.sh"
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "training-operator", "jobset-controller")
+
+OPERATOR_MODULE = ("testtrainingoperator", "github.com/kubeflow/training-operator")
+JOBSET_MODULE = ("testjobset", "sigs.k8s.io/jobset")
+
+OPERATOR_WEBHOOK_CONFIG = "validator.training-operator.kubeflow.org"  # its name when deployed
+JOBSET_WEBHOOK_PREFIX = "jobset-"  # config/default's namePrefix
+
+COMPONENT_TIMEOUT = 60.0
+PORT_NAMES = (
+    "kcm",
+    "operator-webhook",
+    "operator-metrics",
+    "operator-probe",
+    "jobset-webhook",
+    "jobset-metrics",
+    "jobset-probe",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# binaries and upstream modules
+
+
+def _script(*args: str, timeout: float) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["bash", str(INSTALL_SCRIPT), *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def locate_binaries(build: bool = True) -> dict[str, str]:
+    """Paths of the five binaries; builds the missing ones (Go needed) unless ``build`` is False."""
+    if not shutil.which("bash"):
+        raise ToolUnavailable("bash not found (tools/install-ground-truth.sh needs it)")
+    proc = _script("--print-paths", timeout=120)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{INSTALL_SCRIPT.name} --print-paths failed:\n{proc.stderr[-3000:]}")
+    paths = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
+    missing = [n for n in COMPONENTS if not os.access(paths.get(n, ""), os.X_OK)]
+    if not missing:
+        return paths
+    if not build:
+        raise ToolUnavailable(f"not built: {', '.join(missing)} (run tools/install-ground-truth.sh)")
+    if shutil.which("go") is None:
+        raise ToolUnavailable(
+            f"Go toolchain not found: `go` (>= 1.26) is not on PATH, so {', '.join(missing)} cannot be "
+            f"built from the project-owned modules under tools/ (see tools/README-ground-truth.md)"
+        )
+    proc = _script(*missing, timeout=60 * 60)  # cold: a few minutes per component on 2 cores
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"tools/install-ground-truth.sh {' '.join(missing)} failed (exit {proc.returncode}):\n"
+            + proc.stderr[-4000:]
+        )
+    return locate_binaries(build=False)
+
+
+def module_dir(tools_module: str, module_path: str) -> Path:
+    """The directory of an upstream module (the version pinned in tools/<tools_module>/go.mod)."""
+    env = dict(os.environ, GOTOOLCHAIN="local", GOFLAGS="-mod=readonly")
+    if shutil.which("go"):
+        proc = subprocess.run(
+            ["go", "mod", "download", "-json", module_path],
+            cwd=TOOLS / tools_module,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if proc.returncode == 0:
+            d = json.loads(proc.stdout).get("Dir")
+            if d and Path(d).is_dir():
+                return Path(d)
+        raise RuntimeError(f"go mod download {module_path} (in tools/{tools_module}) failed:\n{proc.stderr[-2000:]}")
+    # no Go: the module cache of the build, if it is still there
+    text = (TOOLS / tools_module / "go.mod").read_text()
+    version = next(
+        line.split()[-1]
+        for line in text.splitlines()
+        if line.strip().startswith(module_path + " ") or line.strip().startswith(f"require {module_path} ")
+    )
+    cache = os.environ.get("GOMODCACHE") or str(Path(os.environ.get("GOPATH") or Path.home() / "go") / "pkg" / "mod")
+    d = Path(cache) / f"{module_path}@{version}"
+    if not d.is_dir():
+        raise ToolUnavailable(f"{module_path}@{version} is not in the Go module cache and `go` is not on PATH")
+    return d
+
+
+# ---------------------------------------------------------------------------------------------
+# webhook configurations from the upstream manifests
+
+
+def _json_pointer_replace(doc: dict, pointer: str, value) -> None:
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.lstrip("/").split("/")]
+    target = doc
+    for p in parts[:-1]:
+        target = target[int(p)] if isinstance(target, list) else target[p]
+    last = parts[-1]
+    if isinstance(target, list):
+        target[int(last)] = value
+    else:
+        target[last] = value
+
+
+def apply_json6902(doc: dict, ops: Iterable[dict]) -> dict:
+    """Apply the ``replace`` operations of a kustomize JSON6902 patch (all upstream uses here)."""
+    doc = copy.deepcopy(doc)
+    for op in ops:
+        if op.get("op") != "replace":
+            raise ValueError(f"unsupported patch op {op!r}")
+        _json_pointer_replace(doc, op["path"], op["value"])
+    return doc
+
+
+def loopback_webhooks(doc: dict, name: str, port: int, ca_pem: bytes) -> dict:
+    """An upstream webhook configuration pointed at https://127.0.0.1:<port><path> with our CA."""
+    doc = copy.deepcopy(doc)
+    doc["metadata"] = {"name": name, "labels": {"app.kubernetes.io/managed-by": "kf2jobset-e2e"}}
+    for wh in doc["webhooks"]:
+        path = wh["clientConfig"]["service"]["path"]
+        wh["clientConfig"] = {
+            "url": f"https://127.0.0.1:{port}{path}",
+            "caBundle": base64.b64encode(ca_pem).decode(),
+        }
+    return doc
+
+
+def _load_all(path: Path) -> list[dict]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+def operator_webhook_configs(module: Path, port: int, ca_pem: bytes) -> list[dict]:
+    base = module / "manifests" / "base" / "webhook"
+    (doc,) = _load_all(base / "manifests.yaml")
+    ops = yaml.safe_load((base / "patch.yaml").read_text())  # service names and the config's name
+    doc = apply_json6902(doc, ops)
+    return [loopback_webhooks(doc, doc["metadata"]["name"], port, ca_pem)]
+
+
+def jobset_webhook_configs(module: Path, port: int, ca_pem: bytes) -> list[dict]:
+    comp = module / "config" / "components" / "webhook"
+    patches = {  # as config/components/webhook/kustomization.yaml targets them
+        "MutatingWebhookConfiguration": comp / "patches" / "mutating-patch.yaml",
+        "ValidatingWebhookConfiguration": comp / "patches" / "validating-patch.yaml",
+    }
+    out = []
+    for doc in _load_all(comp / "manifests.yaml"):
+        doc = apply_json6902(doc, yaml.safe_load(patches[doc["kind"]].read_text()))
+        out.append(loopback_webhooks(doc, JOBSET_WEBHOOK_PREFIX + doc["metadata"]["name"], port, ca_pem))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the stack
+
+
+class GroundTruthStack:
+    """etcd + kube-apiserver + kube-controller-manager + training operator + JobSet controller."""
+
+    def __init__(self, binaries: dict[str, str], workdir: Path) -> None:
+        self.binaries = binaries
+        self.workdir = workdir
+        self.apiserver = LiveAPIServer(binaries["kube-apiserver"], binaries["etcd"], workdir)
+        self.kubeconfig = ""
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.logs: dict[str, Path] = {
+            "etcd": self.apiserver.etcd_log,
+            "kube-apiserver": self.apiserver.apiserver_log,
+        }
+        self.ports: dict[str, int] = {}
+        self.timings: dict[str, float] = {}
+        self.startup_seconds = 0.0
+        self.webhook_configs: list[dict] = []
+
+    # ---- lifecycle
+    def start(self) -> None:
+        t0 = time.monotonic()
+        mark = t0
+
+        def lap(name: str) -> None:
+            nonlocal mark
+            now = time.monotonic()
+            self.timings[name] = round(now - mark, 2)
+            mark = now
+
+        operator_mod = module_dir(*OPERATOR_MODULE)
+        jobset_mod = module_dir(*JOBSET_MODULE)
+        lap("locate upstream modules")
+
+        self.apiserver.start()
+        self.kubeconfig = self.apiserver.kubeconfig
+        certs = self.apiserver._certs
+        lap("etcd + kube-apiserver")
+
+        crds = sorted((operator_mod / "manifests" / "base" / "crds").glob("kubeflow.org_*.yaml"))
+        crds.append(jobset_mod / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml")
+        self.apiserver.install_crds(crds)
+        lap("CRDs (6 kubeflow.org + JobSet)")
+
+        op_dir = self._webhook_cert_dir("training-operator", certs)
+        js_dir = self._webhook_cert_dir("jobset-controller", certs)
+        # after the CRDs: the garbage collector would otherwise redo discovery for each new CRD
+        for attempt in range(3):  # a free port can be taken by another process before we bind it
+            self.ports = dict(zip(PORT_NAMES, free_ports(len(PORT_NAMES))))
+            self._start_kcm()
+            self._start_operator(op_dir)
+            self._start_jobset(js_dir)
+            try:
+                self._wait_ready()
+                break
+            except (RuntimeError, TimeoutError):
+                clash = any("address already in use" in tail(self.logs[n], 20) for n in self.procs)
+                for name in list(self.procs):
+                    stop(self.procs.pop(name))
+                if not clash or attempt == 2:
+                    raise
+        lap("controllers ready")
+
+        ca_pem = certs.ca_crt.read_bytes()
+        self.webhook_configs = operator_webhook_configs(
+            operator_mod, self.ports["operator-webhook"], ca_pem
+        ) + jobset_webhook_configs(jobset_mod, self.ports["jobset-webhook"], ca_pem)
+        self._register_webhooks(self.webhook_configs)
+        self._wait_webhooks_effective()
+        lap("webhooks registered and answering")
+        self.startup_seconds = round(time.monotonic() - t0, 2)
+
+    def stop(self) -> None:
+        for name in reversed(list(self.procs)):
+            stop(self.procs[name])
+        self.apiserver.stop()
+
+    def running(self) -> dict[str, bool]:
+        out = {n: p.poll() is None for n, p in self.procs.items()}
+        out["kube-apiserver+etcd"] = self.apiserver.server_running()
+        return out
+
+    # ---- components
+    def _spawn(self, name: str, cmd: list[str]) -> subprocess.Popen:
+        log = self.workdir / f"{name}.log"
+        self.logs[name] = log
+        with open(log, "ab") as fh:
+            proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=PREEXEC,
+                env=dict(os.environ, KUBECONFIG=self.kubeconfig),
+            )
+        self.procs[name] = proc
+        return proc
+
+    def _webhook_cert_dir(self, name: str, certs) -> Path:
+        crt, key = certs.issue(f"{name}-webhook", "127.0.0.1", server=True)  # SAN IP:127.0.0.1
+        d = self.workdir / f"{name}-certs"
+        d.mkdir()
+        shutil.copy(crt, d / "tls.crt")
+        shutil.copy(key, d / "tls.key")
+        return d
+
+    def _start_kcm(self) -> None:
+        kc = self.kubeconfig
+        self._spawn(
+            "kube-controller-manager",
+            [
+                self.binaries["kube-controller-manager"],
+                f"--kubeconfig={kc}",
+                # no --authentication/authorization-kubeconfig: nothing but the harness calls its
+                # /healthz (always allowed), and the delegated lookups would only log errors
+                "--controllers=job-controller,garbage-collector-controller",
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={self.ports['kcm']}",
+                f"--cert-dir={self.workdir / 'kcm-certs'}",
+                "--profiling=false",
+            ],
+        )
+
+    def _start_operator(self, cert_dir: Path) -> None:
+        self._spawn(
+            "training-operator",
+            [
+                self.binaries["training-operator"],
+                f"--kubeconfig={self.kubeconfig}",
+                "--webhook-host=127.0.0.1",
+                f"--webhook-server-port={self.ports['operator-webhook']}",
+                f"--webhook-cert-dir={cert_dir}",
+                f"--metrics-bind-address=127.0.0.1:{self.ports['operator-metrics']}",
+                f"--health-probe-bind-address=127.0.0.1:{self.ports['operator-probe']}",
+            ],
+        )
+
+    def _start_jobset(self, cert_dir: Path) -> None:
+        config = {
+            "apiVersion": "config.jobset.x-k8s.io/v1alpha1",
+            "kind": "Configuration",
+            "leaderElection": {"leaderElect": False},
+            "internalCertManagement": {"enable": False},
+            "webhook": {"host": "127.0.0.1", "port": self.ports["jobset-webhook"], "certDir": str(cert_dir)},
+            "metrics": {"bindAddress": f"127.0.0.1:{self.ports['jobset-metrics']}"},
+            "health": {"healthProbeBindAddress": f"127.0.0.1:{self.ports['jobset-probe']}"},
+        }
+        path = self.workdir / "jobset-config.yaml"
+        path.write_text(yaml.safe_dump(config, sort_keys=False))
+        self._spawn(
+            "jobset-controller",
+            [self.binaries["jobset-controller"], f"--kubeconfig={self.kubeconfig}", f"--config={path}"],
+        )
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + COMPONENT_TIMEOUT
+        insecure = ssl.create_default_context()
+        insecure.check_hostname = False
+        insecure.verify_mode = ssl.CERT_NONE  # kube-controller-manager's self-signed serving cert
+        wait_http(
+            f"https://127.0.0.1:{self.ports['kcm']}/healthz",
+            deadline,
+            self.procs["kube-controller-manager"],
+            self.logs["kube-controller-manager"],
+            insecure,
+        )
+        for name, port in (("training-operator", "operator-probe"), ("jobset-controller", "jobset-probe")):
+            wait_http(f"http://127.0.0.1:{self.ports[port]}/readyz", deadline, self.procs[name], self.logs[name])
+
+    def _register_webhooks(self, docs: list[dict]) -> None:
+        from kubernetes import client
+        from kubernetes.client.rest import ApiException
+
+        with self.api_client() as api:
+            adm = client.AdmissionregistrationV1Api(api)
+            for doc in docs:
+                create, replace, read = {
+                    "ValidatingWebhookConfiguration": (
+                        adm.create_validating_webhook_configuration,
+                        adm.replace_validating_webhook_configuration,
+                        adm.read_validating_webhook_configuration,
+                    ),
+                    "MutatingWebhookConfiguration": (
+                        adm.create_mutating_webhook_configuration,
+                        adm.replace_mutating_webhook_configuration,
+                        adm.read_mutating_webhook_configuration,
+                    ),
+                }[doc["kind"]]
+                try:
+                    create(doc)
+                except ApiException as e:
+                    if e.status != 409:
+                        raise
+                    rv = read(doc["metadata"]["name"]).metadata.resource_version
+                    replace(doc["metadata"]["name"], dict(doc, metadata=dict(doc["metadata"], resourceVersion=rv)))
+
+    def _wait_webhooks_effective(self, timeout: float = 30.0) -> None:
+        """Dry-run requests until each webhook server answers through the API server."""
+        from kubernetes import client
+        from kubernetes.client.rest import ApiException
+
+        deadline = time.monotonic() + timeout
+        with self.api_client() as api:
+            custom = client.CustomObjectsApi(api)
+            checks = {
+                "training-operator validating": lambda: _expect_denied(
+                    custom,
+                    "kubeflow.org",
+                    "v1",
+                    "pytorchjobs",
+                    _sentinel_pytorchjob(),
+                    "validator.pytorchjob.training-operator.kubeflow.org",
+                ),
+                "jobset validating": lambda: _expect_denied(
+                    custom,
+                    "jobset.x-k8s.io",
+                    "v1alpha2",
+                    "jobsets",
+                    _sentinel_jobset(coordinator="missing"),
+                    "vjobset.kb.io",
+                ),
+                "jobset mutating": lambda: _expect_mutated(custom),
+            }
+            pending = dict(checks)
+            last: dict[str, str] = {}
+            while pending and time.monotonic() < deadline:
+                for name, check in list(pending.items()):
+                    try:
+                        ok, why = check()
+                    except ApiException as e:
+                        ok, why = False, f"HTTP {e.status}: {e.body}"
+                    if ok:
+                        del pending[name]
+                    else:
+                        last[name] = why
+                if pending:
+                    time.sleep(0.1)
+            if pending:
+                raise TimeoutError(
+                    "webhooks not effective: " + "; ".join(f"{n}: {last.get(n, '')[:500]}" for n in pending)
+                )
+
+    # ---- helpers for tests
+    def api_client(self):
+        return self.apiserver.api_client()
+
+    def log_tail(self, name: str, n: int = 40) -> str:
+        return tail(self.logs[name], n)
+
+    def kubectl_env(self) -> dict[str, str]:
+        return dict(os.environ, KUBECONFIG=self.kubeconfig)
+
+
+def _sentinel_pytorchjob() -> dict:
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": "kf2jobset-webhook-probe"},
+        "spec": {
+            "pytorchReplicaSpecs": {  # lower-case replica key: the operator's webhook refuses it
+                "worker": {"replicas": 1, "template": {"spec": {"containers": [{"name": "pytorch", "image": "x"}]}}}
+            }
+        },
+    }
+
+
+def _sentinel_jobset(coordinator: str | None = None) -> dict:
+    js = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": "kf2jobset-webhook-probe"},
+        "spec": {
+            "replicatedJobs": [
+                {
+                    "name": "w",
+                    "replicas": 1,
+                    "template": {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}},
+                }
+            ]
+        },
+    }
+    if coordinator:
+        js["spec"]["coordinator"] = {"replicatedJob": coordinator}
+    return js
+
+
+def _expect_denied(custom, group, version, plural, body, webhook) -> tuple[bool, str]:
+    from kubernetes.client.rest import ApiException
+
+    try:
+        custom.create_namespaced_custom_object(group, version, "default", plural, body, dry_run="All")
+    except ApiException as e:
+        try:
+            text = json.loads(e.body).get("message", "")
+        except (TypeError, ValueError):
+            text = str(e.body)
+        return (f'admission webhook "{webhook}" denied the request' in text), text
+    return False, "admitted"
+
+
+def _expect_mutated(custom) -> tuple[bool, str]:
+    out = custom.create_namespaced_custom_object(
+        "jobset.x-k8s.io", "v1alpha2", "default", "jobsets", _sentinel_jobset(), dry_run="All"
+    )
+    pod_spec = out["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    # the mutating webhook defaults restartPolicy to OnFailure; the CRD has no such default
+    return pod_spec.get("restartPolicy") == "OnFailure", json.dumps(pod_spec)
+
+
+def start_stack(workdir: Path, binaries: dict[str, str] | None = None) -> GroundTruthStack:
+    """Locate (or build) the binaries and start the stack; on failure stop what was started."""
+    stack = GroundTruthStack(binaries or locate_binaries(), workdir)
+    try:
+        stack.start()
+    except BaseException:
+        stack.stop()
+        raise
+    return stack
+
+
+def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2, what: str = "condition"):
+    """Poll ``predicate()`` until it returns a truthy value; return it or raise TimeoutError."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+def main() -> None:  # pragma: no cover - manual use: python -m tests.e2e.stack
+    """Start the stack, print where it is, wait for Ctrl-C (KF2JOBSET_KEEP_E2E_DIR=1 keeps the dir)."""
+    import tempfile
+
+    workdir = Path(tempfile.mkdtemp(prefix="kf2jobset-e2e-"))
+    stack = start_stack(workdir)
+    info = {
+        "kubeconfig": stack.kubeconfig,
+        "workdir": str(workdir),
+        "startup_seconds": stack.startup_seconds,
+        "timings": stack.timings,
+        "ports": stack.ports,
+    }
+    print(json.dumps(info, indent=2), flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stack.stop()
+        if not os.environ.get("KF2JOBSET_KEEP_E2E_DIR"):
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

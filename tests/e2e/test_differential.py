@@ -1,0 +1,893 @@
+"""Differential tests: every fixture and corpus job runs in both worlds, and every difference the pods
+really show must be one the kf2jobset report names.
+
+For each case (fixtures/*/*/input.yaml with an expected.yaml, its ``args`` honoured; every job of
+../shared/corpus, found as tests/test_corpus.py finds them):
+
+* namespace A gets the v1 job: the real Training Operator v1.9.4 (webhooks on) creates its pods;
+* namespace B gets ``kf2jobset convert`` of the same job (same options) and its companions: the real
+  JobSet v0.12.0 + Job controllers create the pods;
+* one node agent (tests/e2e/nodeagent.py) runs every container as ``sleep infinity`` (init
+  containers ``true``; init-pytorch's nslookup loop with ``getent hosts``; kf2jobset's hostfile init
+  container runs its own script) and records what each container was started with.
+
+Pods are paired by role and rank (v1: ``training.kubeflow.org/replica-type`` + ``replica-index``;
+JobSet: ``replicatedjob-name`` + ``job-index`` through ``conv.plan.pod_roles``) and compared on what
+they really got: env after the kubelet's resolution with every address replaced by the logical pod it
+resolves to in that namespace's DNS table (pod IPs too), command + args, init containers, volume
+mounts and the files of ConfigMap/Secret volumes (content after address resolution, mode), labels,
+restartPolicy and hostname. Differences use the report's vocabulary
+(:class:`kf2jobset.runtime.structure.Difference`); one is *explained* when a mapping note of the
+conversion covers it (``report/explain.covers``, the report's own rule) or an RT010 finding names the
+stale address in it. The report's pod-level claims are checked the other way round: a finding whose
+evidence says a pod differs must show up as a real difference.
+
+Manifests the v1 webhook rejects never ran: kf2jobset must say so (note JS080), and nothing is
+compared. MPIJob kubeflow.org/v2beta1 belongs to mpi-operator, which is not in the stack: not run.
+
+All cases run in parallel inside one module fixture (the node agent and the stack are shared); the
+per-case tests then read their result. :func:`test_mutations_are_caught` proves the comparison bites.
+:func:`test_runtime_models_match_the_real_pods` holds runtime/operator_view.py and jobset_view.py to
+the real pods with the same comparison.
+
+Local knobs: ``KF2JOBSET_DIFF_ONLY=REGEX`` (case ids), ``KF2JOBSET_DIFF_PARALLEL=N`` (default 6),
+``KF2JOBSET_DIFF_SUMMARY=FILE`` (every case's differences and what explained them, as JSON).
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import shutil
+import stat
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kf2jobset.convert import is_job
+from kf2jobset.frameworks.base import HELPER_PREFIX
+from kf2jobset.options import ConvertOptions, parse_version
+from kf2jobset.report.explain import covers
+from kf2jobset.runtime.compare import JOB_INJECTED
+from kf2jobset.runtime.pods import Resolver
+from kf2jobset.runtime.structure import Difference
+from kf2jobset.yamlio import to_plain
+
+from ..conftest import CORPUS, FIXTURES
+from .nodeagent import OWN_COMMAND, NodeAgent
+
+KF_PLURAL = {"TFJob": "tfjobs", "PyTorchJob": "pytorchjobs", "MPIJob": "mpijobs", "XGBoostJob": "xgboostjobs",
+             "PaddleJob": "paddlejobs", "JAXJob": "jaxjobs"}
+KF = "training.kubeflow.org/"
+JS = "jobset.sigs.k8s.io/"
+PARALLEL = int(os.environ.get("KF2JOBSET_DIFF_PARALLEL", "6"))
+POD_TIMEOUT = 150.0
+# Aspects a pod shows; the report's evidence of other aspects (lifecycle, dns, start) is not observable here.
+POD_ASPECTS = {"env", "init", "container", "command", "mount", "restartPolicy", "hostname", "label", "file", "hostfile",
+               "scheduling"}
+
+
+# ---------------------------------------------------------------------------------------------
+# cases
+
+
+@dataclass
+class Case:
+    id: str
+    job: dict  # the v1 job (named)
+    options: ConvertOptions
+    note: str = ""  # why it is not run (e.g. v2beta1)
+
+
+def _options(args: list[str]) -> ConvertOptions:
+    kw: dict = {}
+    for a in args:
+        k, _, v = a.partition("=")
+        if k == "--katib":
+            kw["katib"] = True
+        elif k == "--accept-mpi-ssh":
+            kw["accept_mpi_ssh"] = True
+        elif k == "--keep-kubeflow-labels":
+            kw["keep_kubeflow_labels"] = True
+        elif k == "--jobset-version":
+            kw["jobset_version"] = parse_version(v)
+        else:
+            kw[k[2:].replace("-", "_")] = v
+    return ConvertOptions(**kw)
+
+
+def _jobs_in(doc) -> list[dict]:
+    """v1 jobs of a document: the job itself, or Katib trial templates (named like a trial)."""
+    if is_job(doc):
+        return [doc]
+    out = []
+    if isinstance(doc, dict) and doc.get("kind") == "Experiment":
+        trial = (((doc.get("spec") or {}).get("trialTemplate") or {}).get("trialSpec"))
+        if is_job(trial):
+            out.append(trial)
+    return out
+
+
+def fixture_cases() -> list[Case]:
+    out = []
+    for inp in sorted(FIXTURES.glob("*/*/input.yaml")):
+        case = inp.parent
+        if not (case / "expected.yaml").exists():
+            continue
+        args = [a for a in (case / "args").read_text().splitlines() if a.strip() and not a.startswith("#")] if (case / "args").exists() else []
+        jobs = [j for d in yaml.safe_load_all(inp.read_text()) for j in _jobs_in(d)]
+        for n, job in enumerate(jobs):
+            out.append(Case(f"{case.parent.name}/{case.name}" + (f"#{n}" if len(jobs) > 1 else ""), job, _options(args)))
+    return out
+
+
+def corpus_cases() -> list[Case]:
+    if not CORPUS.is_dir():
+        return []
+    from ..test_corpus import OPTIONS, all_jobs
+
+    out, seen = [], {}
+    for where, doc in all_jobs():
+        for job in _jobs_in(doc):
+            base = str(where)
+            seen[base] = seen.get(base, 0) + 1
+            out.append(Case(f"corpus/{base}" + (f"#{seen[base]}" if seen[base] > 1 else ""), to_plain(job), OPTIONS))
+    return out
+
+
+ALL_CASES = fixture_cases() + corpus_cases()
+if os.environ.get("KF2JOBSET_DIFF_ONLY"):  # a regex over case ids, for local runs
+    ALL_CASES = [c for c in ALL_CASES if re.search(os.environ["KF2JOBSET_DIFF_ONLY"], c.id)]
+
+
+# ---------------------------------------------------------------------------------------------
+# what one pod really got
+
+
+@dataclass
+class SeenPod:
+    key: tuple
+    name: str
+    hostname: str
+    ip: str
+    labels: dict
+    restart_policy: str
+    scheduling: dict  # schedulerName, priorityClassName
+    containers: dict  # name -> {"env": [(n, v)], "command": [...], "mounts": {path: attrs}, "image": str}
+    init: dict
+    files: dict = field(default_factory=dict)  # (mountPath, relpath) -> (content, mode)
+
+
+@dataclass
+class World:
+    namespace: str
+    name: str
+    pods: dict  # key -> SeenPod
+    resolver: Resolver
+    dns: dict
+
+
+@dataclass
+class Outcome:
+    case: Case
+    status: str = "compared"  # compared | rejected | skipped | failed
+    detail: str = ""
+    jobs_pods: int = 0
+    diffs: list = field(default_factory=list)  # [(Difference, explained_by)]
+    unexplained: list = field(default_factory=list)
+    unconfirmed: list = field(default_factory=list)  # report claims reality did not show
+    gaps: dict = field(default_factory=dict)  # "operator"/"jobset" -> model vs reality
+    aspects: set = field(default_factory=set)
+    seconds: float = 0.0
+    conv_message: str = ""
+
+
+def _mount_attrs(m: dict) -> dict:
+    return {k: m[k] for k in ("name", "readOnly", "subPath", "subPathExpr") if k in m}
+
+
+def _read_files(launch, pod_spec: dict) -> dict:
+    vols = {v["name"]: v for v in pod_spec.get("volumes") or []}
+    out = {}
+    for m in launch.spec.get("volumeMounts") or []:
+        v = vols.get(m.get("name"), {})
+        if not any(k in v for k in ("configMap", "secret", "projected", "downwardAPI")):
+            continue
+        src = launch.mounts.get(m["mountPath"])
+        if not src or not os.path.exists(src):
+            continue
+        base = Path(src)
+        items = [base] if base.is_file() else [p for p in sorted(base.rglob("*")) if p.is_file()]
+        for p in items:
+            rel = p.name if base.is_file() else str(p.relative_to(base))
+            try:
+                out[(m["mountPath"], rel)] = (p.read_text(errors="replace"), oct(stat.S_IMODE(p.stat().st_mode)))
+            except OSError:
+                pass
+    return out
+
+
+def observe(agent: NodeAgent, namespace: str, key_of) -> dict:
+    pods: dict = {}
+    for x in agent.launches(namespace):
+        key = key_of(x.labels)
+        if key is None:
+            continue
+        p = pods.get(x.pod)
+        if p is None:
+            p = pods[x.pod] = SeenPod(key, x.pod, x.hostname, x.pod_ip, dict(x.labels),
+                                      x.pod_spec.get("restartPolicy", "Always"),
+                                      {k: x.pod_spec.get(k) for k in ("schedulerName", "priorityClassName")}, {}, {})
+        bucket = p.init if x.init else p.containers
+        if x.container in bucket:
+            continue  # first start only
+        bucket[x.container] = {"env": list(x.env), "command": list(x.command), "image": x.image,
+                               "mounts": {m["mountPath"]: _mount_attrs(m) for m in x.spec.get("volumeMounts") or []}}
+        if not x.init:
+            p.files.update(_read_files(x, x.pod_spec))
+    return pods
+
+
+def world_resolver(dns: dict, namespace: str, pods: list[SeenPod], domain: str, by_pod_name: bool,
+                   min_labels: int = 1) -> Resolver:
+    """Every name the namespace's DNS answers with exactly one pod -> that pod; pod IPs too (and, for
+    MPIJob v1, pod names: its launcher reached pods by name through kubectl exec). ``min_labels``:
+    labels before ``.<ns>.svc`` that name one pod (v1: its own Service ``<job>-<type>-<i>``, 1;
+    JobSet: ``<hostname>.<subdomain>``, 2 -- the Service name alone names every pod, even when there is one)."""
+    by_ip = {p.ip: p.key for p in pods}
+    names: dict = {ip: k for ip, k in by_ip.items()}
+    suffix = f".{namespace}.svc.{domain}"
+    for fqdn, ips in dns.items():
+        if not fqdn.endswith(suffix) or len(set(ips)) != 1 or ips[0] not in by_ip:
+            continue
+        short = fqdn[: -len(suffix)]
+        if short.count(".") + 1 < min_labels:
+            continue
+        for n in (short, f"{short}.{namespace}", f"{short}.{namespace}.svc", fqdn):
+            names[n] = by_ip[ips[0]]
+    if by_pod_name:
+        for p in pods:
+            names.setdefault(p.name, p.key)
+    return Resolver(names)
+
+
+# ---------------------------------------------------------------------------------------------
+# comparison
+
+
+def _norm(world: World, value: str) -> str:
+    v = world.resolver.normalise(value)
+    v = v.replace(world.namespace, "<ns>")
+    return v
+
+
+def _visible(env: list) -> list:
+    last = {n: i for i, (n, _) in enumerate(env)}
+    return [(n, v) for i, (n, v) in enumerate(env) if last[n] == i and not n.startswith(HELPER_PREFIX) and n not in JOB_INJECTED]
+
+
+def compare_worlds(op: World, js: World, rename: dict | None = None) -> list[Difference]:
+    rename = rename or {}
+    out: list[Difference] = []
+
+    def norm(world, v):
+        v = _norm(world, str(v))
+        for old, new in rename.get(world.namespace, {}).items():
+            v = v.replace(old, new)
+        return v
+
+    for key in sorted(set(op.pods) | set(js.pods), key=str):
+        a, b = op.pods.get(key), js.pods.get(key)
+        role = key[0]
+        if a is None or b is None:
+            out.append(Difference("pod", role, "extra" if a is None else "missing",
+                                  None if a is None else f"{key[0]}/{key[1]}", None if b is None else f"{key[0]}/{key[1]}",
+                                  role=role, pod=key))
+            continue
+        d = lambda aspect, subject, change, va=None, vb=None, c=None: out.append(  # noqa: E731
+            Difference(aspect, subject, change, va, vb, role=role, pod=key, container=c))
+        if a.restart_policy != b.restart_policy:
+            d("restartPolicy", role, "changed", a.restart_policy, b.restart_policy)
+        for k in sorted(set(a.scheduling) | set(b.scheduling)):
+            if a.scheduling.get(k) != b.scheduling.get(k):
+                d("scheduling", k, "changed", a.scheduling.get(k), b.scheduling.get(k))
+        if a.hostname != b.hostname:
+            d("hostname", role, "changed", a.hostname, b.hostname)
+        for lk in sorted(set(a.labels) | set(b.labels)):
+            va, vb = a.labels.get(lk), b.labels.get(lk)
+            if va is None or vb is None:
+                d("label", lk, "extra" if va is None else "missing", va, vb)
+            elif norm(op, va) != norm(js, vb):
+                d("label", lk, "changed", va, vb)
+        for kind, ca, cb in (("init", a.init, b.init), ("container", a.containers, b.containers)):
+            for cname in sorted(set(ca) | set(cb)):
+                x, y = ca.get(cname), cb.get(cname)
+                if x is None or y is None:
+                    d(kind, cname, "extra" if x is None else "missing", x and x["image"], y and y["image"], c=cname)
+                    continue
+                na = [norm(op, w) for w in x["command"]]
+                nb = [norm(js, w) for w in y["command"]]
+                if kind == "init":
+                    if na != nb or x["image"] != y["image"] or x["mounts"] != y["mounts"]:
+                        d("init", cname, "changed", " ".join(x["command"]), " ".join(y["command"]), c=cname)
+                    continue
+                if na != nb:
+                    d("command", role, "changed", " ".join(x["command"]), " ".join(y["command"]), c=cname)
+                for path in sorted(set(x["mounts"]) | set(y["mounts"])):
+                    ma, mb = x["mounts"].get(path), y["mounts"].get(path)
+                    if ma != mb:
+                        ch = "extra" if ma is None else "missing" if mb is None else "changed"
+                        d("mount", path, ch, ma and str(ma), mb and str(mb), c=cname)
+                ea, eb = _visible(x["env"]), _visible(y["env"])
+                ma, mb = dict(ea), dict(eb)
+                for n, v in ea:
+                    if n not in mb:
+                        d("env", n, "missing", v, None, c=cname)
+                    elif norm(op, v) != norm(js, mb[n]):
+                        d("env", n, "changed", v, mb[n], c=cname)
+                for n, v in eb:
+                    if n not in ma:
+                        d("env", n, "extra", None, v, c=cname)
+                # No order check: the kubelet (pkg/kubelet/kubelet_pods.go, makeEnvironmentVariables) hands
+                # the runtime the env from a Go map, so a process sees no defined order in either world.
+        # files of ConfigMap/Secret volumes mounted at the same path in both pods
+        paths = {p for p, _ in a.files} & {p for p, _ in b.files}
+        for path in sorted(paths):
+            fa = {r: v for (p, r), v in a.files.items() if p == path}
+            fb = {r: v for (p, r), v in b.files.items() if p == path}
+            for rel in sorted(set(fa) | set(fb)):
+                if rel not in fa or rel not in fb:
+                    d("file", rel, "extra" if rel not in fa else "missing", rel if rel in fa else None, rel if rel in fb else None)
+                    continue
+                (ta, ma_), (tb, mb_) = fa[rel], fb[rel]
+                if norm(op, ta) != norm(js, tb):
+                    d("hostfile" if rel == "hostfile" else "file", "names" if rel == "hostfile" else rel, "changed", ta, tb)
+                elif ma_ != mb_:
+                    d("file", rel, "changed", f"mode {ma_}", f"mode {mb_}")
+    # one Difference per (aspect, subject, pod, container)
+    uniq, seen = [], set()
+    for x in out:
+        k = (x.aspect, x.subject, x.pod, x.container, x.change)
+        if k not in seen:
+            seen.add(k)
+            uniq.append(x)
+    return uniq
+
+
+# ---- the models against reality: runtime/operator_view.py vs the real operator, jobset_view.py vs JobSet
+
+SERVICE_LINKS = re.compile(r"^KUBERNETES_(SERVICE_|PORT)")
+NOT_MODELLED_LABELS = re.compile(r"(^|/)(controller-uid|jobset-uid|job-key)$")  # random per object
+
+
+def model_world(world, real: World) -> World:
+    """A runtime model (OperatorWorld / JobSetWorld) as the SeenPods it predicts."""
+    pods = {}
+    for p in world.pods:
+        def shape(c, init):
+            env = p.env(c)
+            defined = dict(env)
+            from kf2jobset.runtime.pods import expand
+
+            cmd = [expand(str(w), defined) for w in (c.get("command") or []) + (c.get("args") or [])]
+            return {"env": env, "command": cmd, "image": c.get("image"),
+                    "mounts": {m["mountPath"]: _mount_attrs(m) for m in c.get("volumeMounts") or []}}
+
+        pods[p.key] = SeenPod(p.key, p.name, p.hostname or p.name, p.ip, dict(p.labels), p.spec.get("restartPolicy", "Always"),
+                              {"schedulerName": p.spec.get("schedulerName") or "default-scheduler",  # API default
+                               "priorityClassName": p.spec.get("priorityClassName")},
+                              {c.get("name"): shape(c, False) for c in p.containers()},
+                              {c.get("name"): shape(c, True) for c in p.containers(init=True)})
+    return World(real.namespace, world.name, pods, world.resolver, {})
+
+
+def model_gaps(model: World, real: World) -> list[str]:
+    """Where a model's pods differ from the real ones (beyond values it cannot know: uids, random suffixes)."""
+    real_cmp = copy.copy(real)
+    real_cmp.pods = {}
+    for k, p in real.pods.items():
+        q = copy.deepcopy(p)
+        q.labels = {lk: v for lk, v in q.labels.items() if not NOT_MODELLED_LABELS.search(lk)}
+        q.files = {}
+        for bucket in (q.containers, q.init):
+            for c in bucket.values():
+                c["env"] = [(n, v) for n, v in c["env"] if not SERVICE_LINKS.match(n)]
+        real_cmp.pods[k] = q
+    m = copy.copy(model)
+    m.pods = {}
+    for k, p in model.pods.items():
+        q = copy.deepcopy(p)
+        q.labels = {lk: v for lk, v in q.labels.items() if not NOT_MODELLED_LABELS.search(lk)}
+        real_pod = real.pods.get(k)
+        if real_pod is not None:
+            q.hostname = q.hostname if q.hostname != q.name else real_pod.hostname  # model pod names carry no random suffix
+        m.pods[k] = q
+    out = []
+    for d in compare_worlds(m, real_cmp):
+        if str(d.operator).startswith("<") and str(d.operator).endswith(">"):
+            continue  # a value the model never reads: a Secret/ConfigMap key, a PriorityClass's value
+
+        out.append(f"{d.aspect} {d.subject} {d.change} at {d.where}: model {d.operator!r} real {d.jobset!r}")
+    return out
+
+
+def explain_real(d: Difference, notes, findings) -> str | None:
+    for note in notes:
+        if covers(note, d):
+            return note.code
+    for f in findings:
+        if f.code == "RT010" and any(ev.subject and ev.subject in f"{d.operator} {d.jobset}" for ev in f.evidence):
+            return f.code
+    return None
+
+
+def unconfirmed_claims(findings, real: list[Difference]) -> list[str]:
+    """Pod-level evidence in the report that reality does not show."""
+    seen = {(x.aspect, str(x.subject).lower(), x.where.split(" ")[0]) for x in real}
+    seen_roles = {(x.aspect, str(x.subject).lower(), x.pod[0] if x.pod else None) for x in real}
+    out = []
+    for f in findings:
+        for ev in f.evidence:
+            if ev.change == "equivalent" or ev.aspect not in POD_ASPECTS:
+                continue
+            where = ev.where.split(" ")[0]
+            subj = str(ev.subject).lower()
+            if ev.aspect in ("file", "hostfile"):
+                ok = (ev.aspect, subj, "launcher") in seen_roles
+            elif "/" in where:
+                ok = (ev.aspect, subj, where) in seen
+            else:
+                ok = any(a == ev.aspect and s == subj and r == where for a, s, r in seen_roles)
+            if not ok:
+                out.append(f"{f.code} {ev.aspect} {ev.subject} {ev.change} at {ev.where}: {ev.operator!r} -> {ev.jobset!r}")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# running one case
+
+
+def _programs():
+    from kf2jobset.frameworks.mpi import HOSTFILE_INIT
+
+    def program(launch):
+        if launch.init:
+            if launch.container == "init-pytorch":
+                return [w.replace("nslookup", "getent hosts") for w in launch.command]
+            if launch.container == HOSTFILE_INIT:
+                return OWN_COMMAND(launch)
+            return ["true"]
+        return ["sleep", "infinity"]
+
+    return {"": program}
+
+
+def _refs(spec: dict) -> dict:
+    """ConfigMaps/Secrets a pod spec needs: {("ConfigMap"|"Secret", name): set(keys)}."""
+    out: dict = {}
+
+    def add(kind, name, key=None):
+        if name:
+            s = out.setdefault((kind, name), set())
+            if key:
+                s.add(key)
+
+    for v in spec.get("volumes") or []:
+        for kind, fld, nm in (("ConfigMap", "configMap", "name"), ("Secret", "secret", "secretName")):
+            if fld in v and not v[fld].get("optional"):
+                add(kind, v[fld].get(nm))
+                for it in v[fld].get("items") or []:
+                    add(kind, v[fld].get(nm), it.get("key"))
+        for src in (v.get("projected") or {}).get("sources") or []:
+            for kind, fld in (("ConfigMap", "configMap"), ("Secret", "secret")):
+                if fld in src and not src[fld].get("optional"):
+                    add(kind, src[fld].get("name"))
+                    for it in src[fld].get("items") or []:
+                        add(kind, src[fld].get("name"), it.get("key"))
+    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        for ef in c.get("envFrom") or []:
+            for kind, fld in (("ConfigMap", "configMapRef"), ("Secret", "secretRef")):
+                if fld in ef and not ef[fld].get("optional"):
+                    add(kind, ef[fld].get("name"))
+        for e in c.get("env") or []:
+            vf = e.get("valueFrom") or {}
+            for kind, fld in (("ConfigMap", "configMapKeyRef"), ("Secret", "secretKeyRef")):
+                if fld in vf and not vf[fld].get("optional"):
+                    add(kind, vf[fld].get("name"), vf[fld].get("key"))
+    return out
+
+
+def _templates(obj: dict) -> list[dict]:
+    spec = obj.get("spec") or {}
+    if obj.get("kind") == "JobSet":
+        return [((rj.get("template") or {}).get("spec") or {}).get("template") or {} for rj in spec.get("replicatedJobs") or []]
+    return [r.get("template") or {} for k, rs in spec.items() if k.endswith("ReplicaSpecs") for r in (rs or {}).values()]
+
+
+def _create_refs(core, namespace: str, refs: dict, skip: set) -> None:
+    from kubernetes.client.rest import ApiException
+
+    for (kind, name), keys in refs.items():
+        if (kind, name) in skip:
+            continue
+        data = {k: f"stand-in for {k}" for k in (keys or {"data"})}
+        body = {"metadata": {"name": name}, "data" if kind == "ConfigMap" else "stringData": data}
+        try:
+            (core.create_namespaced_config_map if kind == "ConfigMap" else core.create_namespaced_secret)(namespace, body)
+        except ApiException as e:
+            if e.status != 409:
+                raise
+
+
+def _priority_classes(api, objs) -> None:
+    """PriorityClasses the pods name (the API server refuses a pod naming a missing one); cluster-wide."""
+    from kubernetes import client
+    from kubernetes.client.rest import ApiException
+
+    names = {((t.get("spec") or {}).get("priorityClassName")) for o in objs for t in _templates(o)} - {None}
+    for name in names:
+        try:
+            client.SchedulingV1Api(api).create_priority_class({"metadata": {"name": name}, "value": 1000})
+        except ApiException as e:
+            if e.status != 409:
+                raise
+
+
+def _rejection(e) -> str:
+    try:
+        return json.loads(e.body).get("message", str(e))
+    except Exception:  # noqa: BLE001
+        return str(e)
+
+
+class Runner:
+    def __init__(self, stack, agent: NodeAgent):
+        self.stack, self.agent = stack, agent
+
+    def new_namespace(self, core, tag: str) -> str:
+        name = f"d{tag}-{uuid.uuid4().hex[:8]}"
+        core.create_namespace({"metadata": {"name": name}})
+        with self.agent.lock:
+            self.agent.namespaces.add(name)
+        return name
+
+    def convert(self, job: dict, options: ConvertOptions):
+        from kf2jobset.pipeline import convert_text
+        from kf2jobset.report.build import build_report
+
+        result = convert_text(yaml.safe_dump(job, sort_keys=False), "job.yaml", options)
+        if result.errors:
+            return None, None, "; ".join(str(e) for e in result.errors)
+        (conv,) = [c for r in result.results for c in r.conversions]
+        report = build_report([result], options)
+        (jr,) = report.files[0].jobs
+        return conv, jr, ""
+
+    def run(self, case: Case, mutate=None) -> Outcome:
+        t0 = time.monotonic()
+        out = Outcome(case)
+        try:
+            self._run(case, out, mutate)
+        except Exception as e:  # noqa: BLE001 - reported per case
+            import traceback
+
+            out.status, out.detail = "failed", f"{type(e).__name__}: {e}\n{traceback.format_exc()[-2500:]}"
+        out.seconds = time.monotonic() - t0
+        return out
+
+    def _run(self, case: Case, out: Outcome, mutate) -> None:
+        from kubernetes import client
+        from kubernetes.client.rest import ApiException
+
+        job = copy.deepcopy(case.job)
+        if job.get("apiVersion") != "kubeflow.org/v1":
+            out.status, out.detail = "skipped", f"{job.get('apiVersion')} {job.get('kind')}: mpi-operator is not in the stack"
+            return
+        meta = job.setdefault("metadata", {})
+        if not meta.get("name") and not meta.get("generateName"):
+            meta["name"] = "trial-" + uuid.uuid4().hex[:6]  # a Katib trial: Katib names it
+        with self.stack.api_client() as api:
+            core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
+            ns_a, ns_b = self.new_namespace(core, "a"), self.new_namespace(core, "b")
+            job_a = copy.deepcopy(job)
+            job_a["metadata"]["namespace"] = ns_a
+            job_b = copy.deepcopy(job)
+            job_b["metadata"]["namespace"] = ns_b
+            conv, jr, err = self.convert(job_b, case.options)
+            out.conv_message = err
+            if conv is not None:
+                out.conv_message = " ".join(f"{n.code}: {n.message}" for n in conv.notes if n.code == "JS080")
+            plural = KF_PLURAL[job["kind"]]
+            # v1 side first: the webhook decides whether it ever ran
+            v1_refs = {}
+            for t in _templates(job_a):
+                v1_refs.update(_refs(t.get("spec") or {}))
+            _create_refs(core, ns_a, v1_refs, set())
+            _priority_classes(api, [job_a, conv.jobset] if conv is not None else [job_a])
+            try:
+                created = custom.create_namespaced_custom_object("kubeflow.org", "v1", ns_a, plural, job_a)
+            except ApiException as e:
+                if e.status in (400, 403, 422) and "denied the request" in (e.body or ""):
+                    out.status, out.detail = "rejected", _rejection(e)
+                    return
+                raise
+            name_a = created["metadata"]["name"]
+            if conv is None:
+                raise AssertionError(f"the operator accepted the job but kf2jobset refused it: {err}")
+            jobset = copy.deepcopy(conv.jobset)
+            companions = copy.deepcopy(conv.companions)
+            if mutate:
+                mutate(jobset, companions)
+            jobset["metadata"]["namespace"] = ns_b
+            comp_names = set()
+            for c in companions:
+                c.setdefault("metadata", {})["namespace"] = ns_b
+                comp_names.add((c["kind"], c["metadata"].get("name")))
+            js_refs = {}
+            for t in _templates(jobset):
+                js_refs.update(_refs(t.get("spec") or {}))
+            _create_refs(core, ns_b, v1_refs, comp_names)
+            _create_refs(core, ns_b, js_refs, comp_names | set(v1_refs))
+            for c in companions:
+                if c["kind"] == "ConfigMap":
+                    core.create_namespaced_config_map(ns_b, c)
+                else:
+                    out.detail += f"companion {c['kind']} not applied (no such API in the stack); "
+            created_js = custom.create_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", ns_b, "jobsets", jobset)
+            name_b = created_js["metadata"]["name"]
+
+            expected = sum(s.replicas for s in conv.job.replicas.values())
+            out.jobs_pods = expected
+            suspended = conv.job.run_policy.suspend
+            if suspended:
+                time.sleep(4)
+                for ns in (ns_a, ns_b):
+                    pods = core.list_namespaced_pod(ns).items
+                    assert not pods, f"runPolicy.suspend: {ns} has pods {[p.metadata.name for p in pods]}"
+                out.detail += "suspended: no pods in either world; resumed to compare; "
+                custom.patch_namespaced_custom_object("kubeflow.org", "v1", ns_a, plural, name_a,
+                                                      {"spec": {"runPolicy": {"suspend": False}}})
+                custom.patch_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", ns_b, "jobsets", name_b,
+                                                      {"spec": {"suspend": False}})
+
+            roles = conv.plan.pod_roles
+
+            def key_a(labels):
+                t, i = labels.get(KF + "replica-type"), labels.get(KF + "replica-index", "0")  # MPI launcher: no index
+                return (t.lower(), int(i)) if t is not None else None
+
+            def key_b(labels):
+                r, i = labels.get(JS + "replicatedjob-name"), labels.get(JS + "job-index")
+                if r is None or i is None:
+                    return None
+                role, first = roles.get(r, (r, 0))
+                return (role.lower(), first + int(i))
+
+            ctr_count = {(s.lower()): len((spec.template.get("spec") or {}).get("containers") or [])
+                         for s, spec in conv.job.replicas.items()}
+
+            def started(ns, key_of):
+                per = {}
+                for x in self.agent.launches(ns):
+                    k = key_of(x.labels)
+                    if k is not None and not x.init:
+                        per.setdefault((x.pod, k), set()).add(x.container)
+                full = [p for (p, k), cs in per.items() if len(cs) >= ctr_count.get(k[0], 1)]
+                return len(full) >= expected
+
+            deadline = time.monotonic() + POD_TIMEOUT
+            while not (started(ns_a, key_a) and started(ns_b, key_b)):
+                if time.monotonic() > deadline:
+                    raise AssertionError(
+                        f"pods did not all start within {POD_TIMEOUT:.0f} s: v1 {len({x.pod for x in self.agent.launches(ns_a)})}, "
+                        f"JobSet {len({x.pod for x in self.agent.launches(ns_b)})} of {expected}; "
+                        f"v1 pods {[(p.metadata.name, p.status.phase) for p in core.list_namespaced_pod(ns_a).items]}; "
+                        f"JobSet pods {[(p.metadata.name, p.status.phase) for p in core.list_namespaced_pod(ns_b).items]}; "
+                        f"agent: {self.agent.events[-5:]}")
+                time.sleep(0.5)
+            # let Ready reach the API and the agent's DNS table
+            domain = case.options.cluster_domain or "cluster.local"
+            worlds = {}
+            for ns, name, key_of, by_name, min_labels in ((ns_a, name_a, key_a, job["kind"] == "MPIJob", 1),
+                                                          (ns_b, name_b, key_b, False, 2)):
+                pods = observe(self.agent, ns, key_of)
+                ips = {p.ip for p in pods.values()}
+                stable_until = time.monotonic() + 15
+                while time.monotonic() < stable_until:
+                    table = dict(self.agent._dns_table)
+                    covered = {ip for k, v in table.items() if k.endswith(f".{ns}.svc.{domain}") for ip in v}
+                    if ips <= covered or by_name:
+                        break
+                    time.sleep(0.3)
+                table = {k: v for k, v in self.agent._dns_table.items() if f".{ns}." in k}
+                pods = observe(self.agent, ns, key_of)  # files read while the pods run
+                by_key = {p.key: p for p in pods.values()}
+                worlds[ns] = World(ns, name, by_key, world_resolver(table, ns, list(by_key.values()), domain, by_name, min_labels), table)
+            op, js = worlds[ns_a], worlds[ns_b]
+            rename = {}
+            if meta.get("generateName"):
+                rename = {ns_a: {name_a: "<generated>"}, ns_b: {name_b: "<generated>"}}
+            real = compare_worlds(op, js, rename)
+            for d in real:
+                why = explain_real(d, conv.notes, jr.findings)
+                out.diffs.append((d, why))
+                out.aspects.add(d.aspect)
+                if why is None:
+                    out.unexplained.append(d)
+            out.unconfirmed = unconfirmed_claims(jr.findings, real)
+            from kf2jobset.runtime.jobset_view import jobset_world
+            from kf2jobset.runtime.operator_view import operator_world
+
+            opm = operator_world(conv.job, name=name_a, namespace=ns_a, cluster_domain=case.options.cluster_domain)
+            jsm = jobset_world(jobset, name=name_b, namespace=ns_b, cluster_domain=case.options.cluster_domain, roles=roles)
+            out.gaps = {"operator": model_gaps(model_world(opm, op), op), "jobset": model_gaps(model_world(jsm, js), js)}
+            # clean up: the pods stop, their sandboxes go
+            for call in (lambda: custom.delete_namespaced_custom_object("kubeflow.org", "v1", ns_a, plural, name_a,
+                                                                        propagation_policy="Background"),
+                         lambda: custom.delete_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", ns_b, "jobsets", name_b,
+                                                                        propagation_policy="Background")):
+                try:
+                    call()
+                except ApiException:
+                    pass
+
+
+# ---------------------------------------------------------------------------------------------
+# fixtures
+
+
+
+
+@pytest.fixture(scope="module")
+def runner(stack, netns_ok):
+    agent = NodeAgent(stack.kubeconfig, _programs(), namespaces=set(), scheduler_names=("default-scheduler", "volcano"),
+                      backoff=(0.5, 5.0))
+    agent.start()
+    try:
+        yield Runner(stack, agent)
+    finally:
+        agent.stop()
+        shutil.rmtree(agent.workdir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def outcomes(runner) -> dict:
+    t0 = time.monotonic()
+    lock = threading.Lock()
+    results: dict = {}
+
+    def one(case):
+        o = runner.run(case)
+        with lock:
+            results[case.id] = o
+        return o
+
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        list(pool.map(one, ALL_CASES))
+    wall = time.monotonic() - t0
+    print(f"\n[differential] {len(ALL_CASES)} cases in {wall:.1f} s (parallel {PARALLEL})")
+    print(summary_table(results.values()))
+    path = os.environ.get("KF2JOBSET_DIFF_SUMMARY")
+    if path:
+        Path(path).write_text(json.dumps({
+            "seconds": wall,
+            "cases": {k: {"status": o.status, "detail": o.detail[:400], "pods": o.jobs_pods,
+                          "diffs": [[d.aspect, d.subject, d.change, d.where, why] for d, why in o.diffs],
+                          "unexplained": [[d.aspect, d.subject, d.change, d.where, d.operator, d.jobset] for d in o.unexplained],
+                          "unconfirmed": o.unconfirmed, "gaps": o.gaps, "seconds": round(o.seconds, 1), "conv": o.conv_message}
+                      for k, o in sorted(results.items())}}, indent=1))
+    return results
+
+
+def summary_table(outs) -> str:
+    rows: dict = {}
+    for o in outs:
+        kind = o.case.job.get("kind", "?") + ("" if o.case.job.get("apiVersion") == "kubeflow.org/v1" else " v2beta1")
+        r = rows.setdefault(kind, {"compared": 0, "rejected": 0, "skipped": 0, "failed": 0, "unexplained": 0, "aspects": set(),
+                                   "pods": 0, "gaps": 0})
+        r[o.status] += 1
+        r["unexplained"] += len(o.unexplained)
+        r["aspects"] |= o.aspects
+        r["gaps"] += sum(len(v) for v in o.gaps.values())
+        if o.status == "compared":
+            r["pods"] += o.jobs_pods
+    lines = ["| kind | jobs compared (pod pairs) | v1 webhook rejected | not run | failed | unexplained | model gaps "
+             "| differences seen (all explained) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for kind, r in sorted(rows.items()):
+        lines.append(f"| {kind} | {r['compared']} ({r['pods']}) | {r['rejected']} | {r['skipped']} | {r['failed']} | "
+                     f"{r['unexplained']} | {r['gaps']} | {', '.join(sorted(r['aspects']))} |")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# tests
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in ALL_CASES])
+def test_every_real_difference_is_named_by_the_report(outcomes, case_id):
+    o = outcomes[case_id]
+    if o.status == "skipped":
+        pytest.skip(o.detail)
+    assert o.status != "failed", o.detail
+    if o.status == "rejected":
+        # such a job never ran: kf2jobset must say so
+        assert "JS080" in o.conv_message, (
+            f"the v1.9.4 webhook rejects this job ({o.detail}) but kf2jobset converts it without saying so")
+        return
+    lines = [f"{d.aspect} {d.subject} {d.change} at {d.where}: {d.operator!r} -> {d.jobset!r}" for d in o.unexplained]
+    assert not lines, "differences the report does not name:\n" + "\n".join(lines)
+    assert not o.unconfirmed, "report claims reality does not show:\n" + "\n".join(o.unconfirmed)
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in ALL_CASES])
+def test_runtime_models_match_the_real_pods(outcomes, case_id):
+    """runtime/operator_view.py against the real operator's pods, runtime/jobset_view.py against the
+    real JobSet + Job controllers' pods: the same comparison, the model playing one side."""
+    o = outcomes[case_id]
+    if o.status != "compared":
+        pytest.skip(f"not compared: {o.status}")
+    for side in ("operator", "jobset"):
+        assert not o.gaps.get(side), f"the {side} model differs from the real pods:\n" + "\n".join(o.gaps[side])
+
+
+def test_corpus_present():
+    if not CORPUS.is_dir():
+        pytest.skip(f"{CORPUS} is absent: the corpus cases were not collected")
+    assert len(corpus_cases()) >= 45
+
+
+# ---- mutations: a wrong conversion must be caught
+
+
+def _master_addr_to_worker(jobset, companions):
+    for rj in jobset["spec"]["replicatedJobs"]:
+        for c in rj["template"]["spec"]["template"]["spec"]["containers"]:
+            for e in c.get("env") or []:
+                if e["name"] == "MASTER_ADDR":
+                    e["value"] = e["value"].replace("-master-0-0", "-worker-0-0")
+
+
+def _swap_tf_hosts(jobset, companions):
+    for rj in jobset["spec"]["replicatedJobs"]:
+        for c in rj["template"]["spec"]["template"]["spec"]["containers"]:
+            for e in c.get("env") or []:
+                if e["name"] == "TF_CONFIG":
+                    v = e["value"]
+                    a, b = "-worker-0-0.", "-worker-1-0."
+                    e["value"] = v.replace(a, "\0").replace(b, a).replace("\0", b)
+
+
+def _drop_read_label(jobset, companions):
+    """The rank comes from the job-global-index label through the downward API; read a label that is not there."""
+    for rj in jobset["spec"]["replicatedJobs"]:
+        for c in rj["template"]["spec"]["template"]["spec"]["containers"]:
+            for e in c.get("env") or []:
+                ref = ((e.get("valueFrom") or {}).get("fieldRef") or {})
+                if "job-global-index" in ref.get("fieldPath", ""):
+                    ref["fieldPath"] = "metadata.labels['kf2jobset.test/removed']"
+
+
+MUTATIONS = [
+    ("pytorchjob/master-workers", _master_addr_to_worker, ("env", "MASTER_ADDR")),
+    ("tfjob/chief-ps-workers", _swap_tf_hosts, ("env", "TF_CONFIG")),
+    ("pytorchjob/master-workers", _drop_read_label, ("env", "RANK")),
+]
+
+
+def test_mutations_are_caught(runner):
+    by_id = {c.id: c for c in ALL_CASES}
+    cases = [(by_id[cid], fn, want) for cid, fn, want in MUTATIONS]
+    with ThreadPoolExecutor(len(cases)) as pool:
+        outs = list(pool.map(lambda c: runner.run(c[0], mutate=c[1]), cases))
+    for (case, fn, want), o in zip(cases, outs):
+        assert o.status == "compared", (fn.__name__, o.detail)
+        caught = [(d.aspect, d.subject) for d in o.unexplained]
+        assert want in caught, f"{fn.__name__} on {case.id} was not caught: unexplained {caught}"
