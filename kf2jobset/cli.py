@@ -78,6 +78,13 @@ def convert(paths, report_specs=(), **kw):
             for problem in err.problems:
                 click.echo(f"kf2jobset: {problem}", err=True)
         sys.exit(exitcodes.worst(exitcodes.for_error(e) for e in errors))
+    if not options.katib:
+        from .repo.run import katib_embedded
+
+        katib = sum(katib_embedded(r) for r in results)
+        if katib:
+            click.echo(f"kf2jobset: hint: {katib} Katib Experiment(s) embed v1 jobs in trialTemplate.trialSpec; "
+                       "passed through unchanged: pass --katib to convert them", err=True)
     for r in results:
         for line in r.unconverted_lines():
             click.echo(f"kf2jobset: warning: {line}", err=True)

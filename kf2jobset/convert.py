@@ -300,7 +300,7 @@ def unsupported_job_version(doc: dict) -> Kf2JobSetError:
     return UnsupportedError(Problem(
         f"{kind} {api} is not supported: kf2jobset converts {kind} {supported} only",
         Location(path=("apiVersion",)), rule="api-version",
-        hint=f"upgrade the job to {supported} (the training operator's current API) first"))
+        hint=f"upgrade the job to {supported} first"))
 
 
 def _convert_list(doc: dict, options: ConvertOptions) -> DocumentResult:
@@ -414,4 +414,5 @@ def _katib_note(selector):
                 "Katib trial template: success/failure conditions read the JobSet's Completed/Failed conditions"
                 + (f"; primaryPodLabels select {shown}" if selector else ""),
                 source_path="spec.trialTemplate", target_path="spec.trialTemplate",
-                action="add JobSet.v1alpha2.jobset.x-k8s.io to Katib's trialResources (katib-config) and RBAC")
+                action="add JobSet.v1alpha2.jobset.x-k8s.io to Katib's trialResources (katib-config) and RBAC",
+                warn=True)  # the Experiment does not run until the cluster is changed: print it

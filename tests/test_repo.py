@@ -653,3 +653,54 @@ def test_vendored_crds_are_not_parsed_as_jobs(tmp_path):
 
     text = next(tmp_path.glob("*tfjobs*.yaml")).read_text()
     assert not _may_convert(text, ConvertOptions())  # libyaml said CRD: never parsed the slow way (7 files: ~1 s, was ~7 s)
+
+
+def test_stream_mode_and_report_never_take_a_kustomize_patch_for_a_job(tmp_path):
+    from click.testing import CliRunner
+
+    from kf2jobset.cli import main
+
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "job.yaml").write_text(PYTORCHJOB)
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources: [job.yaml]\n")
+    (tmp_path / "ov").mkdir()
+    (tmp_path / "ov" / "smp.yaml").write_text("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: train}\n"
+                                            "spec:\n  pytorchReplicaSpecs:\n    Worker: {replicas: 4}\n")
+    (tmp_path / "ov" / "kustomization.yaml").write_text("resources: [../base]\npatches:\n- path: smp.yaml\n")
+    stream = CliRunner().invoke(main, ["convert", str(tmp_path)])
+    assert stream.exit_code == 0, stream.output
+    assert "skipped 1 kustomize patch file" in stream.stderr
+    assert stream.stdout.count("kind: JobSet") == 1
+    report = CliRunner().invoke(main, ["report", str(tmp_path), "--format", "json"])
+    assert report.exit_code == 0, report.output
+    import json
+
+    assert [f["path"].rsplit("/", 2)[-2:] for f in json.loads(report.stdout)["files"]] == [["base", "job.yaml"]]
+
+
+def test_out_dir_that_is_the_tree_itself_is_refused(tmp_path):
+    from click.testing import CliRunner
+
+    from kf2jobset.cli import main
+
+    (tmp_path / "job.yaml").write_text(PYTORCHJOB)
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        res = CliRunner().invoke(main, ["convert", "job.yaml", "--out-dir", "."])
+    finally:
+        os.chdir(cwd)
+    assert res.exit_code == exitcodes.USAGE and "would be written over itself" in res.stderr
+    assert (tmp_path / "job.yaml").read_text() == PYTORCHJOB
+
+
+def test_stream_mode_names_katib_experiments_it_leaves_alone(tmp_path):
+    from click.testing import CliRunner
+
+    from kf2jobset.cli import main
+
+    f = tmp_path / "exp.yaml"
+    f.write_text(EXPERIMENT)
+    res = CliRunner().invoke(main, ["convert", str(f)])
+    assert res.exit_code == 0 and res.stdout == EXPERIMENT
+    assert "1 Katib Experiment(s) embed v1 jobs" in res.stderr and "--katib" in res.stderr

@@ -294,3 +294,22 @@ def test_any_write_error_is_one_line_and_the_input_exit_code(tmp_path, monkeypat
     lines = [line for line in err.splitlines() if "cannot write" in line]
     assert len(lines) == 2 and all(os.strerror(getattr(errno_mod, errno_name)) in line for line in lines), err
     assert "base/job.yaml: not converted: it belongs to a kustomize unit" in err  # all of the unit or none
+
+
+def test_one_failing_overlay_keeps_every_overlay_of_its_base_untouched(tmp_path):
+    # all or none across the family: a base with a good and a bad overlay converts nothing, else the
+    # good overlay would target a JobSet while its base stays a PyTorchJob (kustomize then drops the
+    # patch without an error)
+    root = overlay(tmp_path, "resources: [../base]\npatches:\n- path: p.yaml\n  target: {kind: PyTorchJob, name: train}\n",
+                   {"p.yaml": "- {op: replace, path: /spec/pytorchReplicaSpecs/Worker/replicas, value: 4}\n"})
+    (root / "bad").mkdir()
+    (root / "bad" / "kustomization.yaml").write_text(
+        "resources: [../base]\npatches:\n- target: {kind: PyTorchJob, labelSelector: 'a=b'}\n  patch: |-\n"
+        "    - {op: replace, path: /spec/pytorchReplicaSpecs/Worker/replicas, value: 5}\n")
+    before = snapshot(root)
+    for paths in (["."], ["overlay/p.yaml"], ["base/job.yaml"]):
+        code, out, err = do_run(root, IN_PLACE, paths=paths)
+        assert code == exitcodes.UNSUPPORTED, (paths, err)
+        assert snapshot(root) == before, paths
+        assert "by label/annotation" in err
+        assert "overlay/kustomization.yaml: not rewritten: it builds on the same base as bad/kustomization.yaml" in err

@@ -75,12 +75,17 @@ def stream_files(paths, kw: dict) -> list[str]:
     from .classify import is_helm_template
 
     found = walk(paths, tuple(kw.get("exclude", ()) or ()), gitignore=not kw.get("no_gitignore", False))
-    files, helm = [], 0
+    files, helm, patches = [], 0, 0
     for f in found.files:
         if f.base is not None and is_helm_template(f.path):
             helm += 1
+        elif f.path != "-" and _is_patch(f.path):
+            patches += 1
         else:
             files.append(f.path)
+    if patches:
+        click.echo(f"kf2jobset: skipped {patches} kustomize patch file{'s' if patches != 1 else ''} (a patch is not a job: "
+                   "repo mode rewrites patches with their kustomization: kf2jobset convert DIR --in-place)", err=True)
     if helm:
         click.echo(f"kf2jobset: skipped {helm} Helm template{'s' if helm != 1 else ''} (render first: "
                    "helm template CHART | kf2jobset convert -)", err=True)
@@ -118,10 +123,24 @@ def walk_for_jobs(paths, excludes=(), *, gitignore: bool = True, katib: bool = F
         kind = classify(f.path, text, katib)
         if kind == HELM:
             out.helm += 1 if may_hold_job(text, katib) else 0
-        elif kind == CANDIDATE:
+        elif kind == CANDIDATE and not _is_patch(f.path):
             out.files.append((f.path, None, True))
     out.files += [(m, None, False) for m in found.missing]
     return out
+
+
+def _is_patch(path: str) -> bool:
+    """A file some kustomization names as a patch (only files that could be mistaken for a job)."""
+    from .classify import may_hold_job
+    from .kustomize import patch_owner
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            if not may_hold_job(fh.read()):
+                return False
+    except OSError:
+        return False
+    return patch_owner(path) is not None
 
 
 def _usage(message: str) -> int:

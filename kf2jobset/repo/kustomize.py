@@ -130,8 +130,10 @@ class Context:
         return out
 
 
-def run_units(kustomizations, maybe_patches, settings, targets) -> list:
-    """Find and process the kustomization units; returns [(outcomes, owned real paths)]."""
+def run_units(kustomizations, maybe_patches, settings, targets, families=()) -> list:
+    """Find and process the kustomization units; returns [(outcomes, owned real paths)].
+    Every unit is analysed before any is written: a unit that shares a family (a base, see
+    family_extras) with a unit that cannot be rewritten is not written either."""
     from .fsio import read_source
 
     ctx = Context(settings.options)
@@ -152,13 +154,26 @@ def run_units(kustomizations, maybe_patches, settings, targets) -> list:
                 continue
             if real in refs:
                 found[os.path.realpath(kfile)] = (_display(kfile, f.path), ksrc)
-    results = []
+    units = []
     for real, (display, src) in sorted(found.items(), key=lambda kv: kv[1][0]):
         unit = Unit(display, src.text, src.bom, Path(real).parent)
         try:
             analyse(unit, ctx)
         except Exception as exc:  # a bug: report it on this unit, keep the run going
             unit.problems.append(Problem(display, None, None, f"internal error: {type(exc).__name__}: {exc} (please report it)"))
+        units.append((real, unit))
+    failed = {real: unit.path for real, unit in units if unit.problems}
+    results = []
+    for real, unit in units:
+        blockers = sorted({failed[f] for fam in families if real in fam for f in fam if f in failed and f != real})
+        if blockers and not unit.problems:
+            from .outcome import FAILED, Outcome
+
+            out = Outcome(unit.path, FAILED, codes=[exitcodes.UNSUPPORTED], problems=[
+                f"{unit.path}: not rewritten: it builds on the same base as {', '.join(blockers)}, which could not be "
+                "rewritten; a base and its overlays are converted together or not at all"])
+            results.append(([out], unit.owned | {real}))
+            continue
         results.append((_outcomes(unit, settings, targets), unit.owned | {real}))
     return results
 
@@ -234,6 +249,31 @@ def family_extras(paths: list[str], taken: set[str]) -> tuple[dict[str, list[str
             if member not in taken and os.path.isfile(member):
                 extras.setdefault(member, []).append(path)
     return extras, families
+
+
+def patch_owner(path: str) -> str | None:
+    """The kustomization that names `path` as a patch (searched upwards), else None: such a file
+    is a patch, never a job to convert on its own."""
+    real = os.path.realpath(path)
+    for directory in _ancestors(Path(path).resolve().parent):
+        kfile = find_kustomization(directory)
+        if kfile is not None and real in _named_patches(str(kfile)):
+            return str(kfile)
+    return None
+
+
+_PATCH_CACHE: dict[str, set[str]] = {}
+
+
+def _named_patches(kfile: str) -> set[str]:
+    if kfile not in _PATCH_CACHE:
+        from .fsio import read_source
+
+        try:
+            _PATCH_CACHE[kfile] = _patch_files(Y.compose(read_source(kfile).text), Path(kfile).parent)
+        except Exception:  # an unreadable kustomization names nothing we can trust
+            _PATCH_CACHE[kfile] = set()
+    return _PATCH_CACHE[kfile]
 
 
 def _mentions_v1_job(path: str) -> bool:
@@ -512,6 +552,7 @@ def _json_patch(unit: Unit, ctx: Context, content: _Content, target, tkind) -> N
         new_text = Y.apply_edits(content.text, edits)
     else:
         generated = P.json_diff(base_js, exp_js)
+        generated = P.guard_ops(base_js, generated) + generated
         if not _verifies(lambda: P.apply_json_patch(base_js, generated), exp_js):
             raise _Unmappable(content.node, f"{what} cannot be expressed for the JobSet; rewrite it by hand")
         new_text = _render_ops(content.text, generated)

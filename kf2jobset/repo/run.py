@@ -71,7 +71,7 @@ def convert_file(task: Task, settings: Settings) -> Outcome:
             out.codes.append(exitcodes.for_error(err))
         return out
     if not settings.options.katib:
-        out.katib_unconverted = _katib_embedded(result)
+        out.katib_unconverted = katib_embedded(result)
     embedded = result.unconverted_lines()
     if settings.mode == CHECK:
         out.findings += [f"{line} (a Kubeflow v1 job is left)" for line in embedded]
@@ -108,7 +108,7 @@ def _job_lines(path: str, result) -> list[str]:
 
 
 
-def _katib_embedded(result) -> int:
+def katib_embedded(result) -> int:
     from ..convert import KATIB_EXPERIMENT, is_job
 
     count = 0
@@ -201,14 +201,14 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
             shown = os.path.relpath(extra) if not os.path.relpath(extra).startswith("..") else extra
             if take(Found(shown, None, shown)) in (cls.CANDIDATE, cls.KUSTOMIZATION, cls.PATCH_LIKE):
                 found.files.append(Found(shown, None, shown))
-                print(f"kf2jobset: note: {shown} is converted too: it forms one kustomize unit with "
+                print(f"kf2jobset: note: {shown} is {'checked' if settings.mode == CHECK else 'converted'} too: it forms one kustomize unit with "
                       f"{', '.join(sorted(set(with_files)))}", file=stderr)
 
     # kustomize units: their patch files are converted as patches, not as jobs
     if kustomizations or maybe_patches:
         from . import kustomize
 
-        units = kustomize.run_units(kustomizations, maybe_patches, settings, targets)
+        units = kustomize.run_units(kustomizations, maybe_patches, settings, targets, families)
         owned = set()
         failed_units: set[str] = set()
         for unit_outcomes, unit_files in units:
@@ -221,7 +221,7 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
         blocked = set().union(*(fam for fam in families if fam & failed_units)) if failed_units else set()
         for t in [t for t in tasks if os.path.realpath(t.path) in blocked]:
             outcomes.append(Outcome(t.path, FAILED, codes=[exitcodes.UNSUPPORTED], problems=[
-                f"{t.path}: not converted: it belongs to a kustomize unit that could not be rewritten (see above); "
+                f"{t.path}: not converted: it belongs to a kustomize unit that could not be rewritten (see that kustomization's message); "
                 "base and overlays are converted together or not at all"]))
         tasks = [t for t in tasks if os.path.realpath(t.path) not in blocked]
 
@@ -260,6 +260,8 @@ def _targets(files, settings: Settings) -> dict | str:
             except ValueError:
                 rel = Path(real.name)
         target = str(out_dir / rel)
+        if os.path.realpath(target) == os.path.realpath(f.path):
+            return f"--out-dir: {f.path} would be written over itself (the mirror of the tree is the tree); use --in-place"
         if target in seen:
             return f"--out-dir: {seen[target]} and {f.path} would both be written to {target}; convert them separately"
         seen[target] = f.path
