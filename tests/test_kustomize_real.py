@@ -216,3 +216,15 @@ def test_kustomize_is_the_pinned_version(kustomize):
     out = subprocess.run([kustomize, "version"], capture_output=True, text=True, timeout=30).stdout
     assert KUSTOMIZE_VERSION in out
     assert shutil.which(kustomize) or Path(kustomize).is_file()
+
+
+def test_a_changed_base_count_stops_the_build_instead_of_a_stale_world_size(kustomize, tmp_path):
+    # the overlay patches WORLD_SIZE / PET_NNODES as literals computed from the base's counts
+    root = _tree(tmp_path, *OVERLAYS["smp-path-no-target"])
+    assert _convert_in_place(root).returncode == 0
+    assert _build(kustomize, root / "overlay").returncode == 0
+    base = yaml.safe_load((root / "base" / "job.yaml").read_text())
+    base["spec"]["replicatedJobs"][0]["replicas"] = 2  # someone scales the base's master later
+    (root / "base" / "job.yaml").write_text(yaml.safe_dump(base))
+    rebuilt = _build(kustomize, root / "overlay")
+    assert rebuilt.returncode != 0 and "test" in rebuilt.stderr.lower(), rebuilt.stderr

@@ -77,7 +77,7 @@ def stream_files(paths, kw: dict) -> list[str]:
     found = walk(paths, tuple(kw.get("exclude", ()) or ()), gitignore=not kw.get("no_gitignore", False))
     files, helm, patches = [], 0, 0
     for f in found.files:
-        if f.base is not None and is_helm_template(f.path):
+        if f.path != "-" and is_helm_template(f.path):  # also when named: render the chart first
             helm += 1
         elif f.path != "-" and _is_patch(f.path):
             patches += 1

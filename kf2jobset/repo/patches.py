@@ -200,6 +200,13 @@ def guard_ops(doc: Any, ops: list) -> list:
                 prefix.append(part)
             else:
                 break
+    # Values kf2jobset derives from replica counts (WORLD_SIZE, PET_NNODES, TF_CONFIG ...) are patched
+    # as literals: pin the base's counts, so a later change of the base stops the build instead of
+    # leaving a stale world size in the overlay.
+    if any("/env/" in op.get("path", "") for op in ops) and isinstance(doc, dict):
+        for i, rj in enumerate(((doc.get("spec") or {}).get("replicatedJobs")) or []):
+            if isinstance(rj, dict) and "replicas" in rj:
+                tests.append({"op": "test", "path": f"/spec/replicatedJobs/{i}/replicas", "value": rj["replicas"]})
     return tests
 
 
