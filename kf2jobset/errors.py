@@ -51,7 +51,11 @@ class Problem:
     hint: str | None = None
 
     def __str__(self) -> str:
-        text = f"{self.location}: {self.message}"
+        loc = self.location
+        if loc == Location():  # not about an input (a usage error): no "<input>:" in front
+            text = self.message
+        else:
+            text = f"{self.location}: {self.message}"
         if self.rule:
             text += f" [{self.rule}]"
         if self.hint:
