@@ -15,6 +15,8 @@ missing tool raises :class:`ToolUnavailable` and each suite decides whether that
 
 from __future__ import annotations
 
+import contextlib
+
 import datetime
 import hashlib
 import os
@@ -574,6 +576,28 @@ class LiveAPIServer:
             time.sleep(0.1)
         raise TimeoutError(f"CRD {name} still present after {timeout}s")
 
+
+
+@contextlib.contextmanager
+def temporary_namespace(api_client, test_name: str):
+    """A new namespace named after the test; deleted afterwards (it stays Terminating when no
+    namespace controller runs). Shared by the live and e2e fixtures."""
+    import uuid as _uuid
+
+    from kubernetes import client
+    from kubernetes.client.rest import ApiException
+
+    base = re.sub(r"[^a-z0-9-]+", "-", test_name.lower()).strip("-")[:40].strip("-") or "test"
+    name = f"{base}-{_uuid.uuid4().hex[:6]}"
+    core = client.CoreV1Api(api_client)
+    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+    try:
+        yield name
+    finally:
+        try:
+            core.delete_namespace(name)
+        except ApiException:
+            pass
 
 
 # public names (the underscore names above are kept as they were in tests/live/conftest.py)

@@ -123,24 +123,24 @@ def walk_for_jobs(paths, excludes=(), *, gitignore: bool = True, katib: bool = F
         kind = classify(f.path, text, katib)
         if kind == HELM:
             out.helm += 1 if may_hold_job(text, katib) else 0
-        elif kind == CANDIDATE and not _is_patch(f.path):
+        elif kind == CANDIDATE and not _is_patch(f.path, text):
             out.files.append((f.path, None, True))
     out.files += [(m, None, False) for m in found.missing]
     return out
 
 
-def _is_patch(path: str) -> bool:
+def _is_patch(path: str, text: str | None = None) -> bool:
     """A file some kustomization names as a patch (only files that could be mistaken for a job)."""
     from .classify import may_hold_job
     from .kustomize import patch_owner
 
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            if not may_hold_job(fh.read()):
-                return False
-    except OSError:
-        return False
-    return patch_owner(path) is not None
+    if text is None:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            return False
+    return may_hold_job(text) and patch_owner(path) is not None
 
 
 def _usage(message: str) -> int:

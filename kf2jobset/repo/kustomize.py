@@ -140,20 +140,15 @@ def run_units(kustomizations, maybe_patches, settings, targets, families=()) -> 
     found: dict[str, tuple[str, Any]] = {}
     for f, src in kustomizations:
         found[os.path.realpath(f.path)] = (f.path, src)
-    # patch files seen on their own: look for the kustomization that names them
+    # patch files seen on their own: the kustomization that names them joins the run
     for f, _src in maybe_patches:
-        real = os.path.realpath(f.path)
-        for directory in _ancestors(Path(f.path).parent):
-            kfile = find_kustomization(directory)
-            if kfile is None or os.path.realpath(kfile) in found:
-                continue
-            try:
-                ksrc = read_source(str(kfile))
-                refs = _patch_files(Y.compose(ksrc.text), kfile.parent)
-            except Exception:
-                continue
-            if real in refs:
-                found[os.path.realpath(kfile)] = (_display(kfile, f.path), ksrc)
+        owner = patch_owner(f.path)
+        if owner is None or os.path.realpath(owner) in found:
+            continue
+        try:
+            found[os.path.realpath(owner)] = (_display(Path(owner), f.path), read_source(owner))
+        except Exception:  # unreadable: nothing to rewrite it with
+            continue
     units = []
     for real, (display, src) in sorted(found.items(), key=lambda kv: kv[1][0]):
         unit = Unit(display, src.text, src.bom, Path(real).parent)

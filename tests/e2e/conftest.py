@@ -22,7 +22,6 @@ import os
 import re
 import shutil
 import tempfile
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -94,20 +93,10 @@ def api(stack: GroundTruthStack):
 @pytest.fixture
 def namespace(api, request: pytest.FixtureRequest) -> Iterator[str]:
     """A new namespace named after the test; deleted afterwards (it stays Terminating: no namespace controller runs)."""
-    from kubernetes import client
-    from kubernetes.client.rest import ApiException
+    from ..apiserver_harness import temporary_namespace
 
-    base = re.sub(r"[^a-z0-9-]+", "-", request.node.name.lower()).strip("-")[:40].strip("-") or "test"
-    name = f"{base}-{uuid.uuid4().hex[:6]}"
-    core = client.CoreV1Api(api)
-    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
-    try:
+    with temporary_namespace(api, request.node.name) as name:
         yield name
-    finally:
-        try:
-            core.delete_namespace(name)
-        except ApiException:
-            pass
 
 
 @pytest.fixture(scope="session")

@@ -38,12 +38,10 @@ temporary directory (logs) after the session.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -162,18 +160,7 @@ def apiserver() -> Iterator[LiveAPIServer]:
 @pytest.fixture
 def namespace(apiserver: LiveAPIServer, request: pytest.FixtureRequest) -> Iterator[str]:
     """A new namespace named after the test; deleted afterwards (it stays Terminating: no controllers)."""
-    from kubernetes import client
-    from kubernetes.client.rest import ApiException
+    from ..apiserver_harness import temporary_namespace
 
-    base = re.sub(r"[^a-z0-9-]+", "-", request.node.name.lower()).strip("-")[:40].strip("-") or "test"
-    name = f"{base}-{uuid.uuid4().hex[:6]}"
-    with apiserver.api_client() as api_client:
-        core = client.CoreV1Api(api_client)
-        core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
-        try:
-            yield name
-        finally:
-            try:
-                core.delete_namespace(name)
-            except ApiException:
-                pass
+    with apiserver.api_client() as api_client, temporary_namespace(api_client, request.node.name) as name:
+        yield name
