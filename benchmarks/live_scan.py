@@ -131,10 +131,13 @@ def plugin_command() -> list[str]:
     return [sys.executable, "-c", "from kf2jobset.live.plugin import main; main()"]
 
 
-def timed(cmd: list[str]) -> tuple[float, int, int, str]:
+def timed(cmd: list[str], pythonpath: str | None = None) -> tuple[float, int, int, str]:
     """(wall seconds, peak RSS in KiB, exit code, stdout) of one child process."""
+    env = None
+    if pythonpath:
+        env = {**os.environ, "PYTHONPATH": pythonpath}
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)
     out_chunks = []
     # read stdout fully before wait4 (a full pipe would block the child)
     out, err = proc.stdout.read(), proc.stderr.read()
@@ -147,7 +150,11 @@ def timed(cmd: list[str]) -> tuple[float, int, int, str]:
     return wall, int(usage.ru_maxrss), proc.returncode, b"".join(out_chunks).decode()
 
 
-def run(kubeconfig: str, jobs: int = 1000, namespaces: int = 10, runs: int = 3, keep: bool = False) -> dict:
+def run(kubeconfig: str, jobs: int = 1000, namespaces: int = 10, runs: int = 3, keep: bool = False,
+        baseline_pythonpath: str | None = None) -> dict:
+    """Seed, scan `runs` times, clean up. `baseline_pythonpath`: also scan with the kf2jobset found
+    there (e.g. a copy of an older tree), alternating with the current one, and check both list the
+    same jobs with the same findings."""
     from kubernetes import config
 
     run_id = uuid.uuid4().hex[:6]
@@ -158,17 +165,27 @@ def run(kubeconfig: str, jobs: int = 1000, namespaces: int = 10, runs: int = 3, 
     result: dict = {"jobs": jobs, "namespaces": namespaces, "kinds": counts, "seed_seconds": round(seed_s, 2)}
     try:
         cmd = [*plugin_command(), "scan", "-A", "--kubeconfig", kubeconfig]
-        samples = []
+        variants = {"current": None}
+        if baseline_pythonpath:
+            variants["baseline"] = baseline_pythonpath
+        samples: dict = {name: [] for name in variants}
+        tables: dict = {}
         for _ in range(runs):
-            wall, rss, code, out = timed(cmd)
-            rows = [line for line in out.splitlines()[1:] if line.startswith(f"bench-{run_id}-")]
-            if code != 0 or len(rows) != jobs:
-                raise SystemExit(f"scan -A failed (exit {code}) or listed {len(rows)} of {jobs} jobs")
-            samples.append((wall, rss))
-        result["scan_seconds"] = [round(w, 2) for w, _ in samples]
-        result["scan_peak_rss_mib"] = [round(r / 1024, 1) for _, r in samples]
-        result["scan_seconds_median"] = round(statistics.median(w for w, _ in samples), 2)
-        result["scan_peak_rss_mib_max"] = round(max(r for _, r in samples) / 1024, 1)
+            for name, pythonpath in variants.items():  # alternated: machine load hits both alike
+                wall, rss, code, out = timed(cmd, pythonpath)
+                rows = [line for line in out.splitlines()[1:] if line.startswith(f"bench-{run_id}-")]
+                if code != 0 or len(rows) != jobs:
+                    raise SystemExit(f"scan -A ({name}) failed (exit {code}) or listed {len(rows)} of {jobs} jobs")
+                samples[name].append((wall, rss))
+                tables[name] = [" ".join(r.split()) for r in rows]
+        if baseline_pythonpath and tables["current"] != tables["baseline"]:
+            raise SystemExit("the current and the baseline scan differ in their rows (findings)")
+        for name, got in samples.items():
+            prefix = "scan" if name == "current" else "baseline_scan"
+            result[f"{prefix}_seconds"] = [round(w, 2) for w, _ in got]
+            result[f"{prefix}_peak_rss_mib"] = [round(r / 1024, 1) for _, r in got]
+            result[f"{prefix}_seconds_median"] = round(statistics.median(w for w, _ in got), 2)
+            result[f"{prefix}_peak_rss_mib_max"] = round(max(r for _, r in got) / 1024, 1)
         kubectl = shutil.which("kubectl")
         if kubectl:
             wall, rss, code, _out = timed([kubectl, "--kubeconfig", kubeconfig, "get", ",".join(
@@ -190,8 +207,10 @@ def main(argv=None) -> None:
     ap.add_argument("--namespaces", type=int, default=10)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--keep", action="store_true", help="leave the jobs and namespaces in the cluster")
+    ap.add_argument("--baseline-pythonpath", metavar="DIR",
+                    help="also time the kf2jobset importable from DIR (alternating), and check the findings agree")
     args = ap.parse_args(argv)
-    result = run(args.kubeconfig, args.jobs, args.namespaces, args.runs, args.keep)
+    result = run(args.kubeconfig, args.jobs, args.namespaces, args.runs, args.keep, args.baseline_pythonpath)
     width = max(map(len, result))
     for key, value in result.items():
         print(f"{key.ljust(width)}  {value}")

@@ -2,6 +2,7 @@
 test: it lives outside tests/ so the default run never collects it. It borrows the live fixtures.
 
     python -m pytest benchmarks/test_live_scan.py -s
+    KF2JOBSET_BENCH_BASELINE=/path/to/old/tree python -m pytest benchmarks/test_live_scan.py -s   # before/after
 
 Prints the numbers quoted in the README (time and peak memory of the plugin process).
 """
@@ -28,7 +29,9 @@ def test_scan_all_namespaces_1000_jobs(apiserver):
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     jobs = int(os.environ.get("KF2JOBSET_BENCH_JOBS", "1000"))
-    result = bench.run(apiserver.kubeconfig, jobs=jobs, namespaces=10, runs=3)
+    baseline = os.environ.get("KF2JOBSET_BENCH_BASELINE")  # a PYTHONPATH holding an older kf2jobset
+    result = bench.run(apiserver.kubeconfig, jobs=jobs, namespaces=10, runs=int(os.environ.get("KF2JOBSET_BENCH_RUNS", "3")),
+                       baseline_pythonpath=baseline)
     print("\nscan -A benchmark:", result)
     assert result["jobs"] == jobs
     assert result["scan_peak_rss_mib_max"] < 512

@@ -16,6 +16,7 @@ from .mappings import kubeflow_job_kind, mapping_for, supported_versions
 from .notes import Note
 from .options import ConvertOptions
 from .parse import parse_job
+from .treecopy import copy_tree
 from .validate import check_jobset
 from .errors import RejectedJobSetError
 
@@ -77,22 +78,39 @@ def _as_kubernetes_reads(doc: dict) -> dict:
     become strings (as sigs.k8s.io/yaml makes them); merge keys (`<<`) are resolved. Either of the
     last two yields plain dicts (comments of that document are not carried over)."""
     plain_needed = False
+    stack = [doc]
+    while stack:  # paths are only worked out for the error (_complex_key_path)
+        node = stack.pop()
+        if isinstance(node, dict):
+            if type(node) is not dict and getattr(node, "merge", None):
+                plain_needed = True
+            for key, value in node.items():
+                if type(key) is not str:
+                    if isinstance(key, (dict, list, tuple)):
+                        raise InvalidJobError(Problem("a mapping key must be a scalar (kubectl cannot read this document)",
+                                                      Location(path=_complex_key_path(doc)), rule="yaml"))
+                    if not isinstance(key, str):
+                        plain_needed = True
+                if isinstance(value, (dict, list)):
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(v for v in node if isinstance(v, (dict, list)))
+    return _plain_keys(doc) if plain_needed else doc
+
+
+def _complex_key_path(doc) -> tuple:
+    """Path of the mapping holding the first complex key found (the order _as_kubernetes_reads walks in)."""
     stack = [(doc, ())]
     while stack:
         node, path = stack.pop()
         if isinstance(node, dict):
-            if getattr(node, "merge", None):
-                plain_needed = True
             for key, value in node.items():
                 if isinstance(key, (dict, list, tuple)):
-                    raise InvalidJobError(Problem("a mapping key must be a scalar (kubectl cannot read this document)",
-                                                  Location(path=path), rule="yaml"))
-                if not isinstance(key, str):
-                    plain_needed = True
+                    return path
                 stack.append((value, path + (str(key),)))
         elif isinstance(node, list):
             stack.extend((v, path + (i,)) for i, v in enumerate(node))
-    return _plain_keys(doc) if plain_needed else doc
+    return ()
 
 
 def _plain_keys(node):
@@ -357,7 +375,7 @@ def _convert_katib(doc: dict, options: ConvertOptions) -> DocumentResult:
             "a Katib trialSpec holds one object, but this conversion needs companions "
             f"({', '.join(c['kind'] for c in conv.companions)}); use --mpi-hostfile generated / --scheduler kueue",
             Location(path=path)))])
-    out = copy.deepcopy(doc)
+    out = copy_tree(doc)
     new_template = out["spec"]["trialTemplate"]
     jobset = conv.jobset
     jobset["metadata"].pop("name", None)  # Katib names each trial

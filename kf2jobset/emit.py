@@ -1,7 +1,6 @@
 """JobSetPlan + TrainingJob -> the JobSet dict and its companion objects. Pure: no I/O."""
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 
 from .errors import UnsupportedError
@@ -11,6 +10,7 @@ from .model import TrainingJob, env_target_indexes
 from .notes import Note
 from .options import ConvertOptions
 from .plan import JobSetPlan, plan
+from .treecopy import copy_tree
 
 from .jobset_api import API_VERSION  # noqa: E402  (re-exported: emit.API_VERSION)
 SOURCE_ANNOTATION = "kf2jobset.dev/source"
@@ -134,7 +134,7 @@ def _metadata(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, notes: l
 def _pod_template(job: TrainingJob, rtype: str, restart_policy: str, ctx: EmitContext, prof,
                   first_index: int = 0) -> dict:
     spec = job.replicas[rtype]
-    template = _drop_nulls(copy.deepcopy(spec.template))
+    template = _drop_nulls(copy_tree(spec.template))
     pod_spec = template.setdefault("spec", {})
     pod_spec["restartPolicy"] = restart_policy
     containers = pod_spec["containers"]
@@ -149,8 +149,11 @@ def _pod_template(job: TrainingJob, rtype: str, restart_policy: str, ctx: EmitCo
     if ctx.options.keep_kubeflow_labels:
         _kubeflow_labels(job, rtype, template, ctx)
     elif rtype == next(iter(job.replicas)) and first_index == 0:
-        ctx.note(Note("JS051", "dropped", "the operator's training.kubeflow.org/* pod labels (job-name, operator-name, "
-                      "replica-type, replica-index, job-role) are not set; selectors, dashboards and log queries that use "
+        # mpi-operator sets no replica-type (seen on the real v0.8.2 in tests/e2e/test_differential.py)
+        which = ("job-name, operator-name, job-role, replica-index" if job.kind == "MPIJob" and not job.is_mpi_v1
+                 else "job-name, operator-name, replica-type, replica-index, job-role")
+        ctx.note(Note("JS051", "dropped", f"the operator's training.kubeflow.org/* pod labels ({which}) are not set; "
+                      "selectors, dashboards and log queries that use "
                       "them need the jobset.sigs.k8s.io/* labels instead", target_path="template.metadata.labels",
                       action="use --keep-kubeflow-labels to keep the static ones",
                       explains=(("label", KUBEFLOW_LABEL + "*"), *CONTROLLER_LABELS)))
@@ -261,10 +264,20 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
                           "set ttlSecondsAfterFinished to remove them", source_path=src,
                           action="add runPolicy.ttlSecondsAfterFinished", explains=(("lifecycle", "cleanPodPolicy"),)))
     if rp.active_deadline_seconds is not None:
-        notes.append(Note("JS033", "approximated", "activeDeadlineSeconds: v1 measured it for the whole job; a JobSet has no such "
-                          "field, so every child Job gets it and each Job's clock starts when that Job starts",
+        if job.kind == "MPIJob" and not job.is_mpi_v1:
+            text = ("activeDeadlineSeconds: v1 measured it for the whole job; a JobSet has no such field, so every child "
+                    "Job gets it and each Job's clock starts when that Job starts")
+        else:
+            # the operator's requeue at the deadline goes to a no-op work queue: it checks only when it reconciles
+            text = ("activeDeadlineSeconds: the v1 operator counted it for the whole job but checked it only when a pod or "
+                    "job change made it reconcile the job, so a job whose pods ran steadily could outlive it; a JobSet has "
+                    "no such field, so every child Job gets it and the Job controller fails each Job at its deadline, "
+                    "counted from that Job's start")
+        notes.append(Note("JS033", "approximated", text,
                           source_path="runPolicy.activeDeadlineSeconds",
                           target_path="spec.replicatedJobs[*].template.spec.activeDeadlineSeconds",
+                          action=None if job.kind == "MPIJob" and not job.is_mpi_v1 else
+                          "raise or remove the deadline if the job used to run past it",
                           explains=(("lifecycle", "activeDeadlineSeconds"),)))
     if rp.backoff_limit is not None:
         v2_launcher = job.kind == "MPIJob" and not job.is_mpi_v1

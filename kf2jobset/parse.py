@@ -11,6 +11,7 @@ import re
 from .errors import InvalidJobError, Location, Problem
 from .mappings import KindMapping
 from .model import DefaultApplied, ReplicaSpec, RunPolicy, SchedulingPolicy, TrainingJob, default_container
+from .treecopy import copy_tree
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 # Pods per job. Above this a TFJob's TF_CONFIG or an MPI hostfile no longer fits the API server's
@@ -41,7 +42,7 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
             raise InvalidJobError(problems)
         if unknown:
             # The API server prunes fields its schema does not know; convert what it would have stored.
-            doc = copy.deepcopy(doc)
+            doc = copy_tree(doc)
             for issue in unknown:
                 _remove(doc, issue.path)
                 pruned.append(DefaultApplied(issue.path, None, "unknown field: the API server prunes it"))
@@ -137,7 +138,7 @@ def _parse_replica(raw: dict, rtype: str, key: str, path: tuple, mapping: KindMa
     problems: list[Problem] = []
     defaults: list[DefaultApplied] = []
     rule = mapping.rule(rtype)
-    template = copy.deepcopy(raw.get("template") or {})
+    template = copy_tree(raw.get("template") or {})
     containers = (template.get("spec") or {}).get("containers") or []
     if not containers:
         problems.append(_problem(path + ("template", "spec", "containers"), f"{rtype} has no containers", rule="containers"))

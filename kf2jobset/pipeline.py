@@ -57,7 +57,8 @@ def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
     result = FileResult(path=path, text=text)
     # Documents that cannot hold a job (no `kind: <job kind>` / Experiment / List line) are only
     # syntax-checked: they pass through verbatim anyway.
-    docs = parse_documents(text, path, select=lambda doc: _may_convert(doc, options))
+    # Comments are carried over by position (repo/comments.py), not on the parsed objects.
+    docs = parse_documents(text, path, select=lambda doc: _may_convert(doc, options), without_comments=True)
     result.documents = docs
     for doc in docs:
         if doc.error is not None:

@@ -136,13 +136,39 @@ def check_object_meta(meta: Any, path: tuple, *, dns1035_generate_name: bool = F
 
 def check_numbers(obj: Any, path: tuple = (), key: str | None = None) -> list[Problem]:
     """Integer ranges: int32 fields, int64 elsewhere, non-negative and positive fields."""
+    if _numbers_fine(obj, key):
+        return []  # the usual case, decided without building paths
+    return _number_problems(obj, path, key)
+
+
+def _numbers_fine(obj: Any, key: str | None) -> bool:
+    """check_numbers would find nothing (same rules, no paths, no messages)."""
+    stack = [(obj, key)]
+    while stack:
+        node, k = stack.pop()
+        if isinstance(node, dict):
+            stack.extend((v, kk if isinstance(kk, str) else None) for kk, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, None) for v in node)
+        elif isinstance(node, str):
+            continue
+        elif _is_int(node):
+            lo, hi = INT32 if k in INT32_FIELDS else INT64
+            if not lo <= node <= hi or (k in NON_NEGATIVE and node < 0) or (k in POSITIVE and node < 1):
+                return False
+        elif isinstance(node, float) and (node != node or node in (float("inf"), float("-inf"))):
+            return False
+    return True
+
+
+def _number_problems(obj: Any, path: tuple = (), key: str | None = None) -> list[Problem]:
     out: list[Problem] = []
     if isinstance(obj, dict):
         for k, v in obj.items():
-            out += check_numbers(v, path + (k,), k if isinstance(k, str) else None)
+            out += _number_problems(v, path + (k,), k if isinstance(k, str) else None)
     elif isinstance(obj, list):
         for i, v in enumerate(obj):
-            out += check_numbers(v, path + (i,), None)
+            out += _number_problems(v, path + (i,), None)
     elif _is_int(obj):
         lo, hi = INT32 if key in INT32_FIELDS else INT64
         if not lo <= obj <= hi:

@@ -18,13 +18,13 @@ jsonschema is imported lazily: importing this module is cheap.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import threading
 from dataclasses import dataclass
 from typing import Any, Iterable
 
 from kf2jobset.resources import data_dir
+from kf2jobset.schemacheck import normalise as _normalise  # the instance as the API server's decoder sees it
 
 BASE_URI = "https://kf2jobset.dev/schemas/"
 _SUFFIX = ".schema.json"
@@ -183,31 +183,67 @@ def _key_defaults(validator, schema, keys) -> dict:
 
 
 def validate(instance: dict, schema_name: str) -> list[SchemaIssue]:
-    """Validate `instance` against schemas/<schema_name>.schema.json; [] when valid."""
+    """Validate `instance` against schemas/<schema_name>.schema.json; [] when valid.
+
+    A compiled yes/no check answers first (schemacheck); only an instance it does not accept
+    goes through jsonschema, which finds and words the errors."""
+    from .schemacheck import Unsure
+
+    check = _fast_check(schema_name)
+    if check is not None:
+        try:
+            if check(instance):
+                return []
+        except Unsure:
+            pass
+    return _validate_slowly(instance, schema_name)
+
+
+_fast_checks: dict[str, Any] = {}
+_documents: dict[str, Any] | None = None
+
+
+def _schema_documents() -> dict[str, Any]:
+    """{$id or file URI: contents} of every schema file (what the registry holds, without `referencing`)."""
+    global _documents
+    if _documents is None:
+        root = data_dir("schemas")
+        docs = {}
+        for p in sorted(root.rglob("*" + _SUFFIX)):
+            contents = json.loads(p.read_text(encoding="utf-8"))
+            docs[contents.get("$id") or BASE_URI + p.relative_to(root).as_posix()] = contents
+        _documents = docs
+    return _documents
+
+
+def _fast_check(schema_name: str):
+    """The compiled check of one schema, built once per process; None if it cannot be compiled."""
+    if schema_name in _fast_checks:
+        return _fast_checks[schema_name]
+    from .schemacheck import Compiler, NotCompilable
+
+    with _lock:
+        if schema_name not in _fast_checks:
+            uri = BASE_URI + schema_name + _SUFFIX
+            docs = _schema_documents()
+            check = None
+            if uri in docs:
+                try:
+                    check = Compiler(docs).compile_uri(uri)
+                except NotCompilable:
+                    check = None
+            _fast_checks[schema_name] = check
+    return _fast_checks[schema_name]
+
+
+def _validate_slowly(instance: dict, schema_name: str) -> list[SchemaIssue]:
+    """jsonschema over the normalised instance: every error, worded for users."""
     validator = _validator(schema_name)
     doc = _normalise(instance)
     issues: set[SchemaIssue] = set()
     for error in validator.iter_errors(doc):
         issues.update(_issues_from(error))
     return sorted(issues, key=lambda i: (_path_key(i.path), i.message))
-
-
-def _normalise(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {_key(k): _normalise(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_normalise(v) for v in value]
-    if isinstance(value, (_dt.datetime, _dt.date)):
-        return value.isoformat()
-    return value
-
-
-def _key(k: Any) -> str:
-    if isinstance(k, str):
-        return k
-    if isinstance(k, bool):
-        return "true" if k else "false"
-    return str(k)
 
 
 def _json_type(value: Any) -> str:

@@ -79,19 +79,23 @@ def _loader():
     return yaml
 
 
-def parse_documents(text: str, file: str | None = None, select=None) -> list[Document]:
+def parse_documents(text: str, file: str | None = None, select=None, *, without_comments: bool = False) -> list[Document]:
     """Split and parse; a document that fails to parse carries an InputError with its position.
 
     `select(doc_text) -> bool` (optional): documents it rejects are only syntax-checked with
     PyYAML's C parser when available (several times faster) and keep `data` None; if that check
-    fails they are parsed normally, so errors are always ruamel's."""
+    fails they are parsed normally, so errors are always ruamel's.
+
+    `without_comments`: the caller does not need ruamel's comments on the objects (the converter
+    places comments by position): valid documents are then built from libyaml's nodes (yamlread),
+    falling back to ruamel's loader for anything that builder refuses."""
     docs = split_documents(text)
-    yaml = _loader()
+    yaml = None
     strict = _strict_loader()
     for doc in docs:
         if not _has_content(doc.text.splitlines()):
             if any(_END.match(line) for line in doc.text.splitlines()):  # `...` without a document
-                strict_error, _ = strict(doc.text)
+                strict_error, _, _ = strict(doc.text)
                 if strict_error is not None:
                     doc.error = _yaml_error(strict_error, file, doc)
             continue
@@ -102,9 +106,16 @@ def parse_documents(text: str, file: str | None = None, select=None) -> list[Doc
             continue
         # Every document must load as Kubernetes reads YAML (1.1, aliases resolved, core tags checked):
         # a document we pass through untouched must not make the output unreadable.
-        strict_error, strict_data = strict(doc.text)
+        strict_error, strict_data, roots = strict(doc.text)
         if select is not None and strict_error is None and not select(doc.text) and not _may_be_job(strict_data):
             continue
+        if without_comments and strict_error is None and len(roots) == 1:
+            built = _build_from_nodes(roots[0], doc.text)
+            if built is not _NOT_BUILT:
+                doc.data = built
+                continue
+        if yaml is None:
+            yaml = _loader()
         try:
             loaded = list(yaml.load_all(doc.text))
         except RecursionError:  # limits are checked with PyYAML; without libyaml the pure parser may recurse
@@ -123,6 +134,20 @@ def parse_documents(text: str, file: str | None = None, select=None) -> list[Doc
             doc.error = InputError(Problem("more than one YAML document in one block", Location(file, doc.index, doc.start_line + 1)))
         doc.data = loaded[0] if loaded else None
     return docs
+
+
+_NOT_BUILT = object()
+
+
+def _build_from_nodes(root, text: str):
+    from .yamlread import NotReadable, build, may_read
+
+    if root is None or not may_read(text):
+        return _NOT_BUILT
+    try:
+        return build(root, text)
+    except NotReadable:
+        return _NOT_BUILT
 
 
 MAX_DEPTH = 100  # nested mappings/sequences; Kubernetes objects need about 30
@@ -252,7 +277,7 @@ def _strict_loader():
     try:
         import yaml as pyyaml
     except ImportError:  # pragma: no cover - PyYAML is a dependency
-        return lambda text: (None, [])
+        return lambda text: (None, [], [])
     base = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
 
     core = "tag:yaml.org,2002:"
@@ -311,17 +336,18 @@ def _strict_loader():
         return out
 
     def check(text: str):
+        """(error or None, apiVersion/kind of each document, libyaml's composed nodes)."""
         try:
             roots = list(pyyaml.compose_all(text, Loader=base))
         except Exception as exc:  # noqa: BLE001
             if not isinstance(exc, pyyaml.YAMLError):
                 exc = pyyaml.YAMLError(f"cannot read a value: {type(exc).__name__}: {exc}")
-            return exc, []
+            return exc, [], []
         for root in roots:
             err = problem(root) if root is not None else None
             if err is not None:
-                return err, []
-        return None, [top(r) for r in roots]
+                return err, [], []
+        return None, [top(r) for r in roots], roots
 
     return check
 
@@ -441,8 +467,14 @@ def _prepare(obj: Any) -> Any:
 
         return DoubleQuotedScalarString(obj)
     if isinstance(obj, dict):
-        for k in list(obj.keys()):
-            obj[k] = _prepare(obj[k])
+        if getattr(obj, "merge", None):  # assigning every key makes merged keys the map's own
+            for k in list(obj.keys()):
+                obj[k] = _prepare(obj[k])
+            return obj
+        for k, v in list(dict.items(obj)):  # ruamel's own views iterate slowly
+            new = _prepare(v)
+            if new is not v:
+                obj[k] = new
         return obj
     if isinstance(obj, list):
         items = [_prepare(v) for v in obj]
@@ -458,18 +490,40 @@ def _prepare(obj: Any) -> Any:
 
 
 def dump_documents(objects: Sequence[Any], style: Style = Style()) -> str:
-    """YAML text for new objects, each starting with `---`."""
+    """YAML text for new objects, each starting with `---`: ruamel's round-trip layout, written
+    directly (yamlwriter) when the object allows it, else by ruamel itself."""
+    pieces = []
+    for obj in objects:
+        pieces.append("---\n")
+        pieces.append(_dump_one(_prepare(obj), style))
+    text = "".join(pieces)
+    return text.replace("\n", style.newline) if style.newline != "\n" else text
+
+
+FAST_WRITER = True  # tests switch it off to compare with ruamel
+
+
+def _dump_one(obj: Any, style: Style) -> str:
+    if FAST_WRITER:
+        from .yamlwriter import NotWritable, write_document
+
+        try:
+            return write_document(obj, style.mapping, style.sequence, style.offset)
+        except NotWritable:
+            pass
+    return dump_with_ruamel(obj, style)
+
+
+def dump_with_ruamel(obj: Any, style: Style) -> str:
+    """One prepared object as ruamel's round-trip dumper writes it (no `---`, `\n` line ends)."""
     from ruamel.yaml import YAML
 
     yaml = YAML(typ="rt")
     yaml.width = 4096
     yaml.indent(mapping=style.mapping, sequence=style.sequence, offset=style.offset)
     out = io.StringIO()
-    for obj in objects:
-        out.write("---\n")
-        yaml.dump(_prepare(obj), out)
-    text = out.getvalue()
-    return text.replace("\n", style.newline) if style.newline != "\n" else text
+    yaml.dump(obj, out)
+    return out.getvalue()
 
 
 def to_plain(obj: Any) -> Any:

@@ -55,6 +55,10 @@ def make_switch(name: str, address: str | None = None) -> None:
     run(["ip", "netns", "add", name])
     sw = ["ip", "-n", name]
     run(sw + ["link", "add", "br0", "type", "bridge"])
+    # A fixed address: a bridge left to itself takes the lowest MAC of its ports and changes it when that
+    # port goes (a pod torn down); every pod's ARP entry for the bridge address then points nowhere and
+    # DNS to it times out until the entries expire.
+    run(sw + ["link", "set", "br0", "address", "02:6b:66:32:6a:73"])
     if address:
         run(sw + ["addr", "add", address, "dev", "br0"])
     run(sw + ["link", "set", "br0", "up"])

@@ -42,3 +42,12 @@ def test_an_unknown_global_tag_passes_through_as_kubernetes_reads_it(tmp_path):
     text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: !!python/name:os.system x\n"
     res = _convert(text, tmp_path)
     assert res.exit_code == 0 and res.stdout == text
+
+
+def test_a_katib_trial_template_that_is_not_a_mapping_is_not_a_crash(tmp_path):
+    # tools/fuzz.py retyped trialTemplate to a string: the Katib hint's count read it as a mapping
+    text = ("apiVersion: kubeflow.org/v1beta1\nkind: Experiment\nmetadata:\n  name: e\n"
+            "spec:\n  trialTemplate: 100m\n")
+    res = _convert(text, tmp_path)
+    assert "Traceback" not in res.output and not isinstance(res.exception, AttributeError), res.output
+    assert res.exit_code == 0, res.output

@@ -12,6 +12,7 @@
 #   kube-controller-manager  kube-controller-manager v1.36.3  tools/testcontrollermanager
 #   training-operator        Kubeflow Training Operator v1.9.4 tools/testtrainingoperator
 #   jobset-controller        JobSet controller v0.12.0        tools/testjobset
+#   mpi-operator             MPI Operator v0.8.2 (MPIJob kubeflow.org/v2beta1) tools/testmpioperator
 #   kustomize                kustomize v5.7.1                 tools/kustomize (repo-mode tests; not in the default set)
 #
 # Each binary is built from its project-owned Go module into
@@ -24,7 +25,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache_root="${KF2JOBSET_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kf2jobset}"
-all=(etcd kube-apiserver kube-controller-manager training-operator jobset-controller)
+all=(etcd kube-apiserver kube-controller-manager training-operator jobset-controller mpi-operator)
 
 say() { printf 'install-ground-truth: %s\n' "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
@@ -39,6 +40,7 @@ spec() {
     kube-controller-manager) echo "testcontrollermanager|$kver|.|$kflags" ;;
     training-operator)       echo "testtrainingoperator|v1.9.4|.|" ;;
     jobset-controller)       echo "testjobset|v0.12.0|sigs.k8s.io/jobset|-X sigs.k8s.io/jobset/pkg/version.GitVersion=v0.12.0" ;;
+    mpi-operator)            echo "testmpioperator|v0.8.2|.|-X github.com/kubeflow/mpi-operator/pkg/version.Version=v0.8.2" ;;
     kustomize)               echo "kustomize|v5.7.1|sigs.k8s.io/kustomize/kustomize/v5|" ;;
     *) return 1 ;;
   esac

@@ -326,6 +326,7 @@ class MPIProfile(Profile):
             if job.framework.get("mainContainer"):
                 ctx.note(Note("MPI002", "dropped", "mainContainer only chose the `kubectl exec` target; SSH reaches the pod's sshd",
                               source_path="spec.mainContainer"))
+            self._v1_failure_notes(job, ctx)
         else:
             if ctx.jobset_name and not ctx.options.subdomain:
                 ctx.note(Note(
@@ -341,7 +342,9 @@ class MPIProfile(Profile):
                 f"the mpi-operator generated the SSH key Secret <job>-ssh; the JobSet mounts the Secret {secret!r} "
                 "that you provide (kf2jobset never writes key material)",
                 source_path="spec.mpiReplicaSpecs", target_path="volumes[ssh-auth]", action=create,
-                explains=(("secret", "ssh"),), warn=True,
+                # the key files in the pods differ with the key (seen on the real mpi-operator v0.8.2)
+                explains=(("secret", "ssh"), ("file", "id_rsa"), ("file", "id_rsa.pub"), ("file", "authorized_keys")),
+                warn=True,
             ))
         if not job.is_mpi_v1 and job.has("Worker"):
             ctx.note(Note(
@@ -411,6 +414,29 @@ class MPIProfile(Profile):
                 "once every worker is Ready (dependsOn), which avoids ssh retries",
                 source_path="spec.launcherCreationPolicy", explains=(("start", "Launcher"),),
             ))
+
+    def _v1_failure_notes(self, job, ctx: EmitContext) -> None:
+        """MPIJob v1's own failed-pod rule (training-operator.md §5.3), seen on the real v1.9.4 operator."""
+        if job.run_policy.backoff_limit == 0:
+            return  # the common backoffLimit check fails the job on the first failed pod, as the JobSet does
+        for rtype, spec in job.replicas.items():
+            src = f"spec.mpiReplicaSpecs.{spec.source_key}.restartPolicy"
+            if spec.restart_policy == "ExitCode":
+                ctx.note(Note(
+                    "MPI012", "approximated",
+                    f"{rtype}: under restartPolicy ExitCode MPIJob v1 marked the job Restarting when a pod failed but never "
+                    "re-created the pod, so the job neither failed nor went on, whatever the exit code; in the JobSet exit "
+                    "codes 1-127 fail it and other failures re-create the pod",
+                    source_path=src, replica_type=rtype, explains=(("failure", rtype), ("backoffLimit", rtype)),
+                ))
+            elif spec.restart_policy in ("OnFailure", "Always"):
+                ctx.note(Note(
+                    "MPI013", "approximated",
+                    f"{rtype}: MPIJob v1 failed the whole job when a pod reached phase Failed, also under restartPolicy "
+                    f"{spec.restart_policy} (an eviction, a pod deadline); in the JobSet the pod's Job re-creates it "
+                    "instead (exits under OnFailure are restarted in place in both worlds)",
+                    source_path=src, replica_type=rtype, explains=(("failure", rtype),),
+                ))
 
     def operator_success(self, job) -> tuple:
         return ("all", ("launcher",))

@@ -1,12 +1,12 @@
 """Live objects -> what the converter and the inventory need. Pure: dicts in, dicts/strings out."""
 from __future__ import annotations
 
-import copy
 from typing import Any, Iterable
 
 from ..emit import LAST_APPLIED
 from ..mappings import mapping_for
 from ..notes import CATEGORIES
+from ..treecopy import copy_tree
 
 # Written by the API server (or by controllers), never by the author of the job.
 SERVER_METADATA = (
@@ -30,7 +30,7 @@ def clean(obj: dict) -> tuple[dict, list[str]]:
     Returns (document, owners): `owners` describes the dropped ownerReferences ("Trial/x"), which
     tied the v1 job's lifetime to another object; the JobSet is not given them.
     """
-    doc = copy.deepcopy(obj)
+    doc = copy_tree(obj)
     doc.pop("status", None)
     meta = doc.get("metadata")
     owners: list[str] = []

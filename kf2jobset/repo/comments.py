@@ -332,26 +332,38 @@ def _place(conv, source_prefix, output, target_prefix, jobset_holder) -> JobPlac
 
 def commented(obj: Any) -> Any:
     """dict/list -> CommentedMap/CommentedSeq (kept if already), every old comment removed."""
-    from ruamel.yaml.comments import Comment as CA, CommentedMap, CommentedSeq
+    from ruamel.yaml.comments import Comment, CommentedMap, CommentedSeq, merge_attrib
 
+    return _commented(obj, Comment, CommentedMap, CommentedSeq, merge_attrib)
+
+
+def _commented(obj: Any, ca_type, map_type, seq_type, merge_attrib) -> Any:
     if isinstance(obj, dict):
-        out = obj if isinstance(obj, CommentedMap) else CommentedMap()
-        if out is obj:
-            setattr(out, CA.attrib, CA())
-            for k in list(obj.keys()):
-                obj[k] = commented(obj[k])
-        else:
-            for k, v in obj.items():
-                out[k] = commented(v)
+        if isinstance(obj, map_type):
+            setattr(obj, ca_type.attrib, ca_type())
+            if getattr(obj, merge_attrib, None):  # assigning every key makes merged keys the map's own
+                for k in list(obj.keys()):
+                    obj[k] = _commented(obj[k], ca_type, map_type, seq_type, merge_attrib)
+                return obj
+            for k, v in list(dict.items(obj)):  # ruamel's own views iterate slowly
+                new = _commented(v, ca_type, map_type, seq_type, merge_attrib)
+                if new is not v:
+                    obj[k] = new
+            return obj
+        out = map_type()
+        for k, v in obj.items():
+            out[k] = _commented(v, ca_type, map_type, seq_type, merge_attrib)
         return out
     if isinstance(obj, list):
-        out = obj if isinstance(obj, CommentedSeq) else CommentedSeq()
-        if out is obj:
-            setattr(out, CA.attrib, CA())
+        if isinstance(obj, seq_type):
+            setattr(obj, ca_type.attrib, ca_type())
             for i, v in enumerate(obj):
-                obj[i] = commented(v)
-        else:
-            out.extend(commented(v) for v in obj)
+                new = _commented(v, ca_type, map_type, seq_type, merge_attrib)
+                if new is not v:
+                    obj[i] = new
+            return obj
+        out = seq_type()
+        out.extend(_commented(v, ca_type, map_type, seq_type, merge_attrib) for v in obj)
         return out
     return obj
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import codecs
 import os
 import stat
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,31 +41,144 @@ def read_source(path: str) -> Source:
 def write_atomic(path: str | Path, data: bytes, mode_from: str | Path | None = None) -> None:
     """Write via a temporary file in the same directory and os.replace: readers see the old or the
     new file, never half of one. The mode of the replaced file (or of `mode_from`) is kept."""
-    path = Path(path)
-    mode = None
+    batch = AtomicBatch()
+    batch.add(path, data, mode_from)
+    failures = batch.commit()
+    if failures:
+        raise failures[0][1]
+
+
+def _mode_for(path: Path, mode_from) -> int:
     for candidate in (path, mode_from):
         if candidate is None:
             continue
         try:
-            mode = stat.S_IMODE(os.stat(candidate).st_mode)
-            break
+            return stat.S_IMODE(os.stat(candidate).st_mode)
         except OSError:
             continue
-    if mode is None:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".kf2jobset.tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+class AtomicBatch:
+    """Atomic writes of many files with one durability barrier for all of them.
+
+    `add` writes each new content to a temporary file beside its target (nothing is replaced yet;
+    a failure leaves the target untouched and is raised). `commit` makes every temporary file
+    durable at once — one syncfs per file system on Linux, instead of an fsync per file, which cost
+    more than converting the file — then renames each over its target (os.replace: readers see the
+    old or the new file, never half of one) and fsyncs each directory once so the renames last.
+    It returns the (target, OSError) of renames that failed; their temporary files are removed."""
+
+    def __init__(self):
+        self._pending: list[tuple[str, Path, int]] = []  # (temporary file, target, fd kept for the barrier)
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def add(self, path: str | Path, data: bytes, mode_from: str | Path | None = None) -> None:
+        path = Path(path)
+        mode = _mode_for(path, mode_from)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".kf2jobset.tmp")
         try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchmod(fd, mode)
+        except BaseException:
+            os.close(fd)
+            _unlink(tmp)
+            raise
+        self._pending.append((tmp, path, fd))
+
+    def commit(self) -> list[tuple[str, OSError]]:
+        pending, self._pending = self._pending, []
+        failures: list[tuple[str, OSError]] = []
+        try:
+            _make_durable([fd for _, _, fd in pending])
+        except OSError as exc:  # nothing was replaced: every file of the batch fails alike
+            for tmp, path, _ in pending:
+                _unlink(tmp)
+                failures.append((str(path), exc))
+            return failures
+        finally:
+            for _, _, fd in pending:
+                os.close(fd)
+        directories = set()
+        for tmp, path, _ in pending:
+            try:
+                os.replace(tmp, path)
+                directories.add(path.parent)
+            except OSError as exc:
+                _unlink(tmp)
+                failures.append((str(path), exc))
+        for directory in directories:
+            _fsync_directory(directory)
+        return failures
+
+    def abort(self) -> None:
+        for tmp, _, fd in self._pending:
+            os.close(fd)
+            _unlink(tmp)
+        self._pending = []
+
+
+def _make_durable(fds: list[int]) -> None:
+    """The data of every file in `fds` on disk: syncfs once per file system where the C library has
+    it (Linux), else an fsync per file."""
+    if not fds:
+        return
+    syncfs = _syncfs()
+    if syncfs is None or len(fds) == 1:  # one file: its own fsync flushes less than the whole file system
+        for fd in fds:
+            os.fsync(fd)
+        return
+    done = set()
+    for fd in fds:
+        dev = os.fstat(fd).st_dev
+        if dev in done:
+            continue
+        if syncfs(fd) != 0:
+            for other in fds:  # the barrier failed: fall back to per-file fsync, which raises the error
+                os.fsync(other)
+            return
+        done.add(dev)
+
+
+_SYNCFS: list = []
+
+
+def _syncfs():
+    if not _SYNCFS:
+        fn = None
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+
+                fn = ctypes.CDLL(None, use_errno=True).syncfs
+                fn.argtypes = [ctypes.c_int]
+            except (OSError, AttributeError):
+                fn = None
+        _SYNCFS.append(fn)
+    return _SYNCFS[0]
+
+
+def _fsync_directory(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems refuse fsync on a directory; the rename itself is still atomic
+    finally:
+        os.close(fd)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

@@ -59,9 +59,11 @@ def read_bytes(path: str | None) -> bytes | None:
         return None
 
 
-def deliver(out: Outcome, source: str, data: bytes, target: str | None, settings: Settings) -> None:
+def deliver(out: Outcome, source: str, data: bytes, target: str | None, settings: Settings,
+            pending: "PendingWrites | None" = None) -> None:
     """--check: compare with the --out-dir mirror; --out-dir: write the mirror when it differs;
-    --in-place: rewrite `source`. Writes are atomic (fsio.write_atomic)."""
+    --in-place: rewrite `source`. Writes are atomic (fsio); with `pending`, the write joins that
+    batch and the outcome is settled when the batch is finished."""
     from .fsio import write_atomic
 
     if settings.mode == CHECK:
@@ -76,12 +78,46 @@ def deliver(out: Outcome, source: str, data: bytes, target: str | None, settings
             if read_bytes(target) == data:
                 return
             Path(target).parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(target, data, mode_from=source)
-        else:
-            write_atomic(source, data)
+        mode_from = source if settings.mode == OUT_DIR else None
+        if pending is not None:
+            pending.add(out, dest, data, mode_from)
+            return
+        write_atomic(dest, data, mode_from=mode_from)
     except OSError as exc:
-        out.status = FAILED
-        out.problems.append(f"{dest}: cannot write: {exc.strerror or exc}")
-        out.codes.append(exitcodes.INPUT)
+        _write_failed(out, dest, exc)
         return
     out.status, out.written = CONVERTED, dest
+
+
+def _write_failed(out: Outcome, dest: str, exc: OSError) -> None:
+    out.status = FAILED
+    out.problems.append(f"{dest}: cannot write: {exc.strerror or exc}")
+    out.codes.append(exitcodes.INPUT)
+
+
+class PendingWrites:
+    """Writes of many plain files made durable together (fsio.AtomicBatch): each file is still
+    replaced atomically, and a file whose write fails is left untouched and reported alone."""
+
+    LIMIT = 64  # files per barrier (each holds an open descriptor until then)
+
+    def __init__(self):
+        from .fsio import AtomicBatch
+
+        self._batch = AtomicBatch()
+        self._owners: list[tuple[Outcome, str]] = []
+
+    def add(self, out: Outcome, dest: str, data: bytes, mode_from) -> None:
+        self._batch.add(dest, data, mode_from)  # OSError: nothing touched, the caller reports it
+        self._owners.append((out, dest))
+        if len(self._owners) >= self.LIMIT:
+            self.finish()
+
+    def finish(self) -> None:
+        owners, self._owners = self._owners, []
+        failed = dict(self._batch.commit())
+        for out, dest in owners:
+            if dest in failed:
+                _write_failed(out, dest, failed[dest])
+            else:
+                out.status, out.written = CONVERTED, dest

@@ -49,11 +49,18 @@ def _init_worker(settings: Settings) -> None:
     _SETTINGS = settings
 
 
-def _convert_task(task: Task) -> Outcome:
-    return convert_file(task, _SETTINGS)
+def _convert_chunk(tasks: list[Task]) -> list[Outcome]:
+    """A worker's unit: whole files in, small outcomes back (no parsed documents cross processes);
+    the chunk's writes share one durability barrier."""
+    from .outcome import PendingWrites
+
+    pending = PendingWrites()
+    outcomes = [convert_file(task, _SETTINGS, pending) for task in tasks]
+    pending.finish()
+    return outcomes
 
 
-def convert_file(task: Task, settings: Settings) -> Outcome:
+def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
     from ..pipeline import convert_text
 
     out = Outcome(task.path)
@@ -92,7 +99,7 @@ def convert_file(task: Task, settings: Settings) -> Outcome:
         out.status = CONVERTED
         out.findings += [f"{j}: Kubeflow v1 job; run kf2jobset convert --in-place" for j in jobs]
         return out
-    deliver(out, task.path, data, task.target, settings)
+    deliver(out, task.path, data, task.target, settings, pending)
     return out
 
 
@@ -115,8 +122,9 @@ def katib_embedded(result) -> int:
     for doc in result.documents:
         data = doc.data
         if isinstance(data, dict) and (data.get("apiVersion"), data.get("kind")) == KATIB_EXPERIMENT:
-            trial = ((data.get("spec") or {}).get("trialTemplate") or {}).get("trialSpec")
-            count += bool(is_job(trial))
+            spec = data.get("spec")
+            template = spec.get("trialTemplate") if isinstance(spec, dict) else None
+            count += bool(is_job(template.get("trialSpec"))) if isinstance(template, dict) else 0
     return count
 
 
@@ -282,28 +290,42 @@ def _workers(settings: Settings, count: int) -> int:
 
 
 def _convert_all(tasks: list[Task], settings: Settings, stderr: TextIO, started: float) -> list[Outcome]:
+    from .outcome import PendingWrites
+
     progress = Progress(len(tasks), stderr, settings.progress, started)
     results: list[Outcome] = []
     workers = _workers(settings, len(tasks))
+    pending = PendingWrites()
     if workers <= 1:
         for task in tasks:
-            results.append(convert_file(task, settings))
+            results.append(convert_file(task, settings, pending))
             progress.step()
+        pending.finish()
         progress.done()
         return results
+    import gc
     import multiprocessing
 
     # The first file is converted here: schemas, validators and mappings are then loaded once and
     # shared with forked workers instead of being rebuilt in each.
-    results.append(convert_file(tasks[0], settings))
+    results.append(convert_file(tasks[0], settings, pending))
+    pending.finish()
     progress.step()
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if "fork" in methods else methods[0])
-    chunk = max(1, min(16, len(tasks) // (workers * 4)))
-    with ctx.Pool(workers, initializer=_init_worker, initargs=(settings,)) as pool:
-        for outcome in pool.imap_unordered(_convert_task, tasks[1:], chunksize=chunk):
-            results.append(outcome)
-            progress.step()
+    # Whole files in chunks: a worker converts a chunk and writes it with one barrier; the main
+    # process only collects small outcomes (the run sorts them into walk order at the end).
+    size = max(1, min(32, (len(tasks) - 1) // (workers * 4)))
+    chunks = [tasks[i:i + size] for i in range(1, len(tasks), size)]
+    gc.freeze()  # forked workers then share the parent's objects instead of copying pages the collector touches
+    try:
+        with ctx.Pool(workers, initializer=_init_worker, initargs=(settings,)) as pool:
+            for outcomes in pool.imap_unordered(_convert_chunk, chunks):
+                results += outcomes
+                for _ in outcomes:
+                    progress.step()
+    finally:
+        gc.unfreeze()
     progress.done()
     return results
 

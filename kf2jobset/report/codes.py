@@ -42,6 +42,8 @@ TITLES = {
     "MPI009": "Open MPI 5 (PRRTE) hostfile and ssh variables added on the launcher",
     "MPI010": "one-dash mpirun options that Open MPI 5 rejects",
     "MPI011": "MPICH 4.0 ssh-es to the launcher with runLauncherAsWorker",
+    "MPI012": "MPIJob v1 ExitCode: a failed pod left the job Restarting for good",
+    "MPI013": "MPIJob v1 failed the job on any Failed pod",
     "PD001": "PaddlePaddle master reached by DNS instead of IP (retired: Paddle's launcher needs the IP; see PD002)",
     "PD002": "PaddlePaddle first pod in a replicatedJob of its own, reached by its IP",
     "PD010": "PaddleJob elasticPolicy lost",

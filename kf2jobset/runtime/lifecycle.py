@@ -93,8 +93,11 @@ def operator_lifecycle(job: TrainingJob) -> Lifecycle:
     out = Lifecycle()
     out.job["success"] = prof.operator_success(job)
     out.job["cleanPodPolicy"] = {"None": "keep-all", "Running": "delete-active", "All": "delete-all"}[rp.clean_pod_policy]
+    # The operator only checks the deadline when it reconciles the job: its requeue at the deadline goes to a
+    # no-op work queue (FakeWorkQueue.AddAfter), so a job whose pods and object stay unchanged runs past it.
     out.job["activeDeadlineSeconds"] = (
-        None if rp.active_deadline_seconds is None else (int(rp.active_deadline_seconds), "whole job")
+        None if rp.active_deadline_seconds is None
+        else (int(rp.active_deadline_seconds), "whole job, enforced only when a pod or job change makes the operator reconcile it")
     )
     # v1 deleted the job object (its pods go with it).
     out.job["ttl"] = None if rp.ttl_seconds_after_finished is None else (int(rp.ttl_seconds_after_finished), "job and its pods")
@@ -109,11 +112,16 @@ def operator_lifecycle(job: TrainingJob) -> Lifecycle:
     for rtype, spec in job.replicas.items():
         role = spec.rjob_name
         policy = spec.restart_policy
+        failure, retries = prof.operator_failure(job, rtype, policy), prof.operator_retries(job, rtype, policy)
+        if rp.backoff_limit == 0 and not (job.kind == "MPIJob" and not job.is_mpi_v1):
+            # ReconcileJobs checks the limits before any kind's own rule: with backoffLimit 0 a new Failed pod
+            # (any exit code, any restartPolicy) or any container restart fails the job (§1.6 step 4).
+            failure, retries = "fail-job", 0
         out.roles[role] = {
             "start": prof.operator_start(job, rtype),
             "restartPolicy": "Never" if policy == "ExitCode" else policy,
-            "failure": prof.operator_failure(job, rtype, policy),
-            "backoffLimit": prof.operator_retries(job, rtype, policy),
+            "failure": failure,
+            "backoffLimit": retries,
         }
     return out
 

