@@ -65,7 +65,30 @@ TOOLS = REPO_ROOT / "tools"
 INSTALL_SCRIPT = TOOLS / "install-ground-truth.sh"
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "training-operator", "jobset-controller")
 MPI_COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "mpi-operator", "jobset-controller")
-FLAVOURS = {"training-operator": COMPONENTS, "mpi-operator": MPI_COMPONENTS}
+# "volcano": the v1 stack with the Training Operator run with --gang-scheduler-name=volcano and a
+# PodGroup CRD (scheduling.volcano.sh/v1beta1, written here: schema-less) so that the kind is served.
+# No Volcano scheduler runs: nothing moves a PodGroup out of Pending but the test itself.
+FLAVOURS = {"training-operator": COMPONENTS, "mpi-operator": MPI_COMPONENTS, "volcano": COMPONENTS}
+
+VOLCANO_PODGROUP_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "podgroups.scheduling.volcano.sh"},
+    "spec": {
+        "group": "scheduling.volcano.sh",
+        "names": {"kind": "PodGroup", "listKind": "PodGroupList", "plural": "podgroups", "singular": "podgroup"},
+        "scope": "Namespaced",
+        "versions": [
+            {
+                "name": "v1beta1",
+                "served": True,
+                "storage": True,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                "subresources": {"status": {}},
+            }
+        ],
+    },
+}
 
 OPERATOR_MODULE = ("testtrainingoperator", "github.com/kubeflow/training-operator")
 JOBSET_MODULE = ("testjobset", "sigs.k8s.io/jobset")
@@ -279,6 +302,10 @@ class GroundTruthStack:
             crds = [operator_mod / "manifests" / "base" / "kubeflow.org_mpijobs.yaml"]
         else:
             crds = sorted((operator_mod / "manifests" / "base" / "crds").glob("kubeflow.org_*.yaml"))
+        if self.flavour == "volcano":
+            pg_crd = self.workdir / "volcano-podgroup-crd.yaml"
+            pg_crd.write_text(yaml.safe_dump(VOLCANO_PODGROUP_CRD, sort_keys=False))
+            crds.append(pg_crd)
         crds.append(jobset_mod / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml")
         self.apiserver.install_crds(crds)
         lap(f"CRDs ({'MPIJob v2beta1' if mpi else '6 kubeflow.org'} + JobSet)")
@@ -377,6 +404,7 @@ class GroundTruthStack:
                 f"--webhook-cert-dir={cert_dir}",
                 f"--metrics-bind-address=127.0.0.1:{self.ports['operator-metrics']}",
                 f"--health-probe-bind-address=127.0.0.1:{self.ports['operator-probe']}",
+                *(["--gang-scheduler-name=volcano"] if self.flavour == "volcano" else []),
             ],
         )
 

@@ -1,0 +1,146 @@
+"""kf2jobset's ``--scheduler=volcano`` output held to the real Training Operator v1.9.4 run with
+``--gang-scheduler-name=volcano`` (stack flavour "volcano", tests/e2e/stack.py).
+
+The operator creates the PodGroup first and, for Volcano, creates no pod while the PodGroup's
+``status.phase`` is empty or Pending (VolcanoControl.DelayPodCreationDueToPodGroup). No Volcano
+scheduler runs here, so the test itself moves the PodGroup to ``Inqueue`` (status subresource), as
+Volcano would once the job fits its queue. No node agent: the pods stay Pending, which is enough —
+the operator sets schedulerName and the annotations when it creates them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ..conftest import FIXTURES
+from .stack import GroundTruthStack, start_stack, wait_for
+from .test_differential import _options
+
+CASE = FIXTURES / "scheduling" / "volcano"
+PG = ("scheduling.volcano.sh", "v1beta1", "podgroups")
+GROUP_NAME = "scheduling.k8s.io/group-name"
+TASK_SPEC = "volcano.sh/task-spec"
+REPLICA_TYPE = "training.kubeflow.org/replica-type"
+
+
+@pytest.fixture(scope="module")
+def volcano_stack() -> Iterator[GroundTruthStack]:
+    workdir = Path(tempfile.mkdtemp(prefix="kf2jobset-e2e-volcano-"))
+    s: GroundTruthStack | None = None
+    try:
+        try:
+            s = start_stack(workdir, flavour="volcano")
+        except Exception as e:  # noqa: BLE001 - a build or start failure is a test failure
+            pytest.fail(f"volcano e2e stack did not start: {e}\n(KF2JOBSET_KEEP_E2E_DIR=1 keeps {workdir})", pytrace=False)
+        print(f"\n[e2e volcano] stack up in {s.startup_seconds:.1f} s: {s.timings}")
+        yield s
+    finally:
+        if s is not None:
+            s.stop()
+        if os.environ.get("KF2JOBSET_KEEP_E2E_DIR"):
+            print(f"\nkept e2e directory: {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _convert(job: dict, args: list[str]):
+    from kf2jobset.pipeline import convert_text
+
+    result = convert_text(yaml.safe_dump(job, sort_keys=False), "job.yaml", _options(args))
+    assert not result.errors, result.errors
+    (conv,) = [c for r in result.results for c in r.conversions]
+    return conv
+
+
+def test_operator_volcano_pods_and_podgroup_match_kf2jobset(volcano_stack: GroundTruthStack) -> None:
+    from kubernetes import client
+
+    job = yaml.safe_load((CASE / "input.yaml").read_text())
+    args = [a for a in (CASE / "args").read_text().splitlines() if a.strip() and not a.startswith("#")]
+    conv = _convert(job, args)
+    (pg_model,) = [c for c in conv.companions if c.get("kind") == "PodGroup"]
+    templates = {
+        rj["name"]: rj["template"]["spec"]["template"] for rj in conv.jobset["spec"]["replicatedJobs"]
+    }
+    name = job["metadata"]["name"]
+
+    with volcano_stack.api_client() as api:
+        core = client.CoreV1Api(api)
+        custom = client.CustomObjectsApi(api)
+        ns = f"volcano-{uuid.uuid4().hex[:8]}"
+        core.create_namespace({"metadata": {"name": ns}})
+        try:
+            custom.create_namespaced_custom_object("kubeflow.org", "v1", ns, "pytorchjobs", job)
+
+            def podgroup():
+                items = custom.list_namespaced_custom_object(*PG[:2], ns, PG[2])["items"]
+                return items[0] if items else None
+
+            pg = wait_for(podgroup, timeout=60, what="the operator's PodGroup")
+            # no Volcano scheduler: admit the group as Volcano would, or the operator never creates pods
+            custom.patch_namespaced_custom_object_status(*PG[:2], ns, PG[2], pg["metadata"]["name"],
+                                                         {"status": {"phase": "Inqueue"}})
+            n = sum(int(s.get("replicas", 1)) for s in job["spec"]["pytorchReplicaSpecs"].values())
+
+            def pods():
+                items = core.list_namespaced_pod(ns).items
+                return items if len(items) >= n else None
+
+            try:
+                real_pods = wait_for(pods, timeout=60, what=f"{n} operator pods")
+            except TimeoutError:
+                print(volcano_stack.log_tail("training-operator", 60))
+                raise
+            pg = podgroup()
+        finally:
+            core.delete_namespace(ns)  # stays Terminating: no namespace controller runs
+
+        print("\n[e2e volcano] real PodGroup:", json.dumps({"name": pg["metadata"]["name"], "spec": pg["spec"]}, indent=1))
+        print("[e2e volcano] kf2jobset PodGroup:", json.dumps({"name": pg_model["metadata"]["name"], "spec": pg_model["spec"]}, indent=1))
+
+        diffs: list[str] = []
+        if pg["metadata"]["name"] != pg_model["metadata"]["name"]:
+            diffs.append(f"PodGroup name: real {pg['metadata']['name']!r} != kf2jobset {pg_model['metadata']['name']!r}")
+        for f in ("minMember", "queue", "priorityClassName", "minResources"):
+            real, mine = pg["spec"].get(f), pg_model["spec"].get(f)
+            if real != mine:
+                diffs.append(f"PodGroup spec.{f}: real {real!r} != kf2jobset {mine!r}")
+        extra = set(pg["spec"]) - {"minMember", "queue", "priorityClassName", "minResources"}
+        if extra:
+            diffs.append(f"PodGroup spec fields set by the operator and not compared: {sorted(extra)}")
+
+        for pod in sorted(real_pods, key=lambda p: p.metadata.name):
+            rtype = (pod.metadata.labels or {}).get(REPLICA_TYPE, "")
+            tpl = templates.get(rtype.lower())
+            ann = pod.metadata.annotations or {}
+            observed = {
+                "schedulerName": pod.spec.scheduler_name,
+                GROUP_NAME: ann.get(GROUP_NAME),
+                TASK_SPEC: ann.get(TASK_SPEC),
+                "priorityClassName": pod.spec.priority_class_name,
+            }
+            if tpl is None:
+                diffs.append(f"pod {pod.metadata.name}: no replicatedJob {rtype.lower()!r} in kf2jobset's JobSet")
+                continue
+            tann = (tpl.get("metadata") or {}).get("annotations") or {}
+            modelled = {
+                "schedulerName": tpl["spec"].get("schedulerName"),
+                GROUP_NAME: tann.get(GROUP_NAME),
+                TASK_SPEC: tann.get(TASK_SPEC),
+                "priorityClassName": tpl["spec"].get("priorityClassName"),
+            }
+            print(f"[e2e volcano] pod {pod.metadata.name} (replica {rtype}): real {observed} | kf2jobset {modelled}")
+            for k in observed:
+                if observed[k] != modelled[k]:
+                    diffs.append(f"pod {pod.metadata.name} {k}: real {observed[k]!r} != kf2jobset {modelled[k]!r}")
+
+    assert not diffs, "kf2jobset --scheduler=volcano differs from the real operator:\n" + "\n".join(diffs)
