@@ -202,6 +202,23 @@ class Outcome:
     conv_message: str = ""
 
 
+def operator_pod_key(labels: dict) -> tuple | None:
+    """(role, rank) of a Training Operator pod from its labels (an MPI v1 launcher has no index: 0)."""
+    t, i = labels.get(KF + "replica-type"), labels.get(KF + "replica-index", "0")
+    return (t.lower(), int(i)) if t is not None else None
+
+
+def jobset_pod_key(roles: dict):
+    """The (role, rank) of a JobSet pod from its labels, through the conversion's ``plan.pod_roles``."""
+    def key(labels: dict) -> tuple | None:
+        r, i = labels.get(JS + "replicatedjob-name"), labels.get(JS + "job-index")
+        if r is None or i is None:
+            return None
+        role, first = roles.get(r, (r, 0))
+        return (role.lower(), first + int(i))
+    return key
+
+
 def _mount_attrs(m: dict) -> dict:
     return {k: m[k] for k in ("name", "readOnly", "subPath", "subPathExpr") if k in m}
 
@@ -744,15 +761,9 @@ class Runner:
                     if t == "worker" and launcher_as_worker:
                         i -= 1  # the launcher holds replica-index 0, worker i has i+1
                     return (t, i) if t in ("launcher", "worker") else None
-                t, i = labels.get(KF + "replica-type"), labels.get(KF + "replica-index", "0")  # MPI launcher: no index
-                return (t.lower(), int(i)) if t is not None else None
+                return operator_pod_key(labels)
 
-            def key_b(labels):
-                r, i = labels.get(JS + "replicatedjob-name"), labels.get(JS + "job-index")
-                if r is None or i is None:
-                    return None
-                role, first = roles.get(r, (r, 0))
-                return (role.lower(), first + int(i))
+            key_b = jobset_pod_key(roles)
 
             ctr_count = {(s.lower()): len((spec.template.get("spec") or {}).get("containers") or [])
                          for s, spec in conv.job.replicas.items()}

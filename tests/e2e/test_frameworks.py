@@ -59,6 +59,8 @@ from ..conftest import CORPUS
 from .nodeagent import NodeAgent
 from .test_differential import (
     JS,
+    jobset_pod_key,
+    operator_pod_key,
     KF,
     KF_PLURAL,
     Case,
@@ -330,16 +332,7 @@ class FrameworkRunner(Runner):
             ns_b = self.new_namespace(core, "fb")
             roles = conv.plan.pod_roles if conv is not None else {}
 
-            def key_a(labels):
-                t, i = labels.get(KF + "replica-type"), labels.get(KF + "replica-index", "0")
-                return (t.lower(), int(i)) if t is not None else None
-
-            def key_b(labels):
-                r, i = labels.get(JS + "replicatedjob-name"), labels.get(JS + "job-index")
-                if r is None or i is None:
-                    return None
-                role, first = roles.get(r, (r, 0))
-                return (role.lower(), first + int(i))
+            key_a, key_b = operator_pod_key, jobset_pod_key(roles)
 
             if ns_a:
                 self.ctx[ns_a] = Ctx(kind, key_a, mode, timeout, self.pythons)

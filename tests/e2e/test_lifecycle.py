@@ -63,7 +63,7 @@ from kf2jobset.options import ConvertOptions
 
 from ..conftest import FIXTURES
 from .nodeagent import NodeAgent
-from .test_differential import JS, KF, KF_PLURAL, Runner, _create_refs, _refs, _templates
+from .test_differential import JS, KF, KF_PLURAL, Runner, _create_refs, _refs, _templates, jobset_pod_key, operator_pod_key
 
 PARALLEL = int(os.environ.get("KF2JOBSET_LIFECYCLE_PARALLEL", "7"))
 ROLE_ASPECTS = ("start", "restartPolicy", "failure", "backoffLimit")
@@ -1119,16 +1119,7 @@ class LifecycleRunner(Runner):
             res.claims = report_claims(jr)
             roles = conv.plan.pod_roles
 
-            def key_a(labels):
-                t, i = labels.get(KF + "replica-type"), labels.get(KF + "replica-index", "0")
-                return (t.lower(), int(i)) if t is not None else None
-
-            def key_b(labels):
-                r, i = labels.get(JS + "replicatedjob-name"), labels.get(JS + "job-index")
-                if r is None or i is None:
-                    return None
-                role, first = roles.get(r, (r, 0))
-                return (role.lower(), first + int(i))
+            key_a, key_b = operator_pod_key, jobset_pod_key(roles)
 
             workers = sum(s.get("replicas", 1) for t, s in job["spec"][FIELD[kind]].items() if t == "Worker")
             self.programs.register(ns_a, Entry(sc, key_a, workers))
