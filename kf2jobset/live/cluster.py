@@ -159,9 +159,16 @@ class Cluster:
     def list_jobs(self, kind: LiveKind, version: str, namespace: str | None, selector: str | None = None,
                   chunk_size: int = DEFAULT_CHUNK_SIZE) -> Iterator[dict]:
         """Every object of kind (namespace None = all namespaces), fetched `chunk_size` at a time (limit/continue)."""
+        for page in self.list_pages(kind, version, namespace, selector, chunk_size):
+            yield from page
+
+    def list_pages(self, kind: LiveKind, version: str, namespace: str | None, selector: str | None = None,
+                   chunk_size: int = DEFAULT_CHUNK_SIZE) -> Iterator[list[dict]]:
+        """The objects of kind a page (`chunk_size` objects, limit/continue) at a time."""
         api = self._custom()
         where = f"in namespace {namespace}" if namespace else "in all namespaces"
         action = f"list {kind.resource} {where}"
+        api_version = f"{kind.group}/{version}"
         token = None
         while True:
             kw: dict = {}
@@ -175,15 +182,13 @@ class Cluster:
                 page = self._call(action, api.list_namespaced_custom_object, kind.group, version, namespace, kind.plural, **kw)
             else:
                 page = self._call(action, api.list_cluster_custom_object, kind.group, version, kind.plural, **kw)
-            items = page.get("items") or []
-            api_version = f"{kind.group}/{version}"
+            items = page.pop("items", None) or []
             for item in items:
                 # list items may omit apiVersion/kind (they are on the list); the converter needs them
                 item.setdefault("apiVersion", api_version)
                 item.setdefault("kind", kind.kind)
-                yield item
-            del page["items"], items
             token = (page.get("metadata") or {}).get("continue")
+            yield items
             if not token:
                 return
 

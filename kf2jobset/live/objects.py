@@ -6,7 +6,6 @@ from typing import Any, Iterable
 from ..emit import LAST_APPLIED
 from ..mappings import mapping_for
 from ..notes import CATEGORIES
-from ..treecopy import copy_tree
 
 # Written by the API server (or by controllers), never by the author of the job.
 SERVER_METADATA = (
@@ -25,25 +24,27 @@ TERMINAL_STATES = ("Succeeded", "Failed")
 
 
 def clean(obj: dict) -> tuple[dict, list[str]]:
-    """A copy of a live job as its author wrote it: no status, no server metadata.
+    """The live job as its author wrote it: no status, no server metadata. `obj` is left as it is.
 
+    Only the top level and metadata are new dicts; spec is shared with `obj` (the converter does
+    not modify its input, so a deep copy of every listed job would be wasted).
     Returns (document, owners): `owners` describes the dropped ownerReferences ("Trial/x"), which
     tied the v1 job's lifetime to another object; the JobSet is not given them.
     """
-    doc = copy_tree(obj)
-    doc.pop("status", None)
+    doc = {k: v for k, v in obj.items() if k != "status"}
     meta = doc.get("metadata")
     owners: list[str] = []
     if isinstance(meta, dict):
         for ref in meta.get("ownerReferences") or ():
             if isinstance(ref, dict):
                 owners.append(f"{ref.get('kind')}/{ref.get('name')}")
-        for key in SERVER_METADATA:
-            meta.pop(key, None)
+        meta = doc["metadata"] = {k: v for k, v in meta.items() if k not in SERVER_METADATA}
         annotations = meta.get("annotations")
-        if isinstance(annotations, dict):
-            annotations.pop(LAST_APPLIED, None)
-            if not annotations:
+        if isinstance(annotations, dict) and (LAST_APPLIED in annotations or not annotations):
+            annotations = {k: v for k, v in annotations.items() if k != LAST_APPLIED}
+            if annotations:
+                meta["annotations"] = annotations
+            else:
                 del meta["annotations"]
     return doc, owners
 

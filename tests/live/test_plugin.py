@@ -178,6 +178,16 @@ def test_scan_lists_exactly_the_created_jobs_with_pagination(apiserver, v1_jobs)
     assert res.stderr == "", res  # nothing but the table, no notes: every CRD is installed
 
 
+def test_scan_in_workers_and_in_process_agree(apiserver, v1_jobs):
+    # the real console script: forked workers (-j 2) and no workers (-j 1), small pages
+    args = ("scan", "-A", "-l", f"{RUN_LABEL}={RUN}", "--chunk-size", "3", "-o", "json")
+    forked, here = kf_process(apiserver.kubeconfig, *args, "-j", "2"), kf_process(apiserver.kubeconfig, *args, "-j", "1")
+    assert forked.code == 0 and here.code == 0, (forked, here)
+    items = json.loads(here.stdout)["items"]
+    assert {(i["namespace"], i["kind"], i["name"]) for i in items} == set(v1_jobs)
+    assert forked.stdout == here.stdout
+
+
 def test_scan_namespace_json_and_states(apiserver, v1_jobs):
     ns = sorted({ns for ns, _, _ in v1_jobs})[0]
     res = kf(apiserver.kubeconfig, "scan", "-n", ns, "-o", "json")

@@ -5,6 +5,7 @@ No API server needed; the end-to-end behaviour is in test_plugin.py.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -197,3 +198,113 @@ def test_kubernetes_is_imported_only_when_a_plugin_command_runs():
             "assert 'kubernetes' not in sys.modules, 'kubernetes imported at module level'")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+def _fixture_jobs() -> list[tuple[str, dict]]:
+    """Every golden-fixture input as the API server would list it: plain JSON-like dicts."""
+    import json
+
+    from kf2jobset.yamlio import parse_documents
+
+    out = []
+    for path in sorted((Path(__file__).resolve().parents[2] / "fixtures").glob("*/*/input.yaml")):
+        for doc in parse_documents(path.read_text(), str(path)):
+            data = doc.data
+            if doc.error is None and isinstance(data, dict) and str(data.get("apiVersion", "")).startswith("kubeflow.org/"):
+                out.append((f"{path.parent.parent.name}/{path.parent.name}#{doc.index}", json.loads(json.dumps(data, default=str))))
+    return out
+
+
+def test_clean_and_convert_leave_the_listed_object_unchanged():
+    """clean() shares spec with the listed object: that is only safe while the converter never
+    modifies its input. Checked over every fixture job, including those that fail to convert."""
+    import copy
+
+    from kf2jobset.convert import convert_job
+    from kf2jobset.errors import Kf2JobSetError
+    from kf2jobset.options import ConvertOptions
+
+    jobs = _fixture_jobs()
+    assert len(jobs) > 50
+    for name, job in jobs:
+        job.setdefault("metadata", {}).setdefault("annotations", {})[
+            "kubectl.kubernetes.io/last-applied-configuration"] = "{}"
+        job["status"] = {"conditions": [{"type": "Created", "status": "True"}]}
+        before = copy.deepcopy(job)
+        doc, _owners = clean(job)
+        try:
+            conv = convert_job(doc, ConvertOptions(accept_mpi_ssh=True))
+        except Kf2JobSetError:
+            conv = None
+        assert job == before, name
+        if conv is not None:  # the JobSet shares nothing the caller could change under the source
+            conv.jobset["metadata"].setdefault("labels", {})["x"] = "y"
+            assert job == before, name
+
+
+# ---------------------------------------------------------------------------------------------
+# scan's workers and read-ahead
+
+
+def test_scan_rows_in_workers_equal_rows_in_process():
+    """Forked workers (chunks of CHUNK, bounded in flight) give the same rows as converting here,
+    errors included (a job with no replica specs, one with a bad name)."""
+    from kf2jobset.live.scanning import CHUNK, scan_rows
+    from kf2jobset.options import ConvertOptions
+
+    jobs = [job for _name, job in _fixture_jobs()] * 2  # (names repeat: rows are not keyed)
+    broken = [{"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "empty", "namespace": "z"}, "spec": {}},
+              {**jobs[0], "metadata": {"name": "Bad_Name", "namespace": "z"}}]
+    jobs += broken
+    pages = [jobs[i:i + 7] for i in range(0, len(jobs), 7)]  # pages that do not line up with chunks
+    assert len(jobs) > 3 * CHUNK
+    options = ConvertOptions(accept_mpi_ssh=True)
+
+    def key(row):
+        return json.dumps(row, sort_keys=True)
+
+    here = sorted(scan_rows(iter(pages), options, 1), key=key)
+    forked = sorted(scan_rows(iter(pages), options, 2), key=key)
+    assert len(here) == len(jobs)
+    assert forked == here
+    errors = [r for r in here if r["namespace"] == "z"]
+    assert len(errors) == 2 and all(r["error"] and r["error"]["kind"] for r in errors), errors
+
+
+def test_read_ahead_keeps_order_and_raises_where_the_source_failed():
+    from kf2jobset.live.readahead import read_ahead
+
+    def source():
+        yield from range(5)
+        raise ValueError("page 6 failed")
+
+    got = []
+    with pytest.raises(ValueError, match="page 6 failed"):
+        for item in read_ahead(source(), depth=2):
+            got.append(item)
+    assert got == [0, 1, 2, 3, 4]
+
+
+def test_read_ahead_stops_its_thread_when_the_consumer_leaves():
+    import threading
+    import time
+
+    from kf2jobset.live.readahead import read_ahead
+
+    produced = []
+
+    def endless():
+        n = 0
+        while True:
+            produced.append(n)
+            yield n
+            n += 1
+
+    stream = read_ahead(endless(), depth=2)
+    assert next(stream) == 0
+    stream.close()  # the consumer stops early (an error, a broken pipe)
+    deadline = time.monotonic() + 5
+    while any(t.name == "kf2jobset-read-ahead" for t in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(t.name == "kf2jobset-read-ahead" for t in threading.enumerate())
+    assert len(produced) <= 5  # bounded: depth 2 queued, one in hand, one being offered
