@@ -313,3 +313,24 @@ def test_one_failing_overlay_keeps_every_overlay_of_its_base_untouched(tmp_path)
         assert snapshot(root) == before, paths
         assert "by label/annotation" in err
         assert "overlay/kustomization.yaml: not rewritten: it builds on the same base as bad/kustomization.yaml" in err
+
+
+def test_family_search_outside_a_repo_stays_near_the_file(tmp_path, monkeypatch):
+    """Outside git and the working directory, the search for a file's kustomize family starts at
+    the parent of the nearest kustomization directory, or at the file's own directory when there is
+    none: never at a bare parent (`convert /tmp/x/job.yaml --check` used to walk all of /tmp)."""
+    from kf2jobset.repo.kustomize import _repo_root
+
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    loose = tmp_path / "downloads" / "x"
+    loose.mkdir(parents=True)
+    assert _repo_root(loose.resolve()) == loose.resolve()
+    app = tmp_path / "app"
+    (app / "base" / "jobs").mkdir(parents=True)
+    (app / "base" / "kustomization.yaml").write_text("resources:\n- jobs/job.yaml\n")
+    assert _repo_root((app / "base").resolve()) == app.resolve()  # the base's sibling overlays
+    assert _repo_root((app / "base" / "jobs").resolve()) == app.resolve()
+    (tmp_path / ".git").mkdir()
+    assert _repo_root(loose.resolve()) == tmp_path.resolve()  # inside a repository: its root

@@ -282,14 +282,19 @@ def _mentions_v1_job(path: str) -> bool:
 
 def _repo_root(start: Path) -> Path:
     """The nearest ancestor holding .git (pre-commit always runs there); else the working directory
-    when `start` is below it; else `start`'s parent (a base's sibling overlays)."""
+    when `start` is below it; else, outside both, the parent of the nearest directory holding a
+    kustomization (a base's sibling overlays), or `start` itself when none of its ancestors holds
+    one. (Never a bare parent: for /tmp/x/job.yaml that would walk all of /tmp.)"""
     for d in _ancestors(start):
         if (d / ".git").exists():
             return d
     cwd = Path.cwd().resolve()
     if start == cwd or cwd in start.parents:
         return cwd
-    return start.parent
+    for d in _ancestors(start):
+        if find_kustomization(d) is not None:
+            return d.parent
+    return start
 
 
 def _kustomizations_below(root: Path):
