@@ -48,6 +48,13 @@ def hostfile_lines(job, side: Side) -> list[str]:
     return [f"{h}:{slots}" for h in hosts]
 
 
+def dns_search(job, ctx) -> str:
+    """The search domain that lets Intel MPI and MPICH workers resolve the launcher's short hostname.
+    A literal (dnsConfig takes no variables): a manifest without a namespace gets `default` (MPI014)."""
+    sub = ctx.options.subdomain or ctx.jobset_name
+    return f"{sub}.{job.namespace or 'default'}.svc.{ctx.options.cluster_domain or 'cluster.local'}"
+
+
 def discover_hosts_script(job, side: Side) -> str:
     """Elastic Horovod's --host-discovery-script, in the operator's line format.
 
@@ -252,8 +259,7 @@ class MPIProfile(Profile):
         _mount(c0, SSH_VOLUME, mount_path)
         if implementation(job) != "OpenMPI" and ctx.jobset_name:
             # Intel MPI and MPICH resolve short worker names through the search path (mpi-operator does this too).
-            sub = ctx.options.subdomain or ctx.jobset_name
-            search = f"{sub}.{job.namespace or 'default'}.svc.cluster.local"
+            search = dns_search(job, ctx)
             spec.setdefault("dnsConfig", {}).setdefault("searches", []).append(search)
         if rtype != "Launcher":
             return
@@ -353,6 +359,18 @@ class MPIProfile(Profile):
                 "retried by its Job, failed instead); in the JobSet a worker Job that fails fails the JobSet",
                 source_path="spec.mpiReplicaSpecs.Worker.restartPolicy", replica_type="Worker",
                 explains=(("failure", "Worker"), ("backoffLimit", "Worker")),
+            ))
+        if implementation(job) != "OpenMPI" and ctx.jobset_name and not job.namespace:
+            ctx.note(Note(
+                "MPI014", "approximated",
+                f"{'Intel MPI' if implementation(job) == 'Intel' else implementation(job)} workers reach the launcher by its short hostname through the pods' DNS search "
+                f"path, which must name the namespace; this manifest has none, so it names `default` "
+                f"({dns_search(job, ctx)}): created in another namespace, the workers cannot resolve the launcher "
+                "and the run hangs",
+                source_path="metadata.namespace", target_path="spec.replicatedJobs[*].template.spec.template.spec.dnsConfig",
+                action="set metadata.namespace (e.g. through kustomize's namespace) before converting, "
+                       "or apply the JobSet in namespace default",
+                warn=True,
             ))
         elastic = uses_discovery(job)
         fmt = "<host>:<slots>" if job.is_mpi_v1 else "<host>"

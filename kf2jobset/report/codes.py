@@ -44,6 +44,7 @@ TITLES = {
     "MPI011": "MPICH 4.0 ssh-es to the launcher with runLauncherAsWorker",
     "MPI012": "MPIJob v1 ExitCode: a failed pod left the job Restarting for good",
     "MPI013": "MPIJob v1 failed the job on any Failed pod",
+    "MPI014": "Intel MPI/MPICH DNS search path names namespace default (the manifest has none)",
     "PD001": "PaddlePaddle master reached by DNS instead of IP (retired: Paddle's launcher needs the IP; see PD002)",
     "PD002": "PaddlePaddle first pod in a replicatedJob of its own, reached by its IP",
     "PD010": "PaddleJob elasticPolicy lost",

@@ -6,7 +6,7 @@ What it reproduces, and from where:
 - addresses: one network namespace per pod (`ip netns`), a veth to a bridge that lives in a switch
   namespace of its own, 10.244.0.0/24, no route anywhere else;
 - names: `/etc/netns/<ns>/hosts`, which `ip netns exec` binds over /etc/hosts: the kubelet's own
-  line, every pod's headless-Service names (<host>.<subdomain>[.<ns>[.svc[.cluster.local]]]), and
+  line, every pod's headless-Service names (<host>.<subdomain>[.<ns>[.svc[.<cluster domain>]]]), and
   short pod hostnames only where the pod's dnsConfig search path would find them; no nameserver;
 - hostname: `unshare --uts` then `hostname`;
 - volumes: Secret, ConfigMap (items and modes) and emptyDir volumes materialised in a temp dir and
@@ -88,6 +88,7 @@ class Cluster:
     roles: dict | None = None  # conv.plan.pod_roles, to name pods by role and replica index
     namespace: str | None = None
     mounts_over_usr_local: str | None = None  # an "image": a prefix with MPI in bin/ and lib/
+    cluster_domain: str = "cluster.local"  # the kubelet's --cluster-domain
 
     _count = 0
 
@@ -133,17 +134,17 @@ class Cluster:
 
     def hosts_file(self, pod: Pod) -> str:
         """/etc/hosts as kubelet writes it, plus the answers kube-dns would give this pod."""
-        ns = self.world.namespace
+        ns, domain = self.world.namespace, self.cluster_domain
         searches = ((pod.spec.get("dnsConfig") or {}).get("searches") or [])
         lines = ["127.0.0.1\tlocalhost", "::1\tlocalhost ip6-localhost ip6-loopback"]
         for other in self.world.pods:
             names = []
             if other is pod:
-                names += [f"{pod.hostname}.{pod.subdomain}.{ns}.svc.cluster.local", pod.hostname] if pod.subdomain else [pod.hostname]
+                names += [f"{pod.hostname}.{pod.subdomain}.{ns}.svc.{domain}", pod.hostname] if pod.subdomain else [pod.hostname]
             if other.subdomain:
                 base = f"{other.hostname}.{other.subdomain}"
-                names += [base, f"{base}.{ns}", f"{base}.{ns}.svc", f"{base}.{ns}.svc.cluster.local"]
-                if f"{other.subdomain}.{ns}.svc.cluster.local" in searches and other is not pod:
+                names += [base, f"{base}.{ns}", f"{base}.{ns}.svc", f"{base}.{ns}.svc.{domain}"]
+                if f"{other.subdomain}.{ns}.svc.{domain}" in searches and other is not pod:
                     names.append(other.hostname)  # the short name, through the search path mpi-operator adds
             names = list(dict.fromkeys(names))
             if names:
