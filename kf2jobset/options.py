@@ -32,6 +32,12 @@ def parse_version(text: str) -> tuple[int, int]:
             f"--jobset-version {text}: JobSet releases before v0.6 lack the "
             "jobset.sigs.k8s.io/job-global-index label that carries ranks; use v0.6 or newer"
         )
+    if version > LATEST_JOBSET_VERSION:
+        raise UsageError(
+            f"--jobset-version {text}: kf2jobset knows JobSet releases up to v{LATEST_JOBSET_VERSION[0]}."
+            f"{LATEST_JOBSET_VERSION[1]} (API jobset.x-k8s.io/v1alpha2) and can neither use nor check what a newer "
+            f"release adds; pass v{LATEST_JOBSET_VERSION[0]}.{LATEST_JOBSET_VERSION[1]} (newer controllers serve it too)"
+        )
     return version
 
 

@@ -223,3 +223,17 @@ def test_report_of_a_named_file_without_jobs_still_says_so(tmp_path):
     assert res.exit_code == 0
     assert f"{f}: no Kubeflow jobs" in res.stdout
     assert "scanned" not in res.stderr
+
+
+@pytest.mark.parametrize("version, ok", [
+    ("v0.12", True), ("0.12.4", True), ("v0.6", True),
+    ("v0.5", False),  # no job-global-index label: ranks cannot be carried
+    ("v0.13", False), ("v1.0", False),  # newer than kf2jobset knows: neither used nor checked
+    ("latest", False),
+])
+def test_jobset_version_range(version, ok):
+    result = run("convert", PT, "--jobset-version", version)
+    if ok:
+        assert result.exit_code == 0, result.stderr
+    else:
+        assert result.exit_code == 2 and result.stdout == "" and "--jobset-version" in result.stderr, result.stderr
