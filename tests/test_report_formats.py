@@ -203,3 +203,31 @@ def test_github_annotations(mixed):
     assert mpi.startswith("::error file=mpijob-v1/accepted.yaml,line=8,")
     assert "%0AAction: " in mpi and "\n" not in mpi
     assert sum(l.startswith("::error") for l in annotations) == 2
+
+
+# ---------------------------------------------------------------- input errors, in every format
+
+def test_every_format_locates_input_errors_like_convert():
+    """File, line, column, document, field path and rule of each input error, as `convert` prints
+    them (fixtures/errors/wrong-type/expected-error.txt), reach every report format."""
+    report = report_for(fixture("errors/wrong-type"), "input.yaml")
+    expected = [line.removeprefix("kf2jobset: ")
+                for line in (FIXTURES / "errors" / "wrong-type" / "expected-error.txt").read_text().splitlines()[1:]]
+    assert len(expected) == 2
+    # text: the same line as convert's, with "error:" before the message
+    text = render(report, "text")
+    for line in expected:
+        where, _, message = line.partition(": spec.")
+        field, _, message = ("spec." + message).partition(": ")
+        assert f"{where}: {field}: error: {message}" in text, text
+    # json: each part in its own field
+    errors = as_dict(report)["files"][0]["errors"]
+    assert [(e["line"], e["column"], e["document"], e["path"], e["rule"]) for e in errors] == [
+        (8, 7, 0, "spec.tfReplicaSpecs.Worker.replicas", "schema"),
+        (9, 7, 0, "spec.tfReplicaSpecs.Worker.restartPolicy", "schema")]
+    validate_report(as_dict(report))
+    # markdown, sarif, github, junit: the field path and the rule are in the message
+    for fmt in ("markdown", "sarif", "github", "junit"):
+        out = render(report, fmt)
+        for e in errors:
+            assert e["path"] in out and "[schema]" in out, (fmt, out[:2000])

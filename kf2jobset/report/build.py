@@ -60,10 +60,9 @@ def file_report(result, options) -> FileReport:
     for err in result.errors:
         for p in err.problems:
             loc = p.location
-            msg = p.message + (f" (at {format_path(loc.path)})" if loc.path and loc.line is None else "")
-            if p.hint:
-                msg += f" (hint: {p.hint})"
-            out.errors.append(FileError(msg, loc.line, loc.column, loc.document, getattr(err, "kind", "input")))
+            msg = p.message + (f" (hint: {p.hint})" if p.hint else "")
+            out.errors.append(FileError(msg, loc.line, loc.column, loc.document, getattr(err, "kind", "input"),
+                                        format_path(loc.path) if loc.path else None, p.rule or None))
     for doc, res in zip(result.documents, result.results):
         for i, conv in enumerate(res.conversions):
             embedded = _embedded_path(doc.data, conv.job.source, res.embedded_paths, i)

@@ -108,6 +108,19 @@ class FileError:
     column: int | None = None
     document: int | None = None
     kind: str = "input"  # the error class (input, invalid-job, unsupported, rejected-jobset)
+    path: str | None = None  # the field, as `spec.x.y[0]`, when the problem is about one
+    rule: str | None = None  # the rule that refused it (schema, dns-1035, yaml, ...)
+
+    def where(self, file: str) -> str:
+        """`file:line:column: document N: field.path`, the way convert's messages start."""
+        text = file + (f":{self.line}" if self.line else "") + (f":{self.column}" if self.line and self.column else "")
+        if self.document is not None:
+            text += f": document {self.document + 1}"
+        return text + (f": {self.path}" if self.path else "")
+
+    def text(self) -> str:
+        """The message with its rule, as convert prints it."""
+        return self.message + (f" [{self.rule}]" if self.rule else "")
 
 
 @dataclass

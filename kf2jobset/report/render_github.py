@@ -24,7 +24,8 @@ def render(report: Report) -> str:
         lines = []
         for err in fr.errors:
             props = f"file={_escape_prop(fr.path)}" + (f",line={err.line}" if err.line else "")
-            lines.append(f"::error {props},title=kf2jobset::{_escape_data(err.message)}")
+            props += f",col={err.column}" if err.line and err.column else ""
+            lines.append(f"::error {props},title=kf2jobset::{_escape_data((f'{err.path}: ' if err.path else '') + err.text())}")
         for job in fr.jobs:
             for f in job.findings:
                 level = _LEVEL.get(f.category)

@@ -37,8 +37,8 @@ def as_dict(report: Report) -> dict:
             })
         files.append({
             "path": fr.path,
-            "errors": [{"message": e.message, "kind": e.kind, "document": e.document, "line": e.line, "column": e.column}
-                       for e in fr.errors],
+            "errors": [{"message": e.message, "kind": e.kind, "document": e.document, "line": e.line, "column": e.column,
+                        "path": e.path, "rule": e.rule} for e in fr.errors],
             "jobs": jobs,
         })
     counts = report.counts()

@@ -21,8 +21,8 @@ def render(report: Report) -> str:
             case = ET.SubElement(suite, "testcase", classname=fr.path,
                                  name=f"document {err.document + 1 if err.document is not None else '?'}"
                                       + (f" line {err.line}" if err.line else ""))
-            e = ET.SubElement(case, "error", type=err.kind, message=err.message)
-            e.text = err.message
+            e = ET.SubElement(case, "error", type=err.kind, message=err.text())
+            e.text = f"{err.where(fr.path)}: {err.text()}"
             counts["tests"] += 1
             counts["errors"] += 1
         for job in fr.jobs:

@@ -73,8 +73,11 @@ def render(report: Report) -> str:
         out.append("")
     for fr in report.files:
         for err in fr.errors:
-            where = f"`{fr.path}`" + (f" line {err.line}" if err.line else "")
-            out += [f"> **Error** in {where}: {_cell(err.message)}", ""]
+            where = f"`{_cell(fr.path)}`" + (f" line {err.line}" if err.line else "") + (
+                f", column {err.column}" if err.line and err.column else "") + (
+                f", document {err.document + 1}" if err.document is not None else "") + (
+                f", at `{_cell(err.path)}`" if err.path else "")
+            out += [f"> **Error** in {where}: {_cell(err.text())}", ""]
         if not fr.jobs and not fr.errors:
             out += [f"`{fr.path}`: no Kubeflow jobs.", ""]
         for job in fr.jobs:

@@ -20,7 +20,8 @@ def as_dict(report: Report) -> dict:
             rule = _rule(rules, "KF2JOBSET-ERROR", "input could not be converted", "error", "error")
             results.append({
                 "ruleId": rule["id"], "ruleIndex": list(rules).index(rule["id"]), "level": "error",
-                "message": {"text": err.message}, "locations": [_location(fr.path, err.line, err.column)],
+                "message": {"text": (f"{err.path}: " if err.path else "") + err.text()},
+                "locations": [_location(fr.path, err.line, err.column)],
             })
         for job in fr.jobs:
             for f in job.findings:

@@ -33,8 +33,7 @@ def render(report: Report, *, color: bool = False) -> str:
     out: list[str] = []
     for fr in report.files:
         for err in fr.errors:
-            where = f"{fr.path}:{err.line}" if err.line else fr.path
-            out.append(paint(f"{where}: error: {err.message}", _COLORS["breaking"]))
+            out.append(paint(f"{err.where(fr.path)}: error: {err.text()}", _COLORS["breaking"]))
         if not fr.jobs and not fr.errors:
             out.append(paint(f"{fr.path}: no Kubeflow jobs", _DIM))
         for job in fr.jobs:
