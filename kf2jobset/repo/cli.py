@@ -76,10 +76,11 @@ def stream_files(paths, kw: dict) -> list[str]:
 
     found = walk(paths, tuple(kw.get("exclude", ()) or ()), gitignore=not kw.get("no_gitignore", False))
     files, helm, patches = [], 0, 0
+    kustomization_in: dict = {}
     for f in found.files:
         if f.path != "-" and is_helm_template(f.path):  # also when named: render the chart first
             helm += 1
-        elif f.path != "-" and _is_patch(f.path):
+        elif f.path != "-" and _is_patch(f.path, found=kustomization_in):
             patches += 1
         else:
             files.append(f.path)
@@ -109,6 +110,7 @@ def walk_for_jobs(paths, excludes=(), *, gitignore: bool = True, katib: bool = F
 
     found = walk(paths, tuple(excludes or ()), gitignore=gitignore)
     out = JobFiles(walked_dirs=any(f.base is not None for f in found.files))
+    kustomization_in: dict = {}
     for f in found.files:
         if f.base is None:
             out.files.append((f.path, None, False))
@@ -123,14 +125,15 @@ def walk_for_jobs(paths, excludes=(), *, gitignore: bool = True, katib: bool = F
         kind = classify(f.path, text, katib)
         if kind == HELM:
             out.helm += 1 if may_hold_job(text, katib) else 0
-        elif kind == CANDIDATE and not _is_patch(f.path, text):
+        elif kind == CANDIDATE and not _is_patch(f.path, text, kustomization_in):
             out.files.append((f.path, None, True))
     out.files += [(m, None, False) for m in found.missing]
     return out
 
 
-def _is_patch(path: str, text: str | None = None) -> bool:
-    """A file some kustomization names as a patch (only files that could be mistaken for a job)."""
+def _is_patch(path: str, text: str | None = None, found: dict | None = None) -> bool:
+    """A file some kustomization names as a patch (only files that could be mistaken for a job).
+    `found`: patch_owner's directory cache, shared over one walk."""
     from .classify import may_hold_job
     from .kustomize import patch_owner
 
@@ -140,7 +143,7 @@ def _is_patch(path: str, text: str | None = None) -> bool:
                 text = fh.read()
         except OSError:
             return False
-    return may_hold_job(text) and patch_owner(path) is not None
+    return may_hold_job(text) and patch_owner(path, found) is not None
 
 
 def _usage(message: str) -> int:

@@ -141,8 +141,9 @@ def run_units(kustomizations, maybe_patches, settings, targets, families=()) -> 
     for f, src in kustomizations:
         found[os.path.realpath(f.path)] = (f.path, src)
     # patch files seen on their own: the kustomization that names them joins the run
+    kustomization_in: dict = {}  # directory -> its kustomization file, or None
     for f, _src in maybe_patches:
-        owner = patch_owner(f.path)
+        owner = patch_owner(f.path, kustomization_in)
         if owner is None or os.path.realpath(owner) in found:
             continue
         try:
@@ -246,12 +247,17 @@ def family_extras(paths: list[str], taken: set[str]) -> tuple[dict[str, list[str
     return extras, families
 
 
-def patch_owner(path: str) -> str | None:
+def patch_owner(path: str, found: dict | None = None) -> str | None:
     """The kustomization that names `path` as a patch (searched upwards), else None: such a file
-    is a patch, never a job to convert on its own."""
+    is a patch, never a job to convert on its own. `found` (directory -> kustomization or None)
+    spares a run over many files in the same directories the same stat calls."""
     real = os.path.realpath(path)
-    for directory in _ancestors(Path(path).resolve().parent):
-        kfile = find_kustomization(directory)
+    found = {} if found is None else found
+    for directory in _ancestors(Path(real).parent):
+        key = str(directory)
+        if key not in found:
+            found[key] = find_kustomization(directory)
+        kfile = found[key]
         if kfile is not None and real in _named_patches(str(kfile)):
             return str(kfile)
     return None
