@@ -156,15 +156,10 @@ class Cluster:
 
     # ---- reading v1 jobs
 
-    def list_jobs(self, kind: LiveKind, version: str, namespace: str | None, selector: str | None = None,
-                  chunk_size: int = DEFAULT_CHUNK_SIZE) -> Iterator[dict]:
-        """Every object of kind (namespace None = all namespaces), fetched `chunk_size` at a time (limit/continue)."""
-        for page in self.list_pages(kind, version, namespace, selector, chunk_size):
-            yield from page
-
     def list_pages(self, kind: LiveKind, version: str, namespace: str | None, selector: str | None = None,
                    chunk_size: int = DEFAULT_CHUNK_SIZE) -> Iterator[list[dict]]:
-        """The objects of kind a page (`chunk_size` objects, limit/continue) at a time."""
+        """Every object of kind (namespace None = all namespaces), a page of `chunk_size` objects at a
+        time (limit/continue)."""
         api = self._custom()
         where = f"in namespace {namespace}" if namespace else "in all namespaces"
         action = f"list {kind.resource} {where}"

@@ -327,7 +327,7 @@ semantic report of `kf2jobset report`; a report without :FILE goes to stdout ins
 @click.option("--report", "report_specs", multiple=True, metavar="FORMAT[:FILE]",
               help="Also the semantic diff report (to stdout instead of the table, or to FILE).")
 @click.option("--jobs", "-j", "workers", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Convert in this many worker processes; 0 = one per CPU, 1 = in this process.")
+              help="Convert in this many worker processes; 0 = one per CPU (at most 4), 1 = in this process.")
 @conversion_options
 def scan(kind, output, report_specs, all_namespaces, selector, chunk_size, workers, **kw):
     try:
