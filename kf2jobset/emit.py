@@ -150,7 +150,7 @@ def _pod_template(job: TrainingJob, rtype: str, restart_policy: str, ctx: EmitCo
         _kubeflow_labels(job, rtype, template, ctx)
     elif rtype == next(iter(job.replicas)) and first_index == 0:
         # mpi-operator sets no replica-type (seen on the real v0.8.2 in tests/e2e/test_differential.py)
-        which = ("job-name, operator-name, job-role, replica-index" if job.kind == "MPIJob" and not job.is_mpi_v1
+        which = ("job-name, operator-name, job-role, replica-index" if job.by_mpi_operator
                  else "job-name, operator-name, replica-type, replica-index, job-role")
         ctx.note(Note("JS051", "dropped", f"the operator's training.kubeflow.org/* pod labels ({which}) are not set; "
                       "selectors, dashboards and log queries that use "
@@ -211,7 +211,7 @@ def _kubeflow_labels(job: TrainingJob, rtype: str, template: dict, ctx: EmitCont
     static = {KUBEFLOW_LABEL + "operator-name": job.mapping.operator_name}
     if job.name:
         static[KUBEFLOW_LABEL + "job-name"] = job.name
-    if job.kind == "MPIJob" and not job.is_mpi_v1:
+    if job.by_mpi_operator:
         static[KUBEFLOW_LABEL + "job-role"] = rtype.lower()
     else:
         static[KUBEFLOW_LABEL + "replica-type"] = rtype.lower()
@@ -264,7 +264,7 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
                           "set ttlSecondsAfterFinished to remove them", source_path=src,
                           action="add runPolicy.ttlSecondsAfterFinished", explains=(("lifecycle", "cleanPodPolicy"),)))
     if rp.active_deadline_seconds is not None:
-        if job.kind == "MPIJob" and not job.is_mpi_v1:
+        if job.by_mpi_operator:
             text = ("activeDeadlineSeconds: v1 measured it for the whole job; a JobSet has no such field, so every child "
                     "Job gets it and each Job's clock starts when that Job starts")
         else:
@@ -276,11 +276,11 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
         notes.append(Note("JS033", "approximated", text,
                           source_path="runPolicy.activeDeadlineSeconds",
                           target_path="spec.replicatedJobs[*].template.spec.activeDeadlineSeconds",
-                          action=None if job.kind == "MPIJob" and not job.is_mpi_v1 else
+                          action=None if job.by_mpi_operator else
                           "raise or remove the deadline if the job used to run past it",
                           explains=(("lifecycle", "activeDeadlineSeconds"),)))
     if rp.backoff_limit is not None:
-        v2_launcher = job.kind == "MPIJob" and not job.is_mpi_v1
+        v2_launcher = job.by_mpi_operator
         notes.append(Note("JS034", "approximated", f"backoffLimit {rp.backoff_limit}: " + (
                           "mpi-operator gave it to the launcher Job only; every child Job now has it" if v2_launcher else
                           "v1 counted container restarts summed over the whole job; each child Job now counts its own "

@@ -44,7 +44,8 @@ class KindMapping:
     schema: str
     replica_specs_field: str
     profile: str
-    operator_name: str
+    operator_name: str  # the training.kubeflow.org/operator-name pod label value
+    operator: str  # which operator ran the kind: training-operator | mpi-operator (its pods, labels and run policy differ)
     default_container: str | None
     default_port: Port | None
     default_restart_policy: str
@@ -75,8 +76,13 @@ class KindMapping:
 GENERIC_SCHEMA = "kubeflow/job"
 
 
+OPERATORS = ("training-operator", "mpi-operator")
+
+
 def _from_data(data: dict, file: str) -> KindMapping:
     port = data.get("defaultPort")
+    if data.get("operator", OPERATORS[0]) not in OPERATORS:
+        raise ValueError(f"{file}: operator {data['operator']!r} is not one of {', '.join(OPERATORS)}")
     return KindMapping(
         kind=data["kind"],
         api_versions=tuple(data["apiVersions"]),
@@ -84,6 +90,7 @@ def _from_data(data: dict, file: str) -> KindMapping:
         replica_specs_field=data["replicaSpecsField"],
         profile=data["profile"],
         operator_name=data["operatorName"],
+        operator=data.get("operator", "training-operator"),
         default_container=data.get("defaultContainer"),
         default_port=Port(port["name"], int(port["number"])) if port else None,
         default_restart_policy=data["defaultRestartPolicy"],

@@ -217,7 +217,7 @@ def _plan_rjob(job: TrainingJob, rtype: str, options: ConvertOptions, notes: lis
     else:
         pod_policy = policy
 
-    if job.kind == "MPIJob" and not job.is_mpi_v1 and rtype == "Launcher":
+    if job.by_mpi_operator and rtype == "Launcher":
         # mpi-operator v2beta1 ran the launcher as a batch Job with runPolicy.backoffLimit (default 6).
         backoff = rp.backoff_limit if rp.backoff_limit is not None else K8S_DEFAULT_BACKOFF
     elif pod_policy == "Never" and pfp is None:

@@ -113,7 +113,7 @@ def operator_lifecycle(job: TrainingJob) -> Lifecycle:
         role = spec.rjob_name
         policy = spec.restart_policy
         failure, retries = prof.operator_failure(job, rtype, policy), prof.operator_retries(job, rtype, policy)
-        if rp.backoff_limit == 0 and not (job.kind == "MPIJob" and not job.is_mpi_v1):
+        if rp.backoff_limit == 0 and not job.by_mpi_operator:
             # ReconcileJobs checks the limits before any kind's own rule: with backoffLimit 0 a new Failed pod
             # (any exit code, any restartPolicy) or any container restart fails the job (§1.6 step 4).
             failure, retries = "fail-job", 0

@@ -26,7 +26,7 @@ def operator_world(job: TrainingJob, *, name: str | None = None, namespace: str 
     prof = get_profile(job.mapping.profile)
     pods: list[Pod] = []
     addresses: dict[str, tuple[str, int]] = {}
-    mpi_v2 = job.kind == "MPIJob" and not job.is_mpi_v1
+    mpi_v2 = job.by_mpi_operator
     for k, (rtype, spec) in enumerate(job.replicas.items()):
         for i in range(spec.replicas):
             template = copy.deepcopy(spec.template)
