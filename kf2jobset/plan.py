@@ -210,7 +210,8 @@ def _plan_rjob(job: TrainingJob, rtype: str, options: ConvertOptions, notes: lis
             "JS021", "approximated",
             f"{rtype}: restartPolicy ExitCode becomes pod restartPolicy Never plus a Job podFailurePolicy: exit codes "
             f"1-127 of container {job.mapping.default_container!r} fail the Job (and so the JobSet), other failures "
-            "(exit >= 128, evictions) are retried by the Job; v1 recreated the pod under the same name",
+            "(exit >= 128, evictions) are retried by the Job under a new pod name, after the Job controller's back-off "
+            "(10 s, doubling up to 6 min); v1 recreated the pod at once under the same name",
             source_path=src, target_path=f"spec.replicatedJobs[{spec.rjob_name}].template.spec.podFailurePolicy",
             replica_type=rtype, explains=(("restartPolicy", rtype),),
         ))
