@@ -28,7 +28,7 @@ from .objects import (
     job_state,
     secret_refs,
 )
-from .scanning import base_row, convert_live, default_workers, finish_row, object_ref, problem_text, scan_rows
+from .scanning import base_row, convert_live, default_workers, finish_row, object_ref, scan_rows
 
 PLUGIN_NAME = "kubectl kf2jobset"
 ACTIVE_STATES = ("-", "Created", "Running", "Restarting")
@@ -40,7 +40,7 @@ ACTIVE_STATES = ("-", "Created", "Running", "Restarting")
 
 def _error(err: Kf2JobSetError) -> None:
     for problem in err.problems:
-        click.echo(f"kf2jobset: error: {problem_text(problem)}", err=True)
+        click.echo(f"kf2jobset: error: {problem}", err=True)
 
 
 def _warn(text: str) -> None:
@@ -546,7 +546,7 @@ def _check_secrets(cluster, conv, namespace: str) -> None:
         try:
             owners = cluster.secret_owners(namespace, secret)
         except Kf2JobSetError as err:
-            _warn(f"cannot check Secret {secret!r} in namespace {namespace}: {problem_text(err.problems[0])}")
+            _warn(f"cannot check Secret {secret!r} in namespace {namespace}: {err.problems[0]}")
             continue
         if owners is None:
             action = next((n.action for n in conv.notes if n.action and secret in n.action), None)

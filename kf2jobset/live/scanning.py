@@ -8,27 +8,14 @@ however many jobs the cluster holds. The caller sorts the rows, so their order d
 """
 from __future__ import annotations
 
-import os
 from collections import deque
 from typing import Iterable, Iterator
 
-from ..errors import Kf2JobSetError, Location
+from ..errors import Kf2JobSetError
 from .objects import clean, job_state, replica_counts, worst_note
 
 CHUNK = 25  # jobs per task: ~20 ms of work, so two workers stay busy and a task is cheap to send
 IN_FLIGHT_PER_WORKER = 4
-
-
-def problem_text(problem) -> str:
-    """A problem in one line; its location is left out when it has none."""
-    if problem.location == Location():
-        text = problem.message
-        if problem.rule:
-            text += f" [{problem.rule}]"
-        if problem.hint:
-            text += f" (hint: {problem.hint})"
-        return text
-    return str(problem)
 
 
 def object_ref(obj: dict) -> str:
@@ -65,7 +52,7 @@ def base_row(obj: dict) -> dict:
 def finish_row(row: dict, conversions, errors) -> dict:
     """Fill in the worst finding (or the first error) of a job's conversion."""
     if errors:
-        row["error"] = {"kind": errors[0].kind, "message": problem_text(errors[0].problems[0])}
+        row["error"] = {"kind": errors[0].kind, "message": str(errors[0].problems[0])}
     elif conversions:
         worst = worst_note(conversions[0].notes)
         row["worst"] = {"category": worst.category, "code": worst.code, "message": worst.message} if worst else {
@@ -87,11 +74,9 @@ MAX_DEFAULT_WORKERS = 4  # past this the API server's listing, not conversion, s
 def default_workers() -> int:
     """One per CPU this process may use, at most MAX_DEFAULT_WORKERS (a pod on a big node sees
     every CPU of the node in its affinity mask)."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(cpus, MAX_DEFAULT_WORKERS))
+    from ..cpus import usable_cpus
+
+    return max(1, min(usable_cpus(), MAX_DEFAULT_WORKERS))
 
 
 _options = None  # set in each worker by _init_worker

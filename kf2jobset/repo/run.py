@@ -282,11 +282,9 @@ def _workers(settings: Settings, count: int) -> int:
         return 1
     if settings.jobs > 1:
         return min(settings.jobs, count)
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(cpus, count // 4))
+    from ..cpus import usable_cpus
+
+    return max(1, min(usable_cpus(), count // 4))
 
 
 def _convert_all(tasks: list[Task], settings: Settings, stderr: TextIO, started: float) -> list[Outcome]:
