@@ -168,7 +168,12 @@ def _pod_template(job: TrainingJob, rtype: str, restart_policy: str, ctx: EmitCo
 def _one_entry_per_port(job: TrainingJob, rtype: str, containers: list[dict], ctx: EmitContext) -> None:
     """The operator's defaulting appended its named port even when the user already listed that number.
     A Pod accepts the pair; a JobSet's pod template may not (`ports` is a list-map keyed on containerPort
-    and protocol). Both entries opened the same port, so the user's stays and the operator's goes."""
+    and protocol). Both entries name the same port, so the user's stays and the operator's goes.
+
+    Under v1 the pair had a cost: the operator (v1.6 and later) copied every port of the default
+    container into the pod's own Service, which the API server rejected as a duplicate; the pod never
+    got its name, and pods that waited for it (PyTorch workers in init-pytorch) waited forever (seen
+    on the real v1.9.4: FailedCreateService). The JobSet has no per-pod Services, so the job runs."""
     added = job.mapping.default_port.name
     for c in containers:
         ports = c.get("ports") or []
@@ -181,12 +186,15 @@ def _one_entry_per_port(job: TrainingJob, rtype: str, containers: list[dict], ct
         if user is None:
             continue
         c["ports"] = [p for p in ports if p is not ours]
-        ctx.note(Note("JS063", "rewritten",
+        ctx.note(Note("JS063", "approximated",
                       f"port {key[0]}/{key[1]} of container {c.get('name')!r} in the {rtype} pods: the operator added "
-                      f"{added!r} beside your {user.get('name') or 'unnamed'!r} entry for the same port (a Pod accepts "
-                      "both, a JobSet's pod template keeps one entry per port and protocol); both opened the same "
-                      f"port, and only the operator's own per-pod Service used the name {added!r}, which the JobSet "
-                      "does not create, so your entry stays alone", replica_type=rtype,
+                      f"{added!r} beside your {user.get('name') or 'unnamed'!r} entry for the same port; a JobSet's pod "
+                      "template keeps one entry per port and protocol, so yours stays alone. Under v1 (operator v1.6 "
+                      "and later) this job never ran as a whole: the operator copied both entries into the pod's own "
+                      "Service, the API server rejected it as a duplicate port (event FailedCreateService), and the pods "
+                      "that reach this one by name never found it. The JobSet needs no per-pod Service, so it runs",
+                      action=f"nothing to do for the JobSet; under v1 the fix was to name the port {added!r}",
+                      warn=True, replica_type=rtype,
                       source_path=f"{job.mapping.replica_specs_field}.{rtype}.template.spec.containers[{containers.index(c)}].ports",
                       explains=(("port", added),)))
 
