@@ -124,11 +124,15 @@ def needs_value(p: Placeholder) -> str | None:
             return "env names are merged with the variables the operator injected"
         if len(rest) == 6 and rest[:2] == ("spec", "containers") and rest[3] == "ports" and rest[5] == "name":
             return "the operator's port is found by its name"
+        if len(rest) >= 6 and rest[:2] == ("spec", "containers") and rest[3] == "resources":
+            return "resource quantities are checked: requests within limits, whole extended resources"
         return None
     if path[1:3] == ("runPolicy", "schedulingPolicy") and path[3:4] in (("queue",), ("priorityClass",)):
         return None
     if isinstance(path[1], str) and path[1].endswith("ReplicaSpecs") and path[3:4] == ("replicas",):
         return "replica counts decide the replicatedJobs, ranks and world size"
+    if isinstance(path[1], str) and path[1].endswith("ReplicaSpecs") and path[3:4] == ("restartPolicy",):
+        return "the restart policy decides the pods' restart policy and the Jobs' retry rules"
     return "this field decides how the job is converted"
 
 
@@ -236,15 +240,21 @@ def convert_template(doc: dict, placeholders: list[Placeholder], convert: Callab
     `check_name(jobset, n)`: does the JobSet pass the name-length rules with an n-character name."""
     template = [p for p in placeholders if not p.in_command]
     needed = [(p, why) for p in template if (why := needs_value(p))]
-    if needed:
-        raise InvalidJobError([value_needed(p, why) for p, why in needed])
     spellings = sorted({s for p in template for s in p.spellings})
     taken = "\n".join(p.text for p in placeholders) + _all_text(doc)
     first, second = _tokens(spellings, taken, "zq"), _tokens(spellings, taken, "xv")
     try:
         conv = convert(_substitute_doc(doc, first))
     except Kf2JobSetError as err:
-        raise _explain(err, template, first) from None
+        err = _explain(err, template, first)
+        if not needed:
+            raise err from None
+        # All placeholders that need values in one message: those the conversion tripped over too.
+        at = {p.path for p, _ in needed}
+        more = [pr for pr in err.problems if pr.rule == RULE and tuple(pr.location.path) not in at]
+        raise InvalidJobError([value_needed(p, why) for p, why in needed] + more) from None
+    if needed:
+        raise InvalidJobError([value_needed(p, why) for p, why in needed])
     try:
         other = convert(_substitute_doc(doc, second))
     except Kf2JobSetError:
@@ -295,7 +305,7 @@ def _name_limit(jobset: dict, check_name) -> int:
 
 def value_needed(p: Placeholder, why: str, detail: str | None = None) -> Problem:
     shown = ", ".join(p.spellings)
-    message = (f"envsubst placeholder {shown} where kf2jobset needs the value ({why})"
+    message = (f"envsubst placeholder {shown} where kf2jobset needs the value: {why}"
                + (f": {detail}" if detail else ""))
     return Problem(message, Location(path=p.path), rule=RULE, hint=_forward(p.spellings))
 
