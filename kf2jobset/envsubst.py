@@ -151,9 +151,9 @@ def _tokens(spellings: list[str], taken: str, marks: str) -> dict[str, str]:
     raise ValueError("no stand-in token is free")  # 100 salts all in the document: not a real manifest
 
 
-def _substitute_doc(doc, table: dict[str, str]):
+def _substitute_doc(doc, table: dict[str, str], name: str | None = None):
     """A copy of the document (layout kept: flow style, quoting) with the template's placeholders
-    replaced; commands/args are left as written."""
+    replaced; commands/args are left as written. `name`: metadata.name, replaced whole."""
     from .treecopy import copy_tree
 
     def sub(s):
@@ -178,7 +178,24 @@ def _substitute_doc(doc, table: dict[str, str]):
 
     out = copy_tree(doc)
     walk(out, ())
+    if name is not None:
+        out["metadata"]["name"] = table[name]
     return out
+
+
+_DNS1035_PART = re.compile(r"[a-z0-9-]*")
+
+
+def _name_problem(name: str) -> Problem | None:
+    """What no value can fix in a templated name: characters outside a DNS-1035 label around the placeholders."""
+    pieces = PLACEHOLDER_RE.split(name)
+    fixed = [pieces[i] for i in range(0, len(pieces), 4)]  # split() interleaves the 3 groups of each match
+    bad = [f for f in fixed if not _DNS1035_PART.fullmatch(f)]
+    if bad or (fixed[-1].endswith("-")) or (fixed[0][:1].isdigit() or fixed[0].startswith("-")):
+        return Problem(f"{name!r} is not a DNS-1035 label whatever the values of its envsubst placeholders "
+                       "(lower-case letters, digits and '-', starting with a letter, ending with a letter or digit)",
+                       Location(path=("metadata", "name")), rule="dns-1035")
+    return None
 
 
 def _same_type(old: str, new: str) -> str:
@@ -241,10 +258,18 @@ def convert_template(doc: dict, placeholders: list[Placeholder], convert: Callab
     template = [p for p in placeholders if not p.in_command]
     needed = [(p, why) for p in template if (why := needs_value(p))]
     spellings = sorted({s for p in template for s in p.spellings})
+    name = next((p.text for p in template if p.path == ("metadata", "name")), None)
+    if name is not None:
+        # The whole name gets one stand-in: it is then checked at the stand-in's length, not at the
+        # length of its fixed part plus stand-ins (the limit is worked out below and put in TPL002).
+        problem = _name_problem(name)
+        if problem:
+            raise InvalidJobError(problem)
+        spellings += [name] if name not in spellings else []
     taken = "\n".join(p.text for p in placeholders) + _all_text(doc)
     first, second = _tokens(spellings, taken, "zq"), _tokens(spellings, taken, "xv")
     try:
-        conv = convert(_substitute_doc(doc, first))
+        conv = convert(_substitute_doc(doc, first, name))
     except Kf2JobSetError as err:
         err = _explain(err, template, first)
         if not needed:
@@ -256,10 +281,15 @@ def convert_template(doc: dict, placeholders: list[Placeholder], convert: Callab
     if needed:
         raise InvalidJobError([value_needed(p, why) for p, why in needed])
     try:
-        other = convert(_substitute_doc(doc, second))
+        other = convert(_substitute_doc(doc, second, name))
     except Kf2JobSetError:
         other = None
-    limit = _name_limit(conv.jobset, check_name) if _has(template, ("metadata", "name")) else None
+    limit = _name_limit(conv.jobset, check_name) if name is not None else None
+    if limit is not None and len(PLACEHOLDER_RE.sub("", name)) >= limit:
+        raise InvalidJobError(Problem(
+            f"{name!r}: this job's JobSet name may be at most {limit} characters (JobSet's name-length limits), and "
+            f"its text without the envsubst placeholders is already {len(PLACEHOLDER_RE.sub('', name))}",
+            Location(path=("metadata", "name")), rule="jobset-name", hint="shorten the name"))
     mine = _Restorer(first)(conv.objects)
     theirs = _Restorer(second)(other.objects) if other is not None else None
     if theirs != mine:
@@ -364,8 +394,9 @@ def template_notes(conv, placeholders: list[Placeholder], name_limit: int | None
     notes = [Note("TPL001", "unchanged", message, source_path="metadata",
                   action=f"substitute when applying, naming the variables: envsubst '{shell_format}' < FILE | kubectl apply -f -",
                   warn=True)]
+    meta = conv.jobset.get("metadata") or {}
     for p in template:
-        if p.path == ("metadata", "name"):
+        if p.path == ("metadata", "name") and meta.get("name") == p.text:  # not renamed with --name
             fixed = len(PLACEHOLDER_RE.sub("", p.text))
             notes.append(Note(
                 "TPL002", "approximated",

@@ -173,6 +173,19 @@ def test_name_limit_in_the_note_is_the_real_limit():
     assert too_long.exit_code == exitcodes.UNSUPPORTED and "metadata.name" in too_long.stderr
 
 
+@pytest.mark.parametrize("name, code, needle", [
+    ("Vit-${EXPERIMENT}", exitcodes.INPUT, "is not a DNS-1035 label whatever the values"),
+    ("${EXPERIMENT}-", exitcodes.INPUT, "is not a DNS-1035 label whatever the values"),
+    ("${EXPERIMENT}-" + "d" * 50, exitcodes.INPUT, "its text without the envsubst placeholders is already 51"),
+    ("${EXPERIMENT}-" + "d" * 40, 0, "so EXPERIMENT may add at most 5"),  # checked at the limit, not at a stand-in's length
+])
+def test_templated_names_checked_as_far_as_they_can_be(name, code, needle):
+    source = (CASES / "name-namespace" / "input.yaml").read_text().replace("${EXPERIMENT}-ddp", name)
+    result = convert(source)
+    assert result.exit_code == code, result.stderr
+    assert needle in result.stderr
+
+
 # ---- placeholders where kf2jobset needs the value ----------------------------------------------------
 
 def test_placeholders_that_need_values_are_one_clear_error():
