@@ -22,6 +22,7 @@ from kf2jobset.validate import check_jobset
 from kf2jobset.yamlio import parse_documents, to_plain
 
 from .conftest import FIXTURES
+from .templates import case_values
 
 CASES = FIXTURES / "envsubst"
 CONVERTED = sorted(c for c in CASES.iterdir() if (c / "expected.yaml").exists())
@@ -30,12 +31,7 @@ needs_envsubst = pytest.mark.skipif(ENVSUBST is None, reason="GNU envsubst not f
 
 
 def values(case) -> dict[str, str]:
-    out = {}
-    for line in (case / "env").read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            key, _, value = line.partition("=")
-            out[key] = value
-    return out
+    return case_values(case)
 
 
 def shell_format(vals: dict) -> str:

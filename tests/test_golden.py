@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from kf2jobset.cli import main
 
 from .conftest import FIXTURES, check_golden
+from .templates import case_values, fill
 
 CASES = sorted(p.parent for p in FIXTURES.glob("*/*/input.yaml"))
 
@@ -48,7 +49,7 @@ def test_golden_jobsets_pass_our_validator_and_the_real_crd(case, crd_validator)
 
     text = (case / "expected.yaml").read_text()
     if (case / "env").exists():  # an envsubst template (fixtures/envsubst): validate it as it will be applied
-        text = _substitute(text, case / "env")
+        text = fill(text, case_values(case))
     jobsets = []
     for doc in parse_documents(text):
         data = to_plain(doc.data)
@@ -62,15 +63,3 @@ def test_golden_jobsets_pass_our_validator_and_the_real_crd(case, crd_validator)
         errors = list(crd_validator.iter_errors(js))
         assert not errors, errors[0].message
 
-
-def _substitute(text: str, env_file) -> str:
-    """`envsubst '${A} ${B}'` with the values of the case's env file (GNU's rules: kf2jobset.envsubst)."""
-    from kf2jobset.envsubst import PLACEHOLDER_RE, gnu_substitutes, variable
-
-    values = dict(line.split("=", 1) for line in env_file.read_text().splitlines() if "=" in line and not line.startswith("#"))
-
-    def fill(m):
-        name = variable(m.group(0))
-        return values[name] if gnu_substitutes(m.group(0)) and name in values else m.group(0)
-
-    return PLACEHOLDER_RE.sub(fill, text)
