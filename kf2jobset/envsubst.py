@@ -284,7 +284,8 @@ def convert_template(doc: dict, placeholders: list[Placeholder], convert: Callab
         other = convert(_substitute_doc(doc, second, name))
     except Kf2JobSetError:
         other = None
-    limit = _name_limit(conv.jobset, check_name) if name is not None else None
+    kept_name = name is not None and (conv.jobset.get("metadata") or {}).get("name") == first[name]  # not --name
+    limit = _name_limit(conv.jobset, check_name) if kept_name else None
     if limit is not None and len(PLACEHOLDER_RE.sub("", name)) >= limit:
         raise InvalidJobError(Problem(
             f"{name!r}: this job's JobSet name may be at most {limit} characters (JobSet's name-length limits), and "
@@ -315,10 +316,6 @@ def _all_text(doc) -> str:
         elif isinstance(n, str):
             parts.append(n)
     return "\n".join(parts)
-
-
-def _has(placeholders, path) -> bool:
-    return any(p.path == path for p in placeholders)
 
 
 def _name_limit(jobset: dict, check_name) -> int:
@@ -377,7 +374,9 @@ def _explain(err: Kf2JobSetError, template: list[Placeholder], table: dict[str, 
 
 def template_notes(conv, placeholders: list[Placeholder], name_limit: int | None) -> list[Note]:
     template = [p for p in placeholders if not p.in_command]
-    names = list(dict.fromkeys(n for p in template for n in p.names))
+    written = "\n".join(_all_text(o) for o in conv.objects)
+    # what the JobSet still holds (a --name may have replaced the only use of a variable)
+    names = list(dict.fromkeys(variable(s) for p in template for s in p.spellings if s in written))
     shell_format = " ".join("${" + n + "}" for n in names)
     in_commands = [s for s in dict.fromkeys(s for p in placeholders if p.in_command for s in p.spellings)
                    if variable(s) not in names]
