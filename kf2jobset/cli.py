@@ -137,6 +137,7 @@ def report(paths, formats, output, fail_on, color, exclude, no_gitignore, **kw):
         fail(err)
     walked = walk_for_jobs(paths, exclude, gitignore=not no_gitignore, katib=options.katib)
     results, errors = [], []
+    templates = 0  # envsubst templates whose placeholders need values (found under directories)
     for path, text, from_dir in walked.files:
         shown = "<stdin>" if path == "-" else path
         try:
@@ -150,6 +151,12 @@ def report(paths, formats, output, fail_on, color, exclude, no_gitignore, **kw):
             click.echo(f"kf2jobset: warning: {line}", err=True)
         if from_dir and not r.conversions and not r.errors:
             continue  # found by the walk, mentions a job kind, holds none (a CRD, docs): not news
+        if from_dir and r.errors and all(p.rule == "envsubst" for e in r.errors for p in e.problems):
+            templates += 1  # like a Helm template: counted, with the way forward
+            for e in r.errors:
+                for p in e.problems:
+                    click.echo(f"kf2jobset: skipped (envsubst template): {p}", err=True)
+            continue
         results.append(r)
         errors += r.errors
     if options.name and sum(len(r.conversions) for r in results) > 1:
@@ -166,12 +173,17 @@ def report(paths, formats, output, fail_on, color, exclude, no_gitignore, **kw):
                 f"in {with_jobs} file{'s' if with_jobs != 1 else ''}")
         if walked.helm:
             line += f", {walked.helm} skipped (Helm templates)"
+        if templates:
+            line += f", {templates} skipped (envsubst templates)"
         failed = sum(1 for r in results if r.errors)
         line += f", {failed} failed" if failed else ""
         click.echo(line, err=True)
         if walked.helm:
             click.echo("kf2jobset: hint: Helm templates are not reported; render the chart (helm template CHART | "
                        "kf2jobset report -)", err=True)
+        if templates:
+            click.echo("kf2jobset: hint: envsubst templates whose placeholders need values are not reported; substitute "
+                       "first (VAR=... envsubst < FILE | kf2jobset report -)", err=True)
     if errors:
         sys.exit(exitcodes.worst(exitcodes.for_error(e) for e in errors))
     sys.exit(exitcodes.FINDINGS if rep.failing() else exitcodes.OK)

@@ -41,6 +41,38 @@ def convert_job(doc: dict, options: ConvertOptions, *, assumed_name_length: int 
         # Kubernetes reads YAML 1.1 (`010` is 8, `on` is true); convert what the operator was given.
         # (This drops the document's comments, which only live on the round-trip types.)
         doc = kubernetes_value(doc)
+    from . import envsubst
+
+    placeholders = envsubst.find(doc) if _mentions_dollar(doc) else []
+    if envsubst.is_template(placeholders):
+        # Converted with stand-ins for the placeholders, which are put back (kf2jobset/envsubst.py).
+        return envsubst.convert_template(
+            doc, placeholders, lambda d: _convert_checked(d, mapping, options, assumed_name_length, k8s_readings),
+            check_name=lambda jobset, n: _name_fits(jobset, n, options))
+    return _convert_checked(doc, mapping, options, assumed_name_length, k8s_readings)
+
+
+def _mentions_dollar(doc) -> bool:
+    stack = [doc]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if any(isinstance(k, str) and "$" in k for k in node):
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, str) and "$" in node:
+            return True
+    return False
+
+
+def _name_fits(jobset: dict, length: int, options: ConvertOptions) -> bool:
+    candidate = {**jobset, "metadata": {**jobset["metadata"], "name": "t" * length}}
+    return not [p for p in check_jobset(candidate, version=options.jobset_version) if p.rule in _NAME_RULES]
+
+
+def _convert_checked(doc: dict, mapping, options: ConvertOptions, assumed_name_length: int | None, k8s_readings) -> Conversion:
     try:
         job = parse_job(doc, mapping)
     except InvalidJobError as err:

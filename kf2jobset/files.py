@@ -24,6 +24,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+# Template names (`job.yaml-template`, `.yaml.tmpl`, `.yaml.in`) are not walked: such files may hold
+# `@VAR@`, Jinja or Go templates that are not YAML, and a walk must not fail on files it never read
+# before. Named on the command line they are converted like any file (envsubst templates: envsubst.py).
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 EXTRA_NAMES = ("Kustomization",)
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".tox", ".mypy_cache", ".pytest_cache"}

@@ -176,8 +176,13 @@ def _locate(err: Kf2JobSetError, path: str, doc: Document) -> Kf2JobSetError:
             line, col = position(doc.data, loc.path, doc.start_line)
         if line is None:
             line = doc.start_line + 1
+        hint = p.hint
+        if p.rule == "envsubst" and hint:
+            from .envsubst import fill_hint
+
+            hint = fill_hint(hint, loc.file or path)
         fixed.append(Problem(p.message, Location(loc.file or path, doc.index if loc.document is None else loc.document,
-                                                 line, col, loc.path), p.rule, p.hint))
+                                                 line, col, loc.path), p.rule, hint))
     return type(err)(fixed)
 
 

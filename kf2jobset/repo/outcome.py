@@ -14,11 +14,14 @@ IN_PLACE, OUT_DIR, CHECK = "in-place", "out-dir", "check"
 # file statuses
 UNCHANGED = "unchanged"  # nothing to do (no v1 job, or output already up to date)
 CONVERTED = "converted"  # rewritten (in-place / out-dir) or would be (check)
-SKIPPED = "skipped"  # not parsed on purpose (Helm template)
+SKIPPED = "skipped"  # not parsed on purpose (Helm template), or an envsubst template that needs values
 FAILED = "failed"  # left untouched because of an error
 
 PARALLEL_MIN_FILES = 16  # below this, worker start-up costs more than it saves
 
+ENVSUBST_TEMPLATE = "envsubst template"  # skip reason: placeholders where kf2jobset needs the values
+ENVSUBST_HINT = ("substitute the placeholders first (VAR=... envsubst < FILE | kf2jobset convert -), "
+                 "then carry the changes back into the template by hand")
 HELM_HINT = ("render the chart (helm template CHART | kf2jobset convert -), "
              "then carry the changes back into the templates by hand")
 

@@ -27,7 +27,7 @@ from ..options import ConvertOptions
 from . import classify as cls
 from ..yamlio import first_content_line
 
-from .outcome import (CHECK, CONVERTED, FAILED, HELM_HINT, IN_PLACE, OUT_DIR, PARALLEL_MIN_FILES,  # noqa: F401
+from .outcome import (CHECK, CONVERTED, ENVSUBST_HINT, ENVSUBST_TEMPLATE, FAILED, HELM_HINT, IN_PLACE, OUT_DIR, PARALLEL_MIN_FILES,  # noqa: F401
                       SKIPPED, UNCHANGED, Outcome, Settings, deliver, read_bytes)
 
 
@@ -71,6 +71,16 @@ def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
         out.problems.append(f"{task.path}: internal error: {type(exc).__name__}: {exc} (please report it)")
         out.codes.append(exitcodes.INTERNAL)
         return out
+    if result.errors and _needs_values(result):
+        # Like a Helm template: skipped and counted, named with the way forward; --check counts it as a job left.
+        out.status, out.reason = SKIPPED, ENVSUBST_TEMPLATE
+        for err in result.errors:
+            for p in err.problems:
+                if settings.mode == CHECK:
+                    out.findings.append(f"{p} (not converted: a Kubeflow v1 job is left)")
+                else:
+                    out.notes.append(f"skipped (envsubst template): {p}")
+        return out
     if result.errors:
         out.status = FAILED
         for err in result.errors:
@@ -101,6 +111,13 @@ def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
         return out
     deliver(out, task.path, data, task.target, settings, pending)
     return out
+
+
+def _needs_values(result) -> bool:
+    """Every error is an envsubst placeholder where kf2jobset needs the value (an envsubst template)."""
+    from ..envsubst import RULE
+
+    return all(p.rule == RULE for err in result.errors for p in err.problems)
 
 
 def _job_lines(path: str, result) -> list[str]:
@@ -370,7 +387,7 @@ def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_
     codes = []
     needs_change = False
     changed = False
-    katib = 0
+    katib = envsubst = 0
     for o in outcomes:
         katib += o.katib_unconverted
         if o.status == CONVERTED:
@@ -379,6 +396,9 @@ def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_
             summary.failed += 1
         elif o.status == UNCHANGED:
             summary.unchanged += 1
+        elif o.status == SKIPPED and o.reason == ENVSUBST_TEMPLATE:
+            summary.skipped["envsubst templates"] = summary.skipped.get("envsubst templates", 0) + 1
+            envsubst += 1
         for line in o.findings:
             print(line, file=stdout)
             needs_change = True
@@ -396,6 +416,9 @@ def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_
             print(f"kf2jobset: {path}: skipped: Helm template with a Kubeflow v1 job", file=stderr)
     if helm_with_jobs:  # the hint is for templates that hold a job, not for every chart in the repo
         print(f"kf2jobset: hint: Helm templates are not converted; {HELM_HINT}", file=stderr)
+    if envsubst:
+        print(f"kf2jobset: hint: envsubst templates whose placeholders sit where kf2jobset needs the values are not "
+              f"converted; {ENVSUBST_HINT}", file=stderr)
     if katib:
         print(f"kf2jobset: hint: {katib} Katib Experiment(s) embed v1 jobs in trialTemplate.trialSpec; "
               "pass --katib to convert them", file=stderr)

@@ -2,7 +2,7 @@
 its meaning forever; a new meaning gets a new code.
 
 Prefixes: JS (JobSet layout and run policy), PT/TF/XGB/PD/MPI/KT (framework profiles, Katib),
-RT (found by the runtime comparison itself), K8S (how Kubernetes reads the YAML).
+RT (found by the runtime comparison itself), K8S (how Kubernetes reads the YAML), TPL (envsubst templates).
 """
 from __future__ import annotations
 
@@ -34,6 +34,8 @@ TITLES = {
     "JS071": "replica spec the operator ignored (it made no pods for it)",
     "JS080": "the v1.8+ operator webhook rejects this job: it never ran there",
     "KT001": "Katib trial template reads JobSet status",
+    "TPL001": "the JobSet is an envsubst template: variables still to substitute",
+    "TPL002": "a name or namespace placeholder could not be checked: the limit its value must meet",
     "MPI001": "MPIJob v1: kubectl exec replaced by SSH",
     "MPI002": "mainContainer dropped",
     "MPI003": "SSH key Secret provided by you",

@@ -41,7 +41,10 @@ def _dry_run(custom, body: dict):
 
 def _jobsets(case) -> list[dict]:
     out = []
-    for doc in yaml.safe_load_all((case / "expected.yaml").read_text()):
+    from ..templates import case_values, fill
+
+    # an envsubst template (fixtures/envsubst) is sent as it will be applied: substituted
+    for doc in yaml.safe_load_all(fill((case / "expected.yaml").read_text(), case_values(case))):
         if isinstance(doc, dict) and doc.get("kind") == "Experiment":
             doc = doc["spec"]["trialTemplate"]["trialSpec"]
         if isinstance(doc, dict) and doc.get("kind") == "JobSet":
