@@ -364,8 +364,10 @@ _CONTRACT = {
                            "job_type, tf_job_name, task_index; TF_CONFIG had the same cluster/task/environment keys",
     ("PyTorchJob", "v1alpha1"): "the master got MASTER_ADDR=localhost, every pytorch container also a TF_CONFIG and "
                                 "PYTHONUNBUFFERED=0, and no init container waited for the master",
-    ("PyTorchJob", None): "pods got PYTHONUNBUFFERED=0 and no PET_* variables",
-    ("TFJob", None): "pods carried the labels group-name, job-name, replica-type, replica-index, job-role",
+    ("PyTorchJob", None): "the master got MASTER_ADDR=localhost, every pod PYTHONUNBUFFERED=0 and no PET_* "
+                          "variables, and no init container waited for the master",
+    ("TFJob", None): "pods carried that operator's labels (group_name or group-name, tf_job_name or tf-job-name, "
+                     "tf-replica-type, tf-replica-index), not training.kubeflow.org/*",
     ("MPIJob", None): "workers were a StatefulSet (<job>-worker-<i>) restarted by it, the launcher a batch Job "
                       "(<job>-launcher-<random>) with labels mpi-job-name, mpi-job-role",
     ("XGBoostJob", None): "pods got PYTHONUNBUFFERED=0 and no WORKER_ADDRS/WORKER_PORT",
