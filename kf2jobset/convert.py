@@ -56,6 +56,7 @@ def convert_job(doc: dict, options: ConvertOptions, *, assumed_name_length: int 
         raise _explain_readings(upgraded.relocate(err) if upgraded else err, k8s_readings) from None
     if upgraded:
         job.source_api_version = upgraded.source_api_version
+        job.source = doc  # the document as read: the report finds it (e.g. in a List) and its lines
     try:
         conversion = emit(job, options)
     except Kf2JobSetError as err:
