@@ -336,7 +336,7 @@ def unsupported_job_version(doc: dict) -> Kf2JobSetError:
     return UnsupportedError(Problem(
         f"{kind} {api} is not supported: kf2jobset converts {kind} {supported} only",
         Location(path=("apiVersion",)), rule="api-version",
-        hint=f"kf2jobset reads {kind} {supported}; move the job to one of them first"))
+        hint="write the job in one of those versions first"))
 
 
 def _convert_list(doc: dict, options: ConvertOptions) -> DocumentResult:

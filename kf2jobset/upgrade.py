@@ -305,7 +305,10 @@ def _ports(up: Upgrade, specs: dict, ports: dict, mapping, facts: dict) -> None:
         container = next((c for c in containers or [] if isinstance(c, dict) and c.get("name") == mapping.default_container), None)
         if container is None:
             continue  # no default container: v1 parse says so
-        kept = [p for p in container.get("ports") or [] if not (isinstance(p, dict) and p.get("name") == default_port.name)]
+        written = container.get("ports") or []
+        if not isinstance(written, list):
+            raise _bad(("spec", mapping.replica_specs_field, rtype, "template", "spec", "containers"), "ports must be a list")
+        kept = [p for p in written if not (isinstance(p, dict) and p.get("name") == default_port.name)]
         container["ports"] = kept + [{"name": default_port.name, "containerPort": port}]
         up.note("UP021", "rewritten", f"{rtype}: {facts['port_field']} {port} becomes port {default_port.name} of container "
                 f"{mapping.default_container}, where v1 reads it", source=("spec", mapping.replica_specs_field, rtype),

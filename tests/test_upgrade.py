@@ -353,3 +353,30 @@ def test_report_names_the_source_version_and_where_each_move_was_written(tmp_pat
     assert job["apiVersion"] == "kubeflow.org/v1beta2"
     moved = next(x for x in job["findings"] if x["code"] == "UP010")
     assert moved["sourcePath"] == "spec.backoffLimit" and moved["line"] == 6
+
+
+# ------------------------------------------------------------------------- any input
+
+_KEYS = ["replicaSpecs", "tfReplicaType", "replicaType", "template", "spec", "containers", "name", "image", "ports",
+         "replicas", "tfPort", "masterPort", "restartPolicy", "terminationPolicy", "chief", "master", "replicaName",
+         "gpus", "gpusPerNode", "processingUnits", "resources", "limits", "runPolicy", "backoffLimit", "cleanPodPolicy",
+         "mpiReplicaSpecs", "Launcher", "Worker", "xgbReplicaSpecs", "Master", "schedulerName", "launcherOnMaster"]
+_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-3, 20), st.sampled_from(["MASTER", "WORKER", "PS", "Never", "x", "4"])),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(_KEYS), inner, max_size=4)),
+    max_leaves=25)
+
+
+@settings(max_examples=300, deadline=None)
+@given(api_kind=st.sampled_from(sorted(CONVERTERS, key=str)), spec=_VALUES)
+def test_any_spec_is_upgraded_or_refused_with_a_place(api_kind, spec):
+    from kf2jobset.errors import Kf2JobSetError
+
+    kind, api = api_kind
+    doc = {"apiVersion": api, "kind": kind, "metadata": {"name": "j"}, "spec": spec}
+    try:
+        conv = convert_job(doc, ConvertOptions(accept_mpi_ssh=True))
+    except Kf2JobSetError as err:
+        assert err.problems and all(isinstance(p.location.path, tuple) for p in err.problems)
+        return
+    assert conv.notes[0].code == "UP001"
