@@ -40,7 +40,7 @@ class Upgrade:
     source_api_version: str
     doc: dict  # the job as kubeflow.org/v1
     notes: list[Note] = field(default_factory=list)
-    # (path in the v1 job, path in the document as written), most specific first when looked up
+    # (path in the v1 job, path in the document as written); the longest matching prefix wins
     moves: list[tuple[tuple, tuple]] = field(default_factory=list)
 
     def note(self, code, category, message, source=None, target=None, action=None, warn=False):
