@@ -12,7 +12,7 @@ from typing import Any
 
 from .emit import Conversion, emit
 from .errors import InvalidJobError, Kf2JobSetError, Location, Problem, UnsupportedError
-from .mappings import kubeflow_job_kind, mapping_for, supported_versions
+from .mappings import convertible_mapping, kubeflow_job_kind, readable_versions
 from .notes import Note
 from .options import ConvertOptions
 from .parse import parse_job
@@ -26,11 +26,11 @@ TEMPLATE_NAME_LENGTH = 20
 
 
 def is_job(doc: Any) -> bool:
-    return isinstance(doc, dict) and mapping_for(doc.get("apiVersion"), doc.get("kind")) is not None
+    return isinstance(doc, dict) and convertible_mapping(doc.get("apiVersion"), doc.get("kind")) is not None
 
 
 def convert_job(doc: dict, options: ConvertOptions, *, assumed_name_length: int | None = None) -> Conversion:
-    mapping = mapping_for(doc.get("apiVersion"), doc.get("kind"))
+    mapping = convertible_mapping(doc.get("apiVersion"), doc.get("kind"))
     if mapping is None:
         raise UnsupportedError(f"not a Kubeflow job kind: {doc.get('apiVersion')}/{doc.get('kind')}")
     from .k8syaml import kubernetes_value, readings
@@ -73,11 +73,29 @@ def _name_fits(jobset: dict, length: int, options: ConvertOptions) -> bool:
 
 
 def _convert_checked(doc: dict, mapping, options: ConvertOptions, assumed_name_length: int | None, k8s_readings) -> Conversion:
+    upgraded = None
+    if doc.get("apiVersion") in mapping.upgrade_from:
+        # An older apiVersion: read as the v1 job it meant; errors point into the document as written.
+        from .upgrade import upgrade
+
+        try:
+            upgraded = upgrade(doc, mapping)
+        except InvalidJobError as err:
+            raise _explain_readings(err, k8s_readings) from None
     try:
-        job = parse_job(doc, mapping)
+        job = parse_job(upgraded.doc if upgraded else doc, mapping)
     except InvalidJobError as err:
-        raise _explain_readings(err, k8s_readings) from None
-    conversion = emit(job, options)
+        raise _explain_readings(upgraded.relocate(err) if upgraded else err, k8s_readings) from None
+    if upgraded:
+        job.source_api_version = upgraded.source_api_version
+        job.source = doc  # the document as read: the report finds it (e.g. in a List) and its lines
+    try:
+        conversion = emit(job, options)
+    except Kf2JobSetError as err:
+        raise upgraded.relocate(err) if upgraded else err from None
+    if upgraded:
+        conversion.notes[:0] = upgraded.notes
+        conversion.upgrade = upgraded
     meta = conversion.jobset["metadata"]
     if assumed_name_length is None and not meta.get("name") and not meta.get("generateName"):
         # A template (Katib trial, pipeline step): whoever creates it picks the name.
@@ -342,7 +360,7 @@ def unsupported_job_version(doc: dict) -> Kf2JobSetError:
 
     kind = kubeflow_job_kind(doc)
     api = doc.get("apiVersion")
-    supported = ", ".join(supported_versions(kind))
+    supported = ", ".join(readable_versions(kind))
     if not isinstance(api, str) or api.strip() != api or kind != doc.get("kind") or not re.fullmatch(r"(?:[a-z0-9-]+\.)*kubeflow\.org/v[0-9]+(?:(?:alpha|beta)[0-9]+)?", api):
         return InvalidJobError(Problem(
             f"{str(doc.get('kind'))!r} with apiVersion {str(api)!r} is not an API the server serves (stray characters?); "
@@ -350,7 +368,7 @@ def unsupported_job_version(doc: dict) -> Kf2JobSetError:
     return UnsupportedError(Problem(
         f"{kind} {api} is not supported: kf2jobset converts {kind} {supported} only",
         Location(path=("apiVersion",)), rule="api-version",
-        hint=f"upgrade the job to {supported} first"))
+        hint="write the job in one of those versions first"))
 
 
 def _convert_list(doc: dict, options: ConvertOptions) -> DocumentResult:

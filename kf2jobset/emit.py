@@ -32,6 +32,7 @@ class Conversion:
     jobset: dict
     companions: list[dict]
     notes: list[Note] = field(default_factory=list)
+    upgrade: object = None  # upgrade.Upgrade when the job was written in an older apiVersion
 
     @property
     def objects(self) -> list[dict]:
@@ -122,7 +123,7 @@ def _metadata(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, notes: l
     if LAST_APPLIED in job.annotations:
         notes.append(Note("JS001", "dropped", f"annotation {LAST_APPLIED} described the old object; kubectl writes a new one",
                           source_path=f"metadata.annotations[{LAST_APPLIED}]"))
-    annotations[SOURCE_ANNOTATION] = f"{job.api_version}/{job.kind}" + (f" {job.name}" if job.name else "")
+    annotations[SOURCE_ANNOTATION] = f"{job.written_api_version}/{job.kind}" + (f" {job.name}" if job.name else "")
     meta["annotations"] = annotations
     if options.name and job.name and options.name != job.name:
         notes.append(Note("JS002", "rewritten", f"JobSet named {options.name!r} (the {job.kind} was {job.name!r}); "

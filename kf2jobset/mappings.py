@@ -62,6 +62,8 @@ class KindMapping:
     allowed_restart_policies: tuple[str, ...] = ("Always", "OnFailure", "Never", "ExitCode")
     # volumes the operator added to each role's pods; the user's own containers may mount them by name
     operator_volumes: dict = field(default_factory=dict)
+    # older apiVersions read as this mapping's job (kf2jobset/upgrade.py), e.g. TFJob kubeflow.org/v1beta2
+    upgrade_from: tuple[str, ...] = ()
     file: str = ""
 
     @property
@@ -133,6 +135,7 @@ def _from_data(data: dict, file: str) -> KindMapping:
             data.get("allowedRestartPolicies") or ("Always", "OnFailure", "Never", "ExitCode")
         ),
         operator_volumes={k: tuple(v) for k, v in (data.get("operatorVolumes") or {}).items()},
+        upgrade_from=tuple(data.get("upgradeFrom") or ()),
         file=file,
     )
 
@@ -172,6 +175,14 @@ def mapping_for(api_version: str | None, kind: str | None) -> KindMapping | None
     return None
 
 
+def convertible_mapping(api_version: str | None, kind: str | None) -> KindMapping | None:
+    """The mapping of a job we convert: its own apiVersions, or an older one it is upgraded from."""
+    found = mapping_for(api_version, kind)
+    if found is not None or not api_version or not kind:
+        return found
+    return next((m for m in all_mappings() if m.kind == kind and api_version in m.upgrade_from), None)
+
+
 def _kinds_in_mapping_files() -> tuple[str, ...]:
     """The kinds the mapping files declare, read from their `kind:` lines (no YAML loading: the
     pre-commit hook imports this on every commit). A new mapping file adds its kind everywhere."""
@@ -206,6 +217,12 @@ def kubeflow_job_kind(doc) -> str | None:
 
 def supported_versions(kind: str) -> list[str]:
     return [v for m in all_mappings() if m.kind == kind for v in m.api_versions]
+
+
+def readable_versions(kind: str) -> list[str]:
+    """Every apiVersion of `kind` kf2jobset converts: the current ones, then the older ones it upgrades."""
+    out = supported_versions(kind)
+    return out + [v for m in all_mappings() if m.kind == kind for v in m.upgrade_from if v not in out]
 
 
 def scalar_text(value) -> str | None:

@@ -81,6 +81,12 @@ class TrainingJob:
     defaults: list[DefaultApplied] = field(default_factory=list)
     pruned: list[DefaultApplied] = field(default_factory=list)  # unknown fields the API server would drop
     ignored: list[DefaultApplied] = field(default_factory=list)  # replica specs the operator made no pods for
+    source_api_version: str | None = None  # the older apiVersion as written, when read as v1 (upgrade.py)
+
+    @property
+    def written_api_version(self) -> str:
+        """The apiVersion the user wrote (an older one read as v1 keeps its name in messages)."""
+        return self.source_api_version or self.api_version
 
     @property
     def kind(self) -> str:

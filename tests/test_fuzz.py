@@ -72,7 +72,7 @@ def test_limits_are_clean_errors(tmp_path):
 def test_unsupported_versions_are_refused(tmp_path):
     job = ("apiVersion: {api}\nkind: TFJob\nmetadata:\n  name: t\nspec:\n  tfReplicaSpecs:\n    Worker:\n"
            "      template:\n        spec:\n          containers:\n          - name: tensorflow\n            image: img\n")
-    for api, code in (("kubeflow.org/v1beta1", 4), ("kubeflow.org/v1alpha2", 4), ("'kubeflow.org/v1 '", 3),
+    for api, code in (("kubeflow.org/v2beta1", 4), ("kubeflow.org/v1beta3", 4), ("'kubeflow.org/v1 '", 3),
                       ("kubeflow.org/v2beta1#x", 3)):
         out = run_case(job.format(api=api), "t.yaml", {})
         assert out.code == code and not out.stdout and "kubeflow.org/v1" in out.stderr, (api, out.stderr)

@@ -565,11 +565,17 @@ def test_jobs_inside_appwrappers_and_configmaps_are_named_not_passed_silently(tm
     assert in_place.stderr.count("kf2jobset: warning:") == 2
 
 
+_OLD = "kubeflow.org/v1alpha1, kubeflow.org/v1alpha2, kubeflow.org/v1beta1, kubeflow.org/v1beta2"
+
+
 @pytest.mark.parametrize("api, kind, supported", [
-    ("kubeflow.org/v1alpha2", "MPIJob", "kubeflow.org/v1, kubeflow.org/v2beta1"),
-    ("kubeflow.org/v1alpha1", "MPIJob", "kubeflow.org/v1, kubeflow.org/v2beta1"),
-    ("xgboostjob.kubeflow.org/v1", "XGBoostJob", "kubeflow.org/v1"),
-    ("kubeflow.org/v1beta2", "PyTorchJob", "kubeflow.org/v1"),
+    ("kubeflow.org/v1beta1", "MPIJob", "kubeflow.org/v1, kubeflow.org/v2beta1, kubeflow.org/v1alpha1, kubeflow.org/v1alpha2"),
+    ("kubeflow.org/v2", "MPIJob", "kubeflow.org/v1, kubeflow.org/v2beta1, kubeflow.org/v1alpha1, kubeflow.org/v1alpha2"),
+    ("xgboostjob.kubeflow.org/v1beta1", "XGBoostJob",
+     "kubeflow.org/v1, xgboostjob.kubeflow.org/v1alpha1, xgboostjob.kubeflow.org/v1"),
+    ("kubeflow.org/v1beta3", "PyTorchJob", "kubeflow.org/v1, " + _OLD),
+    ("kubeflow.org/v2beta1", "TFJob", "kubeflow.org/v1, " + _OLD),
+    ("kubeflow.org/v1beta1", "PaddleJob", "kubeflow.org/v1"),
 ])
 def test_old_api_versions_are_refused_with_the_supported_ones_in_every_mode(tmp_path, api, kind, supported):
     from click.testing import CliRunner

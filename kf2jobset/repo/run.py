@@ -126,7 +126,7 @@ def _job_lines(path: str, result) -> list[str]:
         for conv in res.conversions:
             job = conv.job
             out.append(f"{path}:{doc.start_line + first_content_line(doc.text) + 1}: {job.kind} "
-                       f"{job.name or job.generate_name or '(unnamed)'} ({job.api_version})")
+                       f"{job.name or job.generate_name or '(unnamed)'} ({job.written_api_version})")
     return out
 
 

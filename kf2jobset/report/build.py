@@ -90,7 +90,7 @@ def job_report(conv, doc, embedded: tuple, options) -> JobReport:
         source = job.source
     meta = conv.jobset.get("metadata") or {}
     report = JobReport(
-        kind=job.kind, api_version=job.api_version, name=job.display_name(), namespace=job.namespace,
+        kind=job.kind, api_version=job.written_api_version, name=job.display_name(), namespace=job.namespace,
         jobset=meta.get("name"), document=doc.index,
         line=position(doc.data, embedded, doc.start_line)[0] if embedded else doc.start_line + 1 + first_content_line(doc.text),
         embedded_path=format_path(embedded) if embedded else None,
@@ -133,6 +133,8 @@ def job_report(conv, doc, embedded: tuple, options) -> JobReport:
 
     findings += explain(conv.notes, diffs, same, conv.plan.rjob_names, pod_roles)
     for f in findings:
+        if conv.upgrade is not None and f.source_path and not f.source_path.startswith("("):
+            f.source_path = conv.upgrade.old_path_text(f.source_path)  # where it was written in the older version
         _locate(f, doc, embedded)
     report.findings = sort_findings(findings, list(job.replicas))
     report.defaults = [(format_path(d.path), str(d.value), d.why) for d in job.defaults]

@@ -2,7 +2,8 @@
 its meaning forever; a new meaning gets a new code.
 
 Prefixes: JS (JobSet layout and run policy), PT/TF/XGB/PD/MPI/KT (framework profiles, Katib),
-RT (found by the runtime comparison itself), K8S (how Kubernetes reads the YAML), TPL (envsubst templates).
+RT (found by the runtime comparison itself), K8S (how Kubernetes reads the YAML), TPL (envsubst templates),
+UP (an older apiVersion read as v1: kf2jobset/upgrade.py).
 """
 from __future__ import annotations
 
@@ -77,6 +78,23 @@ TITLES = {
     "RT911": "unexplained lifecycle difference",
     "RT912": "unexplained MPI file difference",
     "RT999": "unexplained difference",
+    "UP001": "older apiVersion read as kubeflow.org/v1",
+    "UP002": "the JobSet carries v1's runtime contract, not the older operator's",
+    "UP010": "top-level run field moved into runPolicy",
+    "UP011": "the older operator's default made explicit",
+    "UP012": "field the older operator never read dropped",
+    "UP013": "run field set twice: the one the older operator used is kept",
+    "UP020": "v1alpha1 replica list entry becomes a replica spec",
+    "UP021": "tfPort / masterPort becomes the default container's port",
+    "UP022": "restart policy as the older operator applied it",
+    "UP023": "terminationPolicy is v1's success rule",
+    "UP024": "spec.schedulerName set on the pods, as the older operator did",
+    "UP025": "tfImage / pytorchImage dropped",
+    "UP030": "MPIJob v1alpha1 gpus/processingUnits become worker count and GPUs per worker",
+    "UP031": "MPIJob v1alpha1 template becomes Launcher and Worker",
+    "UP032": "launcherOnMaster becomes launcher toleration and node affinity",
+    "UP033": "MPIJob v1alpha2 mpiDistribution has no v1 field",
+    "UP034": "xgboost-operator default container renamed",
     "K8S001": "Kubernetes reads this plain scalar as a boolean (YAML 1.1)",
     "K8S002": "Kubernetes reads this number as octal (YAML 1.1)",
 }

@@ -117,15 +117,24 @@ def _options(args: list[str]) -> ConvertOptions:
 
 
 def _jobs_in(doc) -> list[dict]:
-    """v1 jobs of a document: the job itself, or Katib trial templates (named like a trial)."""
+    """v1 jobs of a document: the job itself, or Katib trial templates (named like a trial). A job in an
+    older apiVersion is the v1 job kf2jobset reads it as (upgrade.py): that is what the v1 operator runs."""
     if is_job(doc):
-        return [doc]
+        return [_as_v1(doc)]
     out = []
     if isinstance(doc, dict) and doc.get("kind") == "Experiment":
         trial = (((doc.get("spec") or {}).get("trialTemplate") or {}).get("trialSpec"))
         if is_job(trial):
             out.append(trial)
     return out
+
+
+def _as_v1(doc: dict) -> dict:
+    from kf2jobset.mappings import convertible_mapping
+    from kf2jobset.upgrade import upgrade
+
+    mapping = convertible_mapping(doc.get("apiVersion"), doc.get("kind"))
+    return upgrade(doc, mapping).doc if doc.get("apiVersion") in mapping.upgrade_from else doc
 
 
 def fixture_cases() -> list[Case]:

@@ -45,12 +45,21 @@ def fixture_args(case: Path) -> list[str]:
     return [a for a in f.read_text().splitlines() if a.strip() and not a.startswith("#")]
 
 
+def as_v1(doc: dict) -> dict:
+    """A job in an older apiVersion as the v1 job kf2jobset reads it as (upgrade.py); others unchanged."""
+    from kf2jobset.mappings import convertible_mapping
+    from kf2jobset.upgrade import upgrade
+
+    mapping = convertible_mapping(doc.get("apiVersion"), doc.get("kind"))
+    return upgrade(doc, mapping).doc if mapping and doc.get("apiVersion") in mapping.upgrade_from else doc
+
+
 def convert(path: Path, args: list[str] = ()) -> Converted:
     result = CliRunner().invoke(main, ["convert", str(path), *args], catch_exceptions=False)
     assert result.exit_code == 0, result.stderr
     docs = [d for d in yaml.safe_load_all(result.stdout) if d]
     jobset = next(d for d in docs if d["kind"] == "JobSet")
-    source = next(d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict) and "spec" in d)
+    source = as_v1(next(d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict) and "spec" in d))
     return Converted(str(path), source, jobset, [d for d in docs if d is not jobset], result.stderr)
 
 
