@@ -48,12 +48,21 @@ def expected_hosts(conv) -> list[tuple[str, int]]:
     return hosts
 
 
-def start_workers(cl: Cluster) -> None:
+def sshd_port(conv) -> int:
+    """The port the workers' own sshd command listens on (`sshd -De -p 2222`), else 22."""
+    for spec in conv.pod_spec.values():
+        words = [str(w) for w in (spec["containers"][0].get("command") or []) + (spec["containers"][0].get("args") or [])]
+        if words and words[0].endswith("sshd") and "-p" in words[:-1]:
+            return int(words[words.index("-p") + 1])
+    return 22
+
+
+def start_workers(cl: Cluster, port: int = 22) -> None:
     workers = cl.pods("worker")
     for w in workers:
         cl.start(w)
     for w in workers:
-        cl.wait_port(w, 22)
+        cl.wait_port(w, port)
 
 
 def cluster_domain(args) -> str:
@@ -75,7 +84,7 @@ def run_mpi(conv, root, runs=None, mutate_companions=None, *, namespace=None, do
     out = {}
     with Cluster(conv.jobset, companions, conv.secrets(tmpdir()), mounts_over_usr_local=need(root / prefix),
                  namespace=namespace, cluster_domain=domain) as cl:
-        start_workers(cl)
+        start_workers(cl, sshd_port(conv))
         launcher = cl.pods("launcher")[0]
         hostfile = cl.exec(launcher, ["cat", "/etc/mpi/hostfile"])
         assert hostfile.returncode == 0, hostfile.stdout
@@ -93,7 +102,12 @@ def run_mpi(conv, root, runs=None, mutate_companions=None, *, namespace=None, do
 def test_ranks_land_on_the_hostfile_workers(netns, root, path, args):
     conv = convert(path, args)
     expected = expected_hosts(conv)
-    results = run_mpi(conv, root, domain=cluster_domain(args))
+    runs = None
+    if sshd_port(conv) != 22 and implementation(conv.source) == "OpenMPI":
+        # The workers' sshd listens elsewhere: only PRTE_MCA_plm_ssh_args (Open MPI 5) carries the user's
+        # port; the OMPI_MCA_plm_rsh_args Open MPI 4.1 reads is mpi-operator's own (JS061), under v1 too.
+        runs = {"Open MPI 5"}
+    results = run_mpi(conv, root, runs=runs, domain=cluster_domain(args))
     assert results, "no implementation ran"
     for label, (code, output, hostfile) in results.items():
         assert hostfile_hosts(hostfile) == expected, f"{label}: /etc/mpi/hostfile is\n{hostfile}"
@@ -144,6 +158,25 @@ def test_without_prte_variables_open_mpi_5_ignores_the_hostfile(netns, root):
     with pytest.raises(AssertionError):
         assert code == 0, output
         check_placement(output, expected_hosts(conv))
+
+
+def test_open_mpi_5_reaches_sshd_on_the_port_the_user_set(netns, root):
+    """Issue 21 class 1: the user's PRTE_MCA_plm_ssh_args (sshd on 2222, as with hostNetwork) stays in
+    force. With kf2jobset's own value in its place, as before the fix, Open MPI 5 dials port 22 and fails."""
+    from .common import FIXTURES
+
+    conv = convert(FIXTURES / "mpijob-v2beta1/hostnetwork-sshd-port/input.yaml")
+    assert sshd_port(conv) == 2222
+    code, output, _ = run_mpi(conv, root, runs={"Open MPI 5"})["Open MPI 5"]
+    assert code == 0, output[-3000:]
+    check_placement(output, expected_hosts(conv))
+    for spec in conv.pod_spec.values():
+        for c in spec["containers"]:
+            for e in c.get("env") or []:
+                if e["name"] == "PRTE_MCA_plm_ssh_args":
+                    e["value"] = "-o ConnectionAttempts=10"
+    code, output, _ = run_mpi(conv, root, runs={"Open MPI 5"}, timeout=30)["Open MPI 5"]
+    assert code != 0, f"Open MPI 5 reached sshd on 2222 without the user's port:\n{output[-3000:]}"
 
 
 def test_namespaceless_mpich_reaches_its_launcher_only_in_namespace_default(netns, root):
