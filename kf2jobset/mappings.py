@@ -55,7 +55,13 @@ class KindMapping:
     start_order: tuple[StartRule, ...]
     success: tuple[SuccessRule, ...]
     master_role: tuple[str, ...]
-    normalize_replica_type_case: bool = True
+    # Known types whose map keys the operator camel-cased before it reconciled ("worker" -> "Worker").
+    case_normalized_types: tuple[str, ...] = ()
+    # The reconciler refused a replica type with no container named default_container (MXJob): refuse too.
+    require_default_container: bool = False
+    # The operator had a validating webhook that could reject the kind (training-operator v1.8+; see
+    # parse.v1_webhook_rejections). MPIJob and MXJob had none that rejected anything.
+    validating_webhook: bool = True
     mutually_exclusive: tuple[tuple[str, ...], ...] = ()
     restart_policy_by_type: dict = field(default_factory=dict)
     allowed_restart_policies: tuple[str, ...] = ("Always", "OnFailure", "Never", "ExitCode")
@@ -119,7 +125,9 @@ def _from_data(data: dict, file: str) -> KindMapping:
             for s in data["success"]
         ),
         master_role=tuple(data.get("masterRole") or ()),
-        normalize_replica_type_case=bool(data.get("normalizeReplicaTypeCase", True)),
+        case_normalized_types=_case_normalized(data),
+        require_default_container=bool(data.get("requireDefaultContainer", False)),
+        validating_webhook=bool(data.get("validatingWebhook", True)),
         mutually_exclusive=tuple(tuple(g) for g in data.get("mutuallyExclusive") or ()),
         restart_policy_by_type=dict(data.get("restartPolicyByType") or {}),
         allowed_restart_policies=tuple(
@@ -127,6 +135,20 @@ def _from_data(data: dict, file: str) -> KindMapping:
         ),
         file=file,
     )
+
+
+def _case_normalized(data: dict) -> tuple[str, ...]:
+    """normalizeReplicaTypeCase: true (every known type, the default), false (none) or a list of types."""
+    known = tuple(r["type"] for r in data["replicaTypes"])
+    value = data.get("normalizeReplicaTypeCase", True)
+    if value is True:
+        return known
+    if value is False or value is None:
+        return ()
+    unknown = [t for t in value if t not in known]
+    if unknown:
+        raise ValueError(f"normalizeReplicaTypeCase names types that are not in replicaTypes: {', '.join(unknown)}")
+    return tuple(value)
 
 
 @lru_cache(maxsize=None)
