@@ -181,3 +181,61 @@ def test_an_older_mxjob_is_converted_or_refused_never_passed_through(api_version
         assert "kind: JobSet" in result.stdout and "kind: MXJob" not in result.stdout
     else:
         assert result.stdout == "" and "MXJob" in result.stderr and "Traceback" not in result.stderr
+
+
+# ------------------------------------------------------------------ against the real v1.8.1 release, when at hand
+
+def _v181_module():
+    """training-operator v1.8.1 in the Go module cache (tools/install-ground-truth.sh fetches it for the
+    MXJob stack); the shared reference CRDs are v1.9.x, which has no MXJob."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    roots = [os.environ.get("GOMODCACHE"), str(Path.home() / "go" / "pkg" / "mod")]
+    try:
+        roots.insert(0, subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True, timeout=30).stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        pass
+    for root in filter(None, roots):
+        module = Path(root) / "github.com" / "kubeflow" / "training-operator@v1.8.1"
+        if (module / "manifests" / "base" / "crds" / "kubeflow.org_mxjobs.yaml").is_file():
+            return module
+    pytest.skip("training-operator v1.8.1 is not in the Go module cache (tools/install-ground-truth.sh fetches it)")
+
+
+def test_our_schema_has_the_fields_of_the_real_v181_crd():
+    import yaml
+
+    from kf2jobset.resources import data_dir
+
+    crd = yaml.safe_load((_v181_module() / "manifests/base/crds/kubeflow.org_mxjobs.yaml").read_text())
+    (version,) = crd["spec"]["versions"]
+    real = version["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    ours = json.loads((data_dir("schemas") / "kubeflow" / "mxjob.schema.json").read_text())
+    assert version["name"] == "v1" and crd["spec"]["names"]["kind"] == "MXJob"
+    assert set(ours["properties"]["spec"]["properties"]) == set(real["properties"])
+    assert set(ours["properties"]["spec"]["required"]) == set(real["required"])
+    assert set(ours["$defs"]["RunPolicyV1_8"]["properties"]) == set(real["properties"]["runPolicy"]["properties"])
+    replica = real["properties"]["mxReplicaSpecs"]["additionalProperties"]["properties"]
+    assert set(replica) == {"replicas", "restartPolicy", "template"}
+
+
+def test_upstream_v181_examples_convert_with_every_difference_explained():
+    import yaml
+
+    from kf2jobset.pipeline import convert_text
+    from kf2jobset.report import build_report
+
+    examples = sorted((_v181_module() / "examples" / "mxnet").rglob("*.yaml"))
+    jobs = 0
+    for path in examples:
+        text = path.read_text()
+        if not any(isinstance(d, dict) and d.get("kind") == "MXJob" for d in yaml.safe_load_all(text)):
+            continue
+        result = convert_text(text, path.name, ConvertOptions())
+        assert not result.errors, (path, result.errors)
+        report = build_report([result], ConvertOptions())
+        jobs += len(report.jobs)
+        assert not [f for j in report.jobs for f in j.findings if f.category == "unexplained"], path
+    assert jobs >= 3
