@@ -138,12 +138,17 @@ def _pod_template(job: TrainingJob, rtype: str, restart_policy: str, ctx: EmitCo
     pod_spec = template.setdefault("spec", {})
     pod_spec["restartPolicy"] = restart_policy
     containers = pod_spec["containers"]
+    if spec.port_added:
+        _one_entry_per_port(job, rtype, containers, ctx)
     for idx in env_target_indexes(template, job.mapping.env_containers, job.mapping.default_container):
         side = ctx.side(rtype, first_index=first_index)
         injected = prof.env(job, rtype, side)
         if injected:
             c = containers[idx]
-            c["env"] = list(c.get("env") or []) + side.helper_env() + injected
+            user = list(c.get("env") or [])
+            added = _yield_to_user(job, rtype, idx, c, user, side.helper_env(), injected,
+                                   _operator_env_names(job, rtype, prof, first_index), ctx)
+            c["env"] = user + added
     prof.jobset_pod(job, rtype, template, ctx)
     _one_entry_per_env_name(job, rtype, pod_spec, ctx)
     if ctx.options.keep_kubeflow_labels:
@@ -158,6 +163,79 @@ def _pod_template(job: TrainingJob, rtype: str, restart_policy: str, ctx: EmitCo
                       action="use --keep-kubeflow-labels to keep the static ones",
                       explains=(("label", KUBEFLOW_LABEL + "*"), *CONTROLLER_LABELS)))
     return template
+
+
+def _one_entry_per_port(job: TrainingJob, rtype: str, containers: list[dict], ctx: EmitContext) -> None:
+    """The operator's defaulting appended its named port even when the user already listed that number.
+    A Pod accepts the pair; a JobSet's pod template may not (`ports` is a list-map keyed on containerPort
+    and protocol). Both entries opened the same port, so the user's stays and the operator's goes."""
+    added = job.mapping.default_port.name
+    for c in containers:
+        ports = c.get("ports") or []
+        ours = next((p for p in ports if isinstance(p, dict) and p.get("name") == added), None)
+        if ours is None:
+            continue
+        key = (ours.get("containerPort"), ours.get("protocol") or "TCP")
+        user = next((p for p in ports if p is not ours and isinstance(p, dict)
+                     and (p.get("containerPort"), p.get("protocol") or "TCP") == key), None)
+        if user is None:
+            continue
+        c["ports"] = [p for p in ports if p is not ours]
+        ctx.note(Note("JS063", "rewritten",
+                      f"port {key[0]}/{key[1]} of container {c.get('name')!r} in the {rtype} pods: the operator added "
+                      f"{added!r} beside your {user.get('name') or 'unnamed'!r} entry for the same port (a Pod accepts "
+                      "both, a JobSet's pod template keeps one entry per port and protocol); both opened the same "
+                      f"port, and only the operator's own per-pod Service used the name {added!r}, which the JobSet "
+                      "does not create, so your entry stays alone", replica_type=rtype,
+                      source_path=f"{job.mapping.replica_specs_field}.{rtype}.template.spec.containers[{containers.index(c)}].ports",
+                      explains=(("port", added),)))
+
+
+def _operator_env_names(job: TrainingJob, rtype: str, prof, index: int) -> set:
+    """Names v1 itself appended to this role's pods (its later entry won over the user's)."""
+    from .frameworks.base import OperatorSide
+
+    side = OperatorSide(job, job.name or "job", job.namespace or "default", rtype, index)
+    return {e.get("name") for e in prof.env(job, rtype, side)}
+
+
+def _yield_to_user(job: TrainingJob, rtype: str, idx: int, container: dict, user: list[dict], helpers: list[dict],
+                   injected: list[dict], operator_names: set, ctx: EmitContext) -> list[dict]:
+    """What kf2jobset appends after the user's env, minus what v1 never set and the user already sets.
+
+    v1's own variables came after the user's and won (envmerge keeps that). A variable v1 never set
+    (PRTE_MCA_* for Open MPI 5, the SSH-model names on an MPIJob v1) was the user's alone: the user's
+    entry stays in force and ours is left out. A helper variable (KF2JOBSET_*) the user happens to
+    set is renamed instead, since kf2jobset's values read it.
+    """
+    from .envmerge import _fresh, _retarget, describe
+
+    mine = {e.get("name"): e for e in user if isinstance(e, dict)}
+    if not mine:
+        return helpers + injected
+    taken = set(mine) | {e.get("name") for e in helpers + injected}
+    where = f"container {container.get('name')!r} of the {rtype} pods"
+    src = f"{job.mapping.replica_specs_field}.{rtype}.template.spec.containers[{idx}].env"
+    for h in [h for h in helpers if h.get("name") in mine]:
+        new = _fresh(h["name"], taken)
+        taken.add(new)
+        old = h["name"]
+        helpers = [{**e, "name": new} if e is h else e for e in helpers]
+        injected = [{**e, "value": _retarget(str(e["value"]), old, new)} if "value" in e else e for e in injected]
+        ctx.note(Note("JS062", "rewritten",
+                      f"{old} in {where} is yours; kf2jobset's helper variable of that name is {new} here",
+                      source_path=f"{src}[{old}]", replica_type=rtype, explains=(("env", new),)))
+    kept = []
+    for e in injected:
+        name = e.get("name")
+        if name in mine and name not in operator_names:
+            ctx.note(Note("JS062", "unchanged",
+                          f"{name} in {where}: your value {describe(mine[name])} stays in force, as under v1 (which never "
+                          f"set {name}); kf2jobset would otherwise add {describe(e)}",
+                          source_path=f"{src}[{name}]", replica_type=rtype))
+            continue
+        kept.append(e)
+    return helpers + kept
 
 
 def _one_entry_per_env_name(job: TrainingJob, rtype: str, pod_spec: dict, ctx: EmitContext) -> None:
@@ -299,6 +377,11 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
     for pruned in job.pruned:
         notes.append(Note("JS070", "dropped", f"unknown field {format_path(pruned.path)}: the API server prunes it, so the "
                           "operator never saw it", source_path=format_path(pruned.path), action="remove or fix the field"))
+    for ignored in job.ignored:
+        notes.append(Note("JS071", "dropped", f"replica spec {format_path(ignored.path)}: {ignored.why} (it validates "
+                          f"only {' and '.join(job.mapping.known_types)}), so the job ran without it; the JobSet has "
+                          "no replicatedJob for it either", source_path=format_path(ignored.path),
+                          action="remove the replica spec, or give it a job of its own"))
     default = job.mapping.default_container
     if default:
         missing = [s.type for s in job.replicas.values() if not any(c.get("name") == default for c in s.containers)]

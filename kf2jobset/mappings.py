@@ -50,7 +50,8 @@ class KindMapping:
     default_port: Port | None
     default_restart_policy: str
     replica_types: tuple[ReplicaTypeRule, ...]
-    allow_unknown_replica_types: bool
+    # unknown replica-spec keys: refuse (the operator rejected them), convert (TF ran them), ignore (mpi-operator)
+    unknown_replica_types: str
     env_containers: str  # all | default | first
     start_order: tuple[StartRule, ...]
     success: tuple[SuccessRule, ...]
@@ -65,7 +66,13 @@ class KindMapping:
     mutually_exclusive: tuple[tuple[str, ...], ...] = ()
     restart_policy_by_type: dict = field(default_factory=dict)
     allowed_restart_policies: tuple[str, ...] = ("Always", "OnFailure", "Never", "ExitCode")
+    # volumes the operator added to each role's pods; the user's own containers may mount them by name
+    operator_volumes: dict = field(default_factory=dict)
     file: str = ""
+
+    @property
+    def allow_unknown_replica_types(self) -> bool:
+        return self.unknown_replica_types == "convert"
 
     @property
     def known_types(self) -> tuple[str, ...]:
@@ -111,7 +118,7 @@ def _from_data(data: dict, file: str) -> KindMapping:
             )
             for r in data["replicaTypes"]
         ),
-        allow_unknown_replica_types=bool(data.get("allowUnknownReplicaTypes", False)),
+        unknown_replica_types=_unknown_types(data, file),
         env_containers=data["envContainers"],
         start_order=tuple(StartRule(s["type"], s["after"], s["status"]) for s in data.get("startOrder") or ()),
         success=tuple(
@@ -133,6 +140,7 @@ def _from_data(data: dict, file: str) -> KindMapping:
         allowed_restart_policies=tuple(
             data.get("allowedRestartPolicies") or ("Always", "OnFailure", "Never", "ExitCode")
         ),
+        operator_volumes={k: tuple(v) for k, v in (data.get("operatorVolumes") or {}).items()},
         file=file,
     )
 
@@ -149,6 +157,18 @@ def _case_normalized(data: dict) -> tuple[str, ...]:
     if unknown:
         raise ValueError(f"normalizeReplicaTypeCase names types that are not in replicaTypes: {', '.join(unknown)}")
     return tuple(value)
+
+
+UNKNOWN_TYPE_RULES = ("refuse", "convert", "ignore")
+
+
+def _unknown_types(data: dict, file: str) -> str:
+    rule = data.get("unknownReplicaTypes")
+    if rule is None:  # the older boolean spelling
+        return "convert" if data.get("allowUnknownReplicaTypes") else "refuse"
+    if rule not in UNKNOWN_TYPE_RULES:
+        raise ValueError(f"{file}: unknownReplicaTypes {rule!r} is not one of {', '.join(UNKNOWN_TYPE_RULES)}")
+    return rule
 
 
 @lru_cache(maxsize=None)

@@ -80,6 +80,7 @@ class TrainingJob:
     source: dict  # the document as read
     defaults: list[DefaultApplied] = field(default_factory=list)
     pruned: list[DefaultApplied] = field(default_factory=list)  # unknown fields the API server would drop
+    ignored: list[DefaultApplied] = field(default_factory=list)  # replica specs the operator made no pods for
 
     @property
     def kind(self) -> str:

@@ -37,7 +37,7 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
             raise InvalidJobError(problems)
         from .podrules import check_v1_job
 
-        problems += [p for p in check_v1_job(doc, mapping.replica_specs_field) if p.location.path not in {i.path for i in unknown}]
+        problems += [p for p in check_v1_job(doc, mapping) if p.location.path not in {i.path for i in unknown}]
         if problems:
             raise InvalidJobError(problems)
         if unknown:
@@ -64,6 +64,7 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
     job_defaults: list[DefaultApplied] = []
     replicas: dict[str, ReplicaSpec] = {}
     seen_types: set[str] = set()
+    ignored: list[DefaultApplied] = []
     pod_names: dict[str, str] = {}  # lower-cased type (the operator's pod and Service names) -> canonical type
     folded = {t.lower(): t for t in mapping.case_normalized_types}
     for key, raw in raw_specs.items():
@@ -73,6 +74,9 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
             canonical = folded[key.lower()]
             if canonical != key:
                 job_defaults.append(DefaultApplied(path, canonical, f"replica type key {key!r} normalised to {canonical!r} as the operator does"))
+        if canonical not in mapping.known_types and mapping.unknown_replica_types == "ignore":
+            ignored.append(DefaultApplied(path, None, f"{mapping.operator} makes no pods for replica type {key!r}"))
+            continue
         if canonical not in mapping.known_types and not mapping.allow_unknown_replica_types:
             problems.append(
                 _problem(path, f"unknown replica type {key!r} for {mapping.kind}",
@@ -132,6 +136,7 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
         source=doc,
         defaults=job_defaults + rp_defaults,
         pruned=pruned,
+        ignored=ignored,
     )
 
 

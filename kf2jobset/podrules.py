@@ -338,8 +338,9 @@ def _check_container(c: Any, path: tuple, volumes: set, port_names: dict) -> lis
     return out
 
 
-def check_pod_template(template: Any, path: tuple) -> list[Problem]:
-    """A pod template (metadata + spec) as core validation checks it when the Job creates pods."""
+def check_pod_template(template: Any, path: tuple, added_volumes: tuple = ()) -> list[Problem]:
+    """A pod template (metadata + spec) as core validation checks it when the Job creates pods.
+    `added_volumes`: names the operator added to the pod before creating it (mountable by the user)."""
     if not isinstance(template, dict):
         return []
     out = check_object_meta(template.get("metadata"), path + ("metadata",))
@@ -347,13 +348,16 @@ def check_pod_template(template: Any, path: tuple) -> list[Problem]:
     if not isinstance(spec, dict):
         return out
     spath = path + ("spec",)
-    volumes: set = set()
+    volumes: set = set(added_volumes)
     for i, vol in enumerate(spec.get("volumes") or []):
         if not isinstance(vol, dict):
             continue
         vname = vol.get("name")
         if not isinstance(vname, str) or len(vname) > 63 or not _DNS1123_LABEL.match(vname):
             out.append(_p(spath + ("volumes", i, "name"), f"volume name {vname!r} must be a DNS-1123 label", "volume-name"))
+        if vname in added_volumes:
+            out.append(_p(spath + ("volumes", i, "name"), f"volume name {vname!r} is the one the operator adds to these "
+                          "pods, so the pod would list it twice", "volume-name"))
         volumes.add(vname)  # (duplicate names: a list-map key, checked by the schema)
         sources = [k for k, v in vol.items() if k != "name" and v is not None]
         if len(sources) > 1:
@@ -419,17 +423,22 @@ def check_configmap(cm: dict, path: tuple = ()) -> list[Problem]:
     return out
 
 
-def check_v1_job(doc: dict, replica_specs_field: str) -> list[Problem]:
-    """The same rules on a v1 job as written: what fails here failed under v1 too (inherited)."""
+def check_v1_job(doc: dict, mapping) -> list[Problem]:
+    """The same rules on a v1 job's pods as the operator made them (its template plus the volumes
+    the operator added): what fails here failed under v1 too (inherited). Replica specs the operator
+    made no pods for (mapping `unknownReplicaTypes: ignore`) get only the numeric checks."""
+    field = mapping.replica_specs_field
     out = check_object_meta(doc.get("metadata"), ("metadata",))
     spec = doc.get("spec") or {}
-    specs = spec.get(replica_specs_field)
+    specs = spec.get(field)
     if isinstance(specs, dict):
         for key, raw in specs.items():
             if isinstance(raw, dict):
-                rpath = ("spec", replica_specs_field, key)
+                rpath = ("spec", field, key)
                 out += check_numbers(raw.get("template"), rpath + ("template",))
-                out += check_pod_template(raw.get("template"), rpath + ("template",))
+                if key not in mapping.known_types and mapping.unknown_replica_types == "ignore":
+                    continue
+                out += check_pod_template(raw.get("template"), rpath + ("template",), mapping.operator_volumes.get(key, ()))
     for p in out:
         p.message += " (inherited: the v1 API server or the operator's pods rejected this too)"
     run_policy = check_numbers(spec.get("runPolicy"), ("spec", "runPolicy"))

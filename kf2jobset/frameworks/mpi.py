@@ -23,6 +23,7 @@ PRTE_SSH_ARGS = "PRTE_MCA_plm_ssh_args"
 # Open MPI options that mpirun 4.x also took with one dash; Open MPI 5's mpirun rejects that spelling.
 _ONE_DASH = re.compile(r"^-(bind-to|map-by|rank-by)(=.*)?$")
 HOSTFILE_INIT = "kf2jobset-hostfile"
+HOST_NETWORK_DNS = "ClusterFirstWithHostNet"  # what mpi-operator gives host-network pods (newWorker, newLauncherPodTemplate)
 MPI_DIR = "/etc/mpi"
 ROOT_SSH = "/root/.ssh"
 
@@ -189,6 +190,11 @@ def config_map_name(ctx: EmitContext) -> str:
     return f"{ctx.jobset_name}-mpi-hostfile"
 
 
+def _user_env_names(job, rtype: str) -> set:
+    c0 = job.replicas[rtype].containers[0]
+    return {e.get("name") for e in c0.get("env") or [] if isinstance(e, dict)}
+
+
 def _mount(container: dict, name: str, path: str) -> None:
     container.setdefault("volumeMounts", []).append({"name": name, "mountPath": path})
 
@@ -229,6 +235,8 @@ class MPIProfile(Profile):
             return
         spec["hostname"] = side.host(rtype, index)
         spec["subdomain"] = side.name
+        if spec.get("hostNetwork"):
+            spec["dnsPolicy"] = HOST_NETWORK_DNS  # mpi-operator overrides the user's policy here
         if rtype == "Worker" and not c0.get("command") and not c0.get("args"):
             c0["command"] = ["/usr/sbin/sshd", "-De"]
         _mount(c0, SSH_VOLUME, job.framework["sshAuthMountPath"])
@@ -241,6 +249,10 @@ class MPIProfile(Profile):
     def jobset_pod(self, job, rtype: str, template: dict, ctx: EmitContext) -> None:
         spec = template["spec"]
         c0 = spec["containers"][0]
+        if spec.get("hostNetwork") and (not job.is_mpi_v1 or not spec.get("dnsPolicy")):
+            # A host-network pod resolves through the node's DNS unless told otherwise; the hostfile's
+            # names need the cluster's. v1's kubectl exec needed no DNS, so there the user's policy stays.
+            spec["dnsPolicy"] = HOST_NETWORK_DNS
         if rtype == "Worker" and not c0.get("command") and not c0.get("args"):
             c0["command"] = ["/usr/sbin/sshd", "-De"]
         mount_path = job.framework["sshAuthMountPath"]
@@ -387,10 +399,13 @@ class MPIProfile(Profile):
                    "its pod is gone" if elastic else None,
             explains=(("file", DISCOVER_FILE),), warn=elastic,
         ))
-        if implementation(job) == "OpenMPI":
+        # PRTE_* names the user set stay theirs (emit: JS062); the note names only what kf2jobset adds.
+        prte = [f"{n}={v}" for n, v in ((PRTE_HOSTFILE, f"{MPI_DIR}/hostfile"), (PRTE_SSH_ARGS, "-o ConnectionAttempts=10"))
+                if n not in _user_env_names(job, "Launcher")]
+        if implementation(job) == "OpenMPI" and prte:
             ctx.note(Note(
                 "MPI009", "rewritten",
-                f"the launcher also gets {PRTE_HOSTFILE}=/etc/mpi/hostfile and {PRTE_SSH_ARGS}=-o ConnectionAttempts=10, "
+                f"the launcher also gets {' and '.join(prte)}, "
                 "which " + ("the training-operator" if job.is_mpi_v1 else "mpi-operator") + " did not set: Open MPI 5 "
                 "(PRRTE) ignores OMPI_MCA_orte_default_hostfile, orte_set_default_slots and plm_rsh_args, and without a "
                 "hostfile runs every rank on the launcher (or fails with 'not enough slots'); Open MPI 4.1 ignores the "
