@@ -126,7 +126,7 @@ def _from_data(data: dict, file: str) -> KindMapping:
                 operator=s["operator"],
                 targets=tuple(s["targets"]),
                 exact=bool(s["exact"]),
-                when=dict(s.get("when") or {}),
+                when=_when(s.get("when") or {}, file),
                 note=s.get("note"),
             )
             for s in data["success"]
@@ -143,6 +143,18 @@ def _from_data(data: dict, file: str) -> KindMapping:
         operator_volumes={k: tuple(v) for k, v in (data.get("operatorVolumes") or {}).items()},
         file=file,
     )
+
+
+# Conditions a success rule may test (plan._matches): has: T; elastic: bool; successPolicy: value;
+# replicas: {T: n} (pods per type, an absent type has 0); only: [T...] (no other type has a pod).
+SUCCESS_WHEN_KEYS = ("has", "elastic", "successPolicy", "replicas", "only")
+
+
+def _when(when: dict, file: str) -> dict:
+    unknown = sorted(set(when) - set(SUCCESS_WHEN_KEYS))
+    if unknown:  # a misspelt condition would otherwise always hold
+        raise ValueError(f"{file}: success rule condition {', '.join(unknown)} is not one of {', '.join(SUCCESS_WHEN_KEYS)}")
+    return dict(when)
 
 
 def _case_normalized(data: dict) -> tuple[str, ...]:

@@ -239,3 +239,20 @@ def test_upstream_v181_examples_convert_with_every_difference_explained():
         jobs += len(report.jobs)
         assert not [f for j in report.jobs for f in j.findings if f.category == "unexplained"], path
     assert jobs >= 3
+
+
+def test_mapping_data_is_checked_when_loaded():
+    from kf2jobset.mappings import _from_data
+
+    base = {"kind": "X", "apiVersions": ["kubeflow.org/v1"], "replicaSpecsField": "xReplicaSpecs", "profile": "x",
+            "operatorName": "x", "defaultRestartPolicy": "Never", "envContainers": "all",
+            "replicaTypes": [{"type": "Worker"}], "success": [{"operator": "All", "targets": ["Worker"], "exact": True}]}
+    assert _from_data(base, "x.yaml").case_normalized_types == ("Worker",)
+    assert _from_data({**base, "normalizeReplicaTypeCase": False}, "x.yaml").case_normalized_types == ()
+    with pytest.raises(ValueError, match="not in replicaTypes: Chief"):
+        _from_data({**base, "normalizeReplicaTypeCase": ["Chief"]}, "x.yaml")
+    with pytest.raises(ValueError, match="condition repicas is not one of"):
+        _from_data({**base, "success": [{"when": {"repicas": {"Worker": 1}}, "operator": "All", "targets": [], "exact": True}]}, "x.yaml")
+    mx = mapping_for("kubeflow.org/v1", "MXJob")
+    assert (mx.case_normalized_types, mx.require_default_container, mx.validating_webhook) == (
+        ("Scheduler", "Server", "Worker"), True, False)
