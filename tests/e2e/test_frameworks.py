@@ -98,6 +98,9 @@ STUCK_GRACE = 15.0  # a side whose every pod already printed its verdict but is 
 EXPLAINED_BY: dict = {
     # restartPolicy Always: v1 restarts a pod that exited 0 (the job never ends); a Job's OnFailure pod is done
     ("result", "not terminal (Running)", "Succeeded"): ("JS020",),
+    # MXTune (no Scheduler, no lone Worker): v1.8.1 sets neither Running nor Succeeded, the job stays Created; the
+    # JobSet completes (tests/e2e/test_mxnet.py)
+    ("result", "not terminal (Created)", "Succeeded"): ("MX002",),
 }
 
 
@@ -136,6 +139,12 @@ def program_name(case: Case) -> str:
         if spec.get("elasticPolicy"):
             return "torchrun (elastic c10d) + gloo"
         return "torchrun (PET_*) + gloo" if torch_mode(case.job) == "torchrun" else "gloo env:// all_reduce/all_gather"
+    if kind == "MXJob":
+        types = {k.lower() for k in ((case.job.get("spec") or {}).get("mxReplicaSpecs") or {})}
+        if types & {"tuner", "tunerserver", "tunertracker"}:
+            return "MXTune rendezvous over MX_CONFIG (stand-in for TVM RPC)"
+        if types == {"worker"}:
+            return "kvstore local push/pull"
     return PROGRAM_NAME[kind]
 
 
@@ -238,6 +247,8 @@ def normalise(side: Side, v: dict) -> str:
         # (compare()), and the peers (hostnames by rank) as a group
         v["rank"] = "<assigned>"
         v["peers"] = sorted(v.get("peers") or [])
+    if v.get("framework") == "mxnet" and "registered" in v:
+        v["registered"] = sorted(v["registered"], key=json.dumps)  # MXTune: the tracker's registrations, as a group
     if "error" in v:
         v["error"] = "<failed>"
     return json.dumps(v, sort_keys=True)

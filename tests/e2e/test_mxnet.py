@@ -10,9 +10,12 @@ an expected.yaml) and corpus job, the machinery of tests/e2e/test_frameworks.py 
 * the ``mxnet`` container of every pod runs tests/e2e/programs/mx_prog.py in the MXNet 1.9.1 venv
   (tools/install-frameworks.sh) in the pod's network namespace with the env the kubelet resolved:
   the scheduler and the servers run ps-lite nodes, the workers a ``dist_sync`` kvstore (push, pull,
-  a hostname gather through the servers);
+  a hostname gather through the servers); a lone Worker a ``local`` kvstore; MXTune pods a stand-in
+  for TVM's tracker/server rendezvous at the addresses of ``MX_CONFIG``;
 * both worlds' verdicts are compared pod by pod (kvstore ranks job-wide: ps-lite hands them out by
-  address), and where the v1 job succeeded every JobSet worker must have pulled the right sums.
+  address), and where every program worked in v1 every JobSet pod's must have too, each worker with
+  the right sums. A different result must be named by the report (test_frameworks.EXPLAINED_BY:
+  an MXTune job stays Created under v1.8.1, which sets neither Running nor Succeeded for it; MX002).
 
 :func:`test_mutations_make_mxnet_fail` proves the program bites: a conversion whose scheduler address
 names another pod, or whose worker count is wrong, must fail.
@@ -170,12 +173,14 @@ def test_mxnet_kvstore_runs_alike(mx_outcomes, case_id):
             f"{what}: not every pod printed a verdict: {side.verdicts}")
     lines = [f"{what}: v1 {a!r}\n   JobSet {b!r}" for what, a, b, why in o.unexplained]
     assert not lines, "differences the report does not name:\n" + "\n".join(lines)
-    if o.v1.result == "Succeeded":
-        # the kvstore worked in v1: it must have in the JobSet pods, with the sums every worker pulled
+    if all(v.get("ok") for vs in o.v1.verdicts.values() for v in vs):
+        # every program worked in the v1 pods (kvstore, or the MXTune rendezvous): so in the JobSet pods,
+        # with the sums every worker pulled
         bad = {k: [x for x in v if not x.get("ok")] for k, v in o.js.verdicts.items()}
         assert not any(bad.values()), f"JobSet pods failed: {bad}"
         workers = _workers(o.js)
-        assert workers, f"no worker ran a kvstore: {o.js.verdicts}"
+        assert workers or any(v.get("dmlc_role") == "tuner" for vs in o.js.verdicts.values() for v in vs), (
+            f"no worker ran a kvstore: {o.js.verdicts}")
         for w in workers:
             world = w["world"]
             assert w["sums"] == [world * (world + 1) / 2 * (k + 1) for k in range(len(w["sums"]))], w
