@@ -225,15 +225,29 @@ def _mutation_case() -> Case | None:
     return None
 
 
+@pytest.fixture(scope="module")
+def mutation_outcomes(mx_runner, mx_outcomes) -> dict:
+    """Every mutation's JobSet side, all at once (each waits out its programs' timeouts)."""
+    case = _mutation_case()
+    if case is None:
+        return {}
+    t0 = time.monotonic()
+    with ThreadPoolExecutor(len(MUTATIONS)) as pool:
+        outs = list(pool.map(lambda m: mx_runner.run_case(case, mutate=m, only_jobset=True, timeout=MUTATION_TIMEOUT),
+                             MUTATIONS))
+    print(f"\n[mxnet] {len(MUTATIONS)} mutations in {time.monotonic() - t0:.1f} s")
+    return {m.__name__: o for m, o in zip(MUTATIONS, outs)}
+
+
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda f: f.__name__)
-def test_mutations_make_mxnet_fail(mx_runner, mx_outcomes, mutation):
+def test_mutations_make_mxnet_fail(mx_outcomes, mutation_outcomes, mutation):
     case = _mutation_case()
     if case is None:
         pytest.fail("no MXJob fixture with exactly Scheduler, Server and Worker to mutate")
     base = mx_outcomes[case.id]
     assert base.status == "ran" and base.v1.result == "Succeeded" == base.js.result, (
         f"the unmutated {case.id} must succeed in both worlds first: {summary(base)}")
-    o = mx_runner.run_case(case, mutate=mutation, only_jobset=True, timeout=MUTATION_TIMEOUT)
+    o = mutation_outcomes[mutation.__name__]
     assert o.status == "ran", o.detail
     failed = [k for k, vs in o.js.verdicts.items() if not vs or any(not v.get("ok") for v in vs)]
     differ = [k for k in base.js.logical if sorted(normalise(o.js, v) for v in o.js.verdicts.get(k, [])) != base.js.logical[k]]
