@@ -56,7 +56,13 @@ class KindMapping:
     start_order: tuple[StartRule, ...]
     success: tuple[SuccessRule, ...]
     master_role: tuple[str, ...]
-    normalize_replica_type_case: bool = True
+    # Known types whose map keys the operator camel-cased before it reconciled ("worker" -> "Worker").
+    case_normalized_types: tuple[str, ...] = ()
+    # The reconciler refused a replica type with no container named default_container (MXJob): refuse too.
+    require_default_container: bool = False
+    # The operator had a validating webhook that could reject the kind (training-operator v1.8+; see
+    # parse.v1_webhook_rejections). MPIJob and MXJob had none that rejected anything.
+    validating_webhook: bool = True
     mutually_exclusive: tuple[tuple[str, ...], ...] = ()
     restart_policy_by_type: dict = field(default_factory=dict)
     allowed_restart_policies: tuple[str, ...] = ("Always", "OnFailure", "Never", "ExitCode")
@@ -122,13 +128,15 @@ def _from_data(data: dict, file: str) -> KindMapping:
                 operator=s["operator"],
                 targets=tuple(s["targets"]),
                 exact=bool(s["exact"]),
-                when=dict(s.get("when") or {}),
+                when=_when(s.get("when") or {}, file),
                 note=s.get("note"),
             )
             for s in data["success"]
         ),
         master_role=tuple(data.get("masterRole") or ()),
-        normalize_replica_type_case=bool(data.get("normalizeReplicaTypeCase", True)),
+        case_normalized_types=_case_normalized(data),
+        require_default_container=bool(data.get("requireDefaultContainer", False)),
+        validating_webhook=bool(data.get("validatingWebhook", True)),
         mutually_exclusive=tuple(tuple(g) for g in data.get("mutuallyExclusive") or ()),
         restart_policy_by_type=dict(data.get("restartPolicyByType") or {}),
         allowed_restart_policies=tuple(
@@ -138,6 +146,32 @@ def _from_data(data: dict, file: str) -> KindMapping:
         upgrade_from=tuple(data.get("upgradeFrom") or ()),
         file=file,
     )
+
+
+# Conditions a success rule may test (plan._matches): has: T; elastic: bool; successPolicy: value;
+# replicas: {T: n} (pods per type, an absent type has 0); only: [T...] (no other type has a pod).
+SUCCESS_WHEN_KEYS = ("has", "elastic", "successPolicy", "replicas", "only")
+
+
+def _when(when: dict, file: str) -> dict:
+    unknown = sorted(set(when) - set(SUCCESS_WHEN_KEYS))
+    if unknown:  # a misspelt condition would otherwise always hold
+        raise ValueError(f"{file}: success rule condition {', '.join(unknown)} is not one of {', '.join(SUCCESS_WHEN_KEYS)}")
+    return dict(when)
+
+
+def _case_normalized(data: dict) -> tuple[str, ...]:
+    """normalizeReplicaTypeCase: true (every known type, the default), false (none) or a list of types."""
+    known = tuple(r["type"] for r in data["replicaTypes"])
+    value = data.get("normalizeReplicaTypeCase", True)
+    if value is True:
+        return known
+    if value is False or value is None:
+        return ()
+    unknown = [t for t in value if t not in known]
+    if unknown:
+        raise ValueError(f"normalizeReplicaTypeCase names types that are not in replicaTypes: {', '.join(unknown)}")
+    return tuple(value)
 
 
 UNKNOWN_TYPE_RULES = ("refuse", "convert", "ignore")

@@ -65,12 +65,13 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
     replicas: dict[str, ReplicaSpec] = {}
     seen_types: set[str] = set()
     ignored: list[DefaultApplied] = []
-    known = {t.lower(): t for t in mapping.known_types}
+    pod_names: dict[str, str] = {}  # lower-cased type (the operator's pod and Service names) -> canonical type
+    folded = {t.lower(): t for t in mapping.case_normalized_types}
     for key, raw in raw_specs.items():
         path = ("spec", field, key)
         canonical = key
-        if mapping.normalize_replica_type_case and key.lower() in known:
-            canonical = known[key.lower()]
+        if key.lower() in folded:
+            canonical = folded[key.lower()]
             if canonical != key:
                 job_defaults.append(DefaultApplied(path, canonical, f"replica type key {key!r} normalised to {canonical!r} as the operator does"))
         if canonical not in mapping.known_types and mapping.unknown_replica_types == "ignore":
@@ -85,6 +86,13 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
         if canonical in replicas:
             problems.append(_problem(path, f"replica type {canonical!r} given twice (keys differ only in case)"))
             continue
+        if canonical.lower() in pod_names:
+            # e.g. MXJob Tuner and tuner (not camel-cased by the operator): both named their pods <job>-tuner-<i>
+            problems.append(_problem(path, f"replica types {pod_names[canonical.lower()]!r} and {canonical!r} differ only in "
+                                     f"case: the operator named the pods of both <job>-{canonical.lower()}-<i>",
+                                     rule="replica-type", hint="rename or merge one of them"))
+            continue
+        pod_names[canonical.lower()] = canonical
         seen_types.add(canonical)
         spec_obj, spec_problems, spec_defaults = _parse_replica(raw or {}, canonical, key, path, mapping)
         problems += spec_problems
@@ -152,6 +160,12 @@ def _parse_replica(raw: dict, rtype: str, key: str, path: tuple, mapping: KindMa
             problems.append(_problem(path + ("template", "spec", "containers", i, "image"), "container has no image", rule="containers"))
         if mapping.kind == "MPIJob" and not c.get("name"):
             problems.append(_problem(path + ("template", "spec", "containers", i, "name"), "container has no name", rule="containers"))
+    default = mapping.default_container
+    if mapping.require_default_container and containers and not any(c.get("name") == default for c in containers):
+        problems.append(_problem(path + ("template", "spec", "containers"),
+                                 f"{rtype} has no container named {default!r}: the {mapping.kind} controller refused to "
+                                 "run such a job (it failed validation and no pod was created)",
+                                 rule="containers", hint=f"name the main container {default!r}"))
 
     replicas_defaulted = raw.get("replicas") is None
     n = (rule.default_replicas if rule else 1) if replicas_defaulted else int(raw["replicas"])
@@ -284,7 +298,8 @@ def _framework_fields(spec: dict, mapping: KindMapping, replicas: dict):
 
 
 # The Training Operator's validating webhooks (on by default since v1.8; checked against the real
-# v1.9.4 in tests/e2e/test_differential.py). MPIJob has none. Replica types: exact spelling.
+# v1.9.4 in tests/e2e/test_differential.py). Kinds whose mapping says `validatingWebhook: false` had none
+# that rejected anything (MPIJob; MXJob's v1.8.1 webhook only warned). Replica types: exact spelling.
 _WEBHOOK_TYPES = {"PyTorchJob": ("Master", "Worker"), "XGBoostJob": ("Master", "Worker"),
                   "PaddleJob": ("Master", "Worker"), "JAXJob": ("Worker",)}
 _MASTER_EXACTLY_ONE = ("PyTorchJob", "XGBoostJob")
@@ -295,7 +310,7 @@ def v1_webhook_rejections(job) -> list[tuple[str, str]]:
     """(field path, reason) for each rule of the v1.9.4 validating webhook this job breaks: such a
     job was refused by the API server and never ran under v1.8+ (older operators ran it)."""
     kind = job.kind
-    if kind == "MPIJob":
+    if not job.mapping.validating_webhook:
         return []
     field = job.mapping.replica_specs_field
     out: list[tuple[str, str]] = []

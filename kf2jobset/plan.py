@@ -90,7 +90,15 @@ def _matches(when: dict, job: TrainingJob) -> bool:
             return False
         if key == "successPolicy" and job.framework.get("successPolicy") != value:
             return False
+        if key == "replicas" and any(_count(job, t) != n for t, n in value.items()):
+            return False  # pods per type; an absent type has 0
+        if key == "only" and any(_count(job, t) for t in job.replicas if t not in value):
+            return False  # no type outside the list has a pod
     return True
+
+
+def _count(job: TrainingJob, rtype: str) -> int:
+    return job.replicas[rtype].replicas if job.has(rtype) else 0
 
 
 def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
@@ -124,7 +132,10 @@ def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
     rule = next(r for r in job.mapping.success if _matches(r.when, job))
     targets = [r.name for t in rule.targets for r in rjobs if r.rtype == t]
     if not rule.exact:
-        notes.append(_success_note(job, rule.note, targets))
+        from .frameworks import profile as get_profile
+
+        # The mapping names the case (`note:`); the kind's profile words it.
+        notes.append(get_profile(job.mapping.profile).success_note(job, rule.note, targets))
     return JobSetPlan(
         name=name,
         generate_name=None if name else job.generate_name,
@@ -161,24 +172,6 @@ def _split_first(rjobs: list[ReplicatedJobPlan], rtype: str) -> list[ReplicatedJ
         rest.replicas, rest.first_index = r.replicas - 1, 1
         out += [first, rest]
     return out
-
-
-def _success_note(job: TrainingJob, code: str | None, targets: list[str]) -> Note:
-    if code == "TF_WORKER0_SUCCESS":
-        return Note(
-            "TF002", "approximated",
-            "with no Chief/Master, v1 called the TFJob Succeeded as soon as worker 0 exited 0; a JobSet cannot "
-            "target one Job of a replicatedJob, so it completes when every worker has succeeded "
-            "(it never cuts worker 0 short)",
-            source_path="spec.successPolicy", target_path="spec.successPolicy",
-            action="set successPolicy: AllWorkers on the TFJob to make this exact",
-            explains=(("lifecycle", "success"),),
-        )
-    return Note(
-        "TF003", "breaking",
-        "a TFJob with no Chief, Master or Worker never succeeded under v1; the JobSet completes when all its Jobs do",
-        target_path="spec.successPolicy", explains=(("lifecycle", "success"),),
-    )
 
 
 def _plan_rjob(job: TrainingJob, rtype: str, options: ConvertOptions, notes: list[Note]) -> ReplicatedJobPlan:

@@ -7,7 +7,7 @@
 
 Schema names are file names under schemas/ without ".schema.json": "jobset",
 "kubeflow/tfjob", "kubeflow/pytorchjob", "kubeflow/xgboostjob", "kubeflow/paddlejob",
-"kubeflow/jaxjob", "kubeflow/mpijob-v1", "kubeflow/mpijob-v2beta1". ("k8s" and
+"kubeflow/jaxjob", "kubeflow/mxjob", "kubeflow/mpijob-v1", "kubeflow/mpijob-v2beta1". ("k8s" and
 "kubeflow/common" only hold definitions that the others reference.)
 
 Before validation the instance is normalised the way the API server's decoder sees it:

@@ -13,6 +13,12 @@ CORPUS = SHARED / "corpus"
 UPDATE_GOLDEN = os.environ.get("KF2JOBSET_UPDATE_GOLDEN") == "1"
 
 
+def mapping_fixture_dirs() -> list[str]:
+    """One fixture directory per mapping file, named like it (mappings/mpijob-v1.yaml -> fixtures/mpijob-v1):
+    a kind added by its mapping is not covered until its fixtures exist."""
+    return sorted(p.stem for p in (REPO / "mappings").glob("*.yaml"))
+
+
 def require_shared() -> Path:
     """Tests that read ../shared skip, visibly, when it is not there (e.g. a clone on its own)."""
     if not SHARED.is_dir():

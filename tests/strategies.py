@@ -8,12 +8,13 @@ NAMESPACE = st.one_of(st.none(), st.sampled_from(["default", "ml", "team-a"]))
 # User env may repeat names the operator injects (older manifests did), and read them with $(NAME)
 # before the operator's entry overrides them.
 INJECTED_NAMES = ["MASTER_PORT", "MASTER_ADDR", "WORLD_SIZE", "RANK", "TF_CONFIG", "COORDINATOR_PORT",
-                  "NUM_PROCESSES", "PADDLE_MASTER", "PET_NNODES", "OMPI_MCA_orte_default_hostfile"]
+                  "NUM_PROCESSES", "PADDLE_MASTER", "PET_NNODES", "OMPI_MCA_orte_default_hostfile",
+                  "DMLC_PS_ROOT_URI", "DMLC_NUM_WORKER", "MX_CONFIG"]
 USER_ENV = st.lists(
     st.builds(lambda n, v: {"name": n, "value": v},
               st.sampled_from(["EPOCHS", "LR", "DATA_DIR", "LOG_LEVEL"] + INJECTED_NAMES),
               st.sampled_from(["1", "0.01", "/data", "$(EPOCHS)", "debug", "$(MASTER_PORT)", "x-$(RANK)",
-                               "$(WORLD_SIZE)", "$$(RANK)"])),
+                               "$(WORLD_SIZE)", "$$(RANK)", "$(DMLC_PS_ROOT_URI):$(DMLC_PS_ROOT_PORT)"])),
     max_size=4, unique_by=lambda e: e["name"],
 )
 DEFAULTS = {
@@ -22,7 +23,12 @@ DEFAULTS = {
     "XGBoostJob": ("xgbReplicaSpecs", "xgboost", "xgboostjob-port"),
     "PaddleJob": ("paddleReplicaSpecs", "paddle", "master"),
     "JAXJob": ("jaxReplicaSpecs", "jax", "jaxjob-port"),
+    "MXJob": ("mxReplicaSpecs", "mxnet", "mxjob-port"),
 }
+# MXJob: parameter-server training (a lone worker, or workers with or without scheduler and servers)
+# or tuning; keys may be lower case (the controller camel-cased Scheduler/Server/Worker) and the tuning
+# types may carry the tuner-server-key annotation that MX_CONFIG labels copy.
+MX_TRAIN, MX_TUNE = ("Scheduler", "Server", "Worker"), ("TunerTracker", "TunerServer", "Tuner")
 
 
 @st.composite
@@ -83,6 +89,17 @@ def v1_job(draw, kind: str):
         specs["Worker"] = replica(draw, container, port, draw(st.integers(1, 4)))
     elif kind == "JAXJob":
         specs["Worker"] = replica(draw, container, port, draw(st.integers(1, 6)))
+    elif kind == "MXJob":
+        tune = draw(st.integers(0, 3)) == 0
+        extra["jobMode"] = "MXTune" if tune else "MXTrain"
+        types = draw(st.sets(st.sampled_from(MX_TUNE if tune else MX_TRAIN), min_size=1))
+        for t in sorted(types):
+            n = 1 if t in ("Scheduler", "TunerTracker", "Tuner") else draw(st.integers(1, 4))
+            spec = replica(draw, container, port, n)
+            if t in MX_TUNE and draw(st.booleans()):
+                spec["template"]["metadata"] = {"annotations": {"tuner-server-key": draw(st.sampled_from(["gpu", "a&b<c>", "$(X)"]))}}
+            key = t.lower() if t in MX_TRAIN and draw(st.integers(0, 3)) == 0 else t
+            specs[key] = spec
     return {"apiVersion": "kubeflow.org/v1", "kind": kind, "metadata": meta, "spec": {**extra, field: specs}}
 
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from kf2jobset.cli import main
 
-from .conftest import FIXTURES, check_golden
+from .conftest import FIXTURES, check_golden, mapping_fixture_dirs
 from .templates import case_values, fill
 
 CASES = sorted(p.parent for p in FIXTURES.glob("*/*/input.yaml"))
@@ -37,9 +37,20 @@ def test_golden_conversion(case):
 
 
 def test_every_kind_has_fixtures():
+    from kf2jobset.mappings import all_mappings
+    from kf2jobset.yamlio import parse_documents, to_plain
+
     kinds = {c.parent.name for c in CASES}
-    for kind in ("tfjob", "pytorchjob", "xgboostjob", "paddlejob", "jaxjob", "mpijob-v1", "mpijob-v2beta1"):
-        assert kind in kinds, f"no golden fixture for {kind}"
+    dirs = mapping_fixture_dirs()
+    assert len(dirs) == len(all_mappings()) >= 8
+    for kind in dirs:
+        assert kind in kinds, f"no golden fixture for {kind} (mappings/{kind}.yaml)"
+    # and each directory holds its mapping's kind and apiVersion
+    for m in all_mappings():
+        stem = m.file.removesuffix(".yaml")
+        found = {(d.get("apiVersion"), d.get("kind")) for c in CASES if c.parent.name == stem
+                 for d in map(to_plain, (x.data for x in parse_documents((c / "input.yaml").read_text()))) if isinstance(d, dict)}
+        assert any((v, m.kind) in found for v in m.api_versions), f"fixtures/{stem} holds no {m.kind} {m.api_versions}"
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if (c / "expected.yaml").exists()], ids=lambda c: f"{c.parent.name}/{c.name}")

@@ -82,6 +82,15 @@ def test_ranks_form_0_to_n_minus_1(doc):
         for (role, index), e in env.items():
             task = json.loads(e["TF_CONFIG"])["task"]
             assert (task["type"], task["index"]) == (role, index)
+    if kind == "MXJob" and "MX_CONFIG" in injected:
+        import json
+
+        for (role, index), e in env.items():
+            config = json.loads(e["MX_CONFIG"])
+            assert config["task"] == {"type": role, "index": index}
+            assert e["DMLC_ROLE"] == role
+            if role == "worker" and "DMLC_WORKER_ID" in injected:
+                assert e["DMLC_WORKER_ID"] == str(index)
 
 
 @SETTINGS

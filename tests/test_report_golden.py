@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from kf2jobset.cli import main
 
-from .conftest import FIXTURES, check_golden
+from .conftest import FIXTURES, check_golden, mapping_fixture_dirs
 from .report_helpers import validate_report
 
 CASES = sorted(p.parent for p in FIXTURES.glob("*/*/input.yaml") if not (p.parent / "expected-error.txt").exists())
@@ -92,7 +92,16 @@ def test_init_container_evidence_is_attached():
 
 def test_every_converted_fixture_has_report_goldens():
     kinds = {c.parent.name for c in CASES}
-    for kind in ("tfjob", "pytorchjob", "xgboostjob", "paddlejob", "jaxjob", "mpijob-v1", "mpijob-v2beta1"):
-        assert kind in kinds
+    for kind in mapping_fixture_dirs():
+        assert kind in kinds, f"no report golden for {kind} (mappings/{kind}.yaml)"
     for case in CASES:
         assert (case / "report.md").exists() and (case / "report.json").exists(), case
+
+
+def test_every_code_in_the_goldens_has_a_title():
+    from kf2jobset.report.codes import TITLES
+
+    codes = {f["code"] for case in CASES for job in json.loads((case / "report.json").read_text())["files"][0]["jobs"]
+             for f in job["findings"]}
+    assert {"MX001", "MX002", "JS004"} <= codes
+    assert sorted(codes - set(TITLES)) == []

@@ -181,3 +181,47 @@ def test_user_written_old_address_is_breaking():
     assert stale and stale[0].category == "breaking"
     assert "resnet-ddp-master-0" in stale[0].message
     assert not _unexplained(report)
+
+
+MXJOB_CASES = [c for c in CASES if c.parent.name == "mxjob"]
+
+
+@pytest.mark.parametrize("label", list(CORPUS_OPTIONS))
+def test_mxjob_fixtures_under_every_corpus_option_set(label):
+    # No upstream corpus holds an MXJob (removed in v1.9.0): its fixtures stand in, under the same option sets.
+    assert len(MXJOB_CASES) >= 4
+    for case in MXJOB_CASES:
+        result = convert_text((case / "input.yaml").read_text(), "input.yaml", CORPUS_OPTIONS[label])
+        report = build_report([result], CORPUS_OPTIONS[label])
+        assert report.jobs and not _unexplained(report), (case.name, _unexplained(report))
+        validate_report(as_dict(report))
+
+
+MXJOB = (FIXTURES / "mxjob" / "dist-sync" / "input.yaml").read_text()
+
+
+def _set_env(js, rjob, name, value):
+    for e in _pod(js, rjob)["containers"][0]["env"]:
+        if e["name"] == name:
+            e.pop("valueFrom", None)
+            e["value"] = value
+
+
+def test_wrong_mx_config_index_and_scheduler_address_are_unexplained():
+    def edit(js):
+        for e in _pod(js, "worker")["containers"][0]["env"]:
+            if e["name"] == "MX_CONFIG":
+                e["value"] = e["value"].replace('"index":$(KF2JOBSET_JOB_INDEX)', '"index":0')
+        _set_env(js, "server", "DMLC_PS_ROOT_URI", "$(KF2JOBSET_JOBSET_NAME)-worker-0-0.$(KF2JOBSET_JOBSET_NAME)")
+        _set_env(js, "worker", "DMLC_WORKER_ID", "0")
+
+    found = _broken(edit, MXJOB)
+    where = {(e.where.split()[0], e.subject) for f in found.findings if f.category == "unexplained" for e in f.evidence}
+    assert {("worker/1", "MX_CONFIG"), ("worker/1", "DMLC_WORKER_ID"), ("server/0", "DMLC_PS_ROOT_URI")} <= where
+    assert ("worker/0", "MX_CONFIG") not in where and ("worker/0", "DMLC_WORKER_ID") not in where  # right for worker 0
+
+
+def test_mxjob_success_on_every_job_is_unexplained():
+    found = _broken(lambda js: js["spec"]["successPolicy"].pop("targetReplicatedJobs"), MXJOB)
+    subjects = {(e.aspect, e.subject) for f in found.findings if f.category == "unexplained" for e in f.evidence}
+    assert ("lifecycle", "success") in subjects

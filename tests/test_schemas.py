@@ -550,6 +550,7 @@ def test_schema_names_and_dispatch():
         "kubeflow/job",
         "kubeflow/mpijob-v1",
         "kubeflow/mpijob-v2beta1",
+        "kubeflow/mxjob",
         "kubeflow/paddlejob",
         "kubeflow/pytorchjob",
         "kubeflow/tfjob",
@@ -558,6 +559,7 @@ def test_schema_names_and_dispatch():
     assert schema_name_for("kubeflow.org/v1", "MPIJob") == "kubeflow/mpijob-v1"
     assert schema_name_for("kubeflow.org/v2beta1", "MPIJob") == "kubeflow/mpijob-v2beta1"
     assert schema_name_for("kubeflow.org/v1", "JAXJob") == "kubeflow/jaxjob"
+    assert schema_name_for("kubeflow.org/v1", "MXJob") == "kubeflow/mxjob"
     assert schema_name_for("batch/v1", "Job") is None
     with pytest.raises(ValueError, match="unknown schema"):
         validate({}, "kubeflow/nosuchjob")

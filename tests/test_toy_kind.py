@@ -1,6 +1,8 @@
 """Adding a framework touches two files: its mapping (mappings/<kind>.yaml) and its profile
-(kf2jobset/frameworks/<name>.py). Proven on a copy of the package: a toy MXJob-like kind is added
-with exactly those two files, then converted and reported through the real CLI."""
+(kf2jobset/frameworks/<name>.py). Proven on a copy of the package: a toy kind that no Kubeflow
+operator ever had (so it cannot lean on code written for a real one; MXJob, the first real kind
+added this way, is in mappings/mxjob.yaml and frameworks/mxnet.py) is added with exactly those two
+files, then converted and reported through the real CLI."""
 from __future__ import annotations
 
 import shutil
@@ -12,74 +14,66 @@ import yaml
 from .conftest import REPO
 
 TOY_MAPPING = """\
-# A toy kind for the test: MXNet-style parameter-server training.
-kind: ToyMXJob
+# A toy kind for the test: one coordinator, trainers that find it and know their rank.
+kind: ToyJob
 apiVersions: [kubeflow.org/v1]
-replicaSpecsField: mxReplicaSpecs
-profile: toymx
-operatorName: toymxjob-controller
-defaultContainer: mxnet
-defaultPort: {name: mxjob-port, number: 9091}
+replicaSpecsField: toyReplicaSpecs
+profile: toy
+operatorName: toyjob-controller
+defaultContainer: toy
+defaultPort: {name: toyjob-port, number: 7777}
 defaultRestartPolicy: Never
 replicaTypes:
-  - {type: Scheduler, exactReplicas: 1, required: true}
-  - {type: Server, minReplicas: 1}
-  - {type: Worker, minReplicas: 1}
+  - {type: Coordinator, exactReplicas: 1, required: true}
+  - {type: Trainer, minReplicas: 1}
 envContainers: default
 success:
-  - {operator: All, targets: [Worker], exact: true}
-masterRole: [Scheduler]
+  - {operator: All, targets: [Trainer], exact: true}
+masterRole: [Coordinator]
 """
 
 TOY_PROFILE = '''\
-"""A toy parameter-server framework: every pod learns the scheduler's address and the counts."""
+"""A toy framework: every pod learns the coordinator's address, the world size and its rank."""
 from .base import Profile, Side, env
 
 
-class ToyMXProfile(Profile):
-    name = "toymx"
+class ToyProfile(Profile):
+    name = "toy"
 
     def env(self, job, rtype, side: Side):
         return [
-            {"name": "DMLC_PS_ROOT_URI", "value": side.host("Scheduler", 0)},
-            env("DMLC_PS_ROOT_PORT", job.port("Scheduler")),
-            env("DMLC_NUM_SERVER", job.replicas["Server"].replicas),
-            env("DMLC_NUM_WORKER", job.replicas["Worker"].replicas),
-            env("DMLC_ROLE", rtype.lower()),
+            {"name": "TOY_COORDINATOR", "value": side.host("Coordinator", 0)},
+            env("TOY_PORT", job.port("Coordinator")),
+            env("TOY_WORLD", job.total_replicas()),
+            side.rank_env("TOY_RANK", 0 if rtype == "Coordinator" else 1),
         ]
 
     def operator_success(self, job):
-        return ("all", ("worker",))
+        return ("all", ("trainer",))
 
 
-PROFILE = ToyMXProfile()
+PROFILE = ToyProfile()
 '''
 
 JOB = """\
 apiVersion: kubeflow.org/v1
-kind: ToyMXJob
+kind: ToyJob
 metadata:
   name: toy
 spec:
-  mxReplicaSpecs:
-    Scheduler:
+  toyReplicaSpecs:
+    Coordinator:
       replicas: 1
       template:
         spec:
           containers:
-            - {name: mxnet, image: registry.example.com/mx:1}
-    Server:
-      replicas: 1
-      template:
-        spec:
-          containers:
-            - {name: mxnet, image: registry.example.com/mx:1}
-    Worker:
+            - {name: toy, image: registry.example.com/toy:1}
+    Trainer:
       replicas: 2
       template:
         spec:
           containers:
-            - {name: mxnet, image: registry.example.com/mx:1}
+            - {name: toy, image: registry.example.com/toy:1}
 """
 
 
@@ -98,27 +92,28 @@ def _run(root, *args, stdin=None):
 def test_a_new_kind_is_a_mapping_file_and_a_profile(tmp_path):
     root = _copy(tmp_path)
     before = {p.relative_to(root) for p in root.rglob("*") if p.is_file()}
-    (root / "mappings" / "toymxjob.yaml").write_text(TOY_MAPPING)
-    (root / "kf2jobset" / "frameworks" / "toymx.py").write_text(TOY_PROFILE)
+    (root / "mappings" / "toyjob.yaml").write_text(TOY_MAPPING)
+    (root / "kf2jobset" / "frameworks" / "toy.py").write_text(TOY_PROFILE)
     added = {p.relative_to(root) for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts} - before
-    assert {str(p) for p in added} == {"mappings/toymxjob.yaml", "kf2jobset/frameworks/toymx.py"}
+    assert {str(p) for p in added} == {"mappings/toyjob.yaml", "kf2jobset/frameworks/toy.py"}
 
     converted = _run(root, "convert", "-", stdin=JOB)
     assert converted.returncode == 0, converted.stderr
     js = next(d for d in yaml.safe_load_all(converted.stdout) if d and d.get("kind") == "JobSet")
-    assert [rj["name"] for rj in js["spec"]["replicatedJobs"]] == ["scheduler", "server", "worker"]
-    assert js["spec"]["successPolicy"] == {"operator": "All", "targetReplicatedJobs": ["worker"]}
-    env = {e["name"]: e.get("value") for e in
-           js["spec"]["replicatedJobs"][2]["template"]["spec"]["template"]["spec"]["containers"][0]["env"]}
-    assert env["DMLC_PS_ROOT_URI"] == "$(KF2JOBSET_JOBSET_NAME)-scheduler-0-0.$(KF2JOBSET_JOBSET_NAME)"
-    assert env["DMLC_NUM_WORKER"] == "2" and env["DMLC_ROLE"] == "worker"
+    assert [rj["name"] for rj in js["spec"]["replicatedJobs"]] == ["coordinator", "trainer"]
+    assert js["spec"]["successPolicy"] == {"operator": "All", "targetReplicatedJobs": ["trainer"]}
+    env = {e["name"]: e.get("value", e.get("valueFrom")) for e in
+           js["spec"]["replicatedJobs"][1]["template"]["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["TOY_COORDINATOR"] == "$(KF2JOBSET_JOBSET_NAME)-coordinator-0-0.$(KF2JOBSET_JOBSET_NAME)"
+    assert env["TOY_PORT"] == "7777" and env["TOY_WORLD"] == "3"
+    assert env["TOY_RANK"] == {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.labels['jobset.sigs.k8s.io/job-global-index']"}}
 
     reported = _run(root, "report", "-", "--format", "json", stdin=JOB)
     assert reported.returncode == 0, reported.stderr + reported.stdout
     import json
 
     job = json.loads(reported.stdout)["files"][0]["jobs"][0]
-    assert job["kind"] == "ToyMXJob"
+    assert job["kind"] == "ToyJob"
     assert not [f for f in job["findings"] if f["category"] == "unexplained"], job["findings"]
 
     # the pre-filter (repo mode, the hook) knows the new kind from its mapping file too
@@ -130,8 +125,8 @@ def test_a_new_kind_is_a_mapping_file_and_a_profile(tmp_path):
 
 def test_a_kind_whose_profile_is_missing_is_an_error_not_a_default(tmp_path):
     root = _copy(tmp_path)
-    (root / "mappings" / "toymxjob.yaml").write_text(TOY_MAPPING)
+    (root / "mappings" / "toyjob.yaml").write_text(TOY_MAPPING)
     converted = _run(root, "convert", "-", stdin=JOB)
     assert converted.returncode == 4, converted.stderr
-    assert "no framework profile 'toymx'" in converted.stderr
+    assert "no framework profile 'toy'" in converted.stderr
     assert "Traceback" not in converted.stderr

@@ -261,6 +261,14 @@ class Profile:
         raise UnsupportedError(f"framework profile {self.name!r} does not say how {job.kind} succeeded under "
                                       "the operator (Profile.operator_success)")
 
+    def success_note(self, job: "TrainingJob", case: str | None, targets: list[str]) -> "Note":
+        """The note for a success rule the mapping marks `exact: false`; `case` is the rule's `note:`.
+        A profile whose mapping has such a rule words it; there is no generic wording."""
+        from ..errors import UnsupportedError
+
+        raise UnsupportedError(f"framework profile {self.name!r} does not explain the inexact success rule "
+                               f"{case!r} of {job.kind} (Profile.success_note)")
+
     def operator_start(self, job: "TrainingJob", rtype: str):
         """The common reconciler creates every replica's pods at once."""
         return "at-once"

@@ -63,6 +63,23 @@ class TensorFlowProfile(Profile):
                 source_path="spec.tfReplicaSpecs",
             ))
 
+    def success_note(self, job, case, targets) -> Note:
+        if case == "TF_WORKER0_SUCCESS":
+            return Note(
+                "TF002", "approximated",
+                "with no Chief/Master, v1 called the TFJob Succeeded as soon as worker 0 exited 0; a JobSet cannot "
+                "target one Job of a replicatedJob, so it completes when every worker has succeeded "
+                "(it never cuts worker 0 short)",
+                source_path="spec.successPolicy", target_path="spec.successPolicy",
+                action="set successPolicy: AllWorkers on the TFJob to make this exact",
+                explains=(("lifecycle", "success"),),
+            )
+        return Note(
+            "TF003", "breaking",
+            "a TFJob with no Chief, Master or Worker never succeeded under v1; the JobSet completes when all its Jobs do",
+            target_path="spec.successPolicy", explains=(("lifecycle", "success"),),
+        )
+
     def operator_success(self, job) -> tuple:
         chiefs = [t.lower() for t in ("Chief", "Master") if job.has(t)]
         if chiefs:

@@ -236,9 +236,10 @@ def plugin():
     """
 
 
+_KIND_NAMES = [k.kind.lower() for k in KINDS]  # from mappings/*.yaml, like the kinds themselves
 _GET_HELP = """Print the JobSet (and companion objects) for live v1 jobs.
 
-KIND is tfjob, pytorchjob, mpijob, xgboostjob, paddlejob or jaxjob (singular, plural, or
+KIND is """ + ", ".join(_KIND_NAMES[:-1]) + " or " + _KIND_NAMES[-1] + """ (singular, plural, or
 plural.kubeflow.org; KIND/NAME works too); without KIND every kind whose CRD is installed is read.
 Server-populated fields (status, uid, resourceVersion, managedFields, owner references, kubectl's
 last-applied annotation …) are dropped before converting. Jobs that cannot be converted are

@@ -1,7 +1,7 @@
 """Short titles for finding codes (SARIF rules, the README table). Codes are stable: a code keeps
 its meaning forever; a new meaning gets a new code.
 
-Prefixes: JS (JobSet layout and run policy), PT/TF/XGB/PD/MPI/KT (framework profiles, Katib),
+Prefixes: JS (JobSet layout and run policy), PT/TF/XGB/PD/MPI/MX/KT (framework profiles, Katib),
 RT (found by the runtime comparison itself), K8S (how Kubernetes reads the YAML), TPL (envsubst templates),
 UP (an older apiVersion read as v1: kf2jobset/upgrade.py).
 """
@@ -27,6 +27,7 @@ TITLES = {
     "JS042": "schedulingPolicy fields with no Kueue equivalent",
     "JS043": "schedulingPolicy mapped to a Volcano PodGroup",
     "JS050": "per-pod Kubeflow labels cannot be kept",
+    "JS051": "Kubeflow pod labels not set (--keep-kubeflow-labels keeps the static ones)",
     "JS060": "no container has the default name",
     "JS061": "your env entry was never in effect: the operator's later entry replaced it",
     "JS062": "your env entry stays in force: v1 never set that name, kf2jobset leaves it to you",
@@ -51,6 +52,9 @@ TITLES = {
     "MPI012": "MPIJob v1 ExitCode: a failed pod left the job Restarting for good",
     "MPI013": "MPIJob v1 failed the job on any Failed pod",
     "MPI014": "Intel MPI/MPICH DNS search path names namespace default (the manifest has none)",
+    "MX001": "MXJob failed-pod rule approximated (OnFailure, Always)",
+    "MX002": "MXJob that v1.8.1 never marked Succeeded (no Scheduler, no lone Worker)",
+    "MX003": "MXJob lone-Worker success rule approximated",
     "PD001": "PaddlePaddle master reached by DNS instead of IP (retired: Paddle's launcher needs the IP; see PD002)",
     "PD002": "PaddlePaddle first pod in a replicatedJob of its own, reached by its IP",
     "PD010": "PaddleJob elasticPolicy lost",

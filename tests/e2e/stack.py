@@ -30,6 +30,15 @@ mpi-operator Go module (``manifests/base/kubeflow.org_mpijobs.yaml``), kube-cont
 mpi-operator v0.8.2 controller (tools/testmpioperator: no webhooks upstream) and the same JobSet
 controller and webhooks. The Training Operator does not run there.
 
+**MXJob** was removed from the Training Operator in v1.9.0; v1.8.1 is its last release. So
+``GroundTruthStack(..., flavour="training-operator-v1.8.1")`` is a third instance: its own etcd +
+kube-apiserver, the MXJob CRD read from the v1.8.1 module (``manifests/base/crds/kubeflow.org_mxjobs.yaml``),
+the Training Operator v1.8.1 (tools/testtrainingoperatorv181) run with ``--enable-scheme=mxjob`` and its
+MXJob validating webhook (the ``mxjob`` entry of the module's ``manifests/base/webhook``; it only adds a
+deprecation warning), kube-controller-manager and the same JobSet controller and webhooks. Only MXJob
+runs there: every other kind is v1.9.4's, so the other five CRDs, schemes and webhooks would only cost
+start-up time.
+
 Binaries come from ``tools/install-ground-truth.sh`` (built into ~/.cache/kf2jobset on first use;
 see tools/README-ground-truth.md). :func:`locate_binaries` builds what is missing when Go is on
 PATH and raises :class:`ToolUnavailable` with the reason otherwise.
@@ -65,10 +74,13 @@ TOOLS = REPO_ROOT / "tools"
 INSTALL_SCRIPT = TOOLS / "install-ground-truth.sh"
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "training-operator", "jobset-controller")
 MPI_COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "mpi-operator", "jobset-controller")
+MXJOB_FLAVOUR = "training-operator-v1.8.1"  # the last operator with MXJob (removed in v1.9.0)
+MXJOB_COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "training-operator-v1.8.1", "jobset-controller")
 # "volcano": the v1 stack with the Training Operator run with --gang-scheduler-name=volcano and a
 # PodGroup CRD (scheduling.volcano.sh/v1beta1, written here: schema-less) so that the kind is served.
 # No Volcano scheduler runs: nothing moves a PodGroup out of Pending but the test itself.
-FLAVOURS = {"training-operator": COMPONENTS, "mpi-operator": MPI_COMPONENTS, "volcano": COMPONENTS}
+FLAVOURS = {"training-operator": COMPONENTS, "mpi-operator": MPI_COMPONENTS, "volcano": COMPONENTS,
+            MXJOB_FLAVOUR: MXJOB_COMPONENTS}
 
 VOLCANO_PODGROUP_CRD = {
     "apiVersion": "apiextensions.k8s.io/v1",
@@ -91,6 +103,8 @@ VOLCANO_PODGROUP_CRD = {
 }
 
 OPERATOR_MODULE = ("testtrainingoperator", "github.com/kubeflow/training-operator")
+MXJOB_OPERATOR_MODULE = ("testtrainingoperatorv181", "github.com/kubeflow/training-operator")  # v1.8.1
+MXJOB_WEBHOOK = "validator.mxjob.training-operator.kubeflow.org"
 JOBSET_MODULE = ("testjobset", "sigs.k8s.io/jobset")
 MPI_OPERATOR_MODULE = ("testmpioperator", "github.com/kubeflow/mpi-operator")
 
@@ -228,11 +242,17 @@ def _load_all(path: Path) -> list[dict]:
     return [d for d in yaml.safe_load_all(path.read_text()) if d]
 
 
-def operator_webhook_configs(module: Path, port: int, ca_pem: bytes) -> list[dict]:
+def operator_webhook_configs(module: Path, port: int, ca_pem: bytes, only: Iterable[str] = ()) -> list[dict]:
+    """The operator's ValidatingWebhookConfiguration; ``only``: keep just these webhooks (by name)."""
     base = module / "manifests" / "base" / "webhook"
     (doc,) = _load_all(base / "manifests.yaml")
     ops = yaml.safe_load((base / "patch.yaml").read_text())  # service names and the config's name
     doc = apply_json6902(doc, ops)
+    only = set(only)
+    if only:
+        doc["webhooks"] = [w for w in doc["webhooks"] if w["name"] in only]
+        if {w["name"] for w in doc["webhooks"]} != only:
+            raise RuntimeError(f"{base / 'manifests.yaml'} has no webhook(s) {sorted(only)}")
     return [loopback_webhooks(doc, doc["metadata"]["name"], port, ca_pem)]
 
 
@@ -257,7 +277,8 @@ class GroundTruthStack:
     """etcd + kube-apiserver + kube-controller-manager + training operator + JobSet controller.
 
     ``flavour="mpi-operator"``: mpi-operator (MPIJob kubeflow.org/v2beta1) instead of the training
-    operator, on its own etcd + API server (see the module docstring)."""
+    operator, on its own etcd + API server (see the module docstring). ``flavour="training-operator-v1.8.1"``:
+    the Training Operator v1.8.1 with only MXJob, likewise on its own etcd + API server."""
 
     def __init__(self, binaries: dict[str, str], workdir: Path, flavour: str = "training-operator") -> None:
         if flavour not in FLAVOURS:
@@ -289,7 +310,8 @@ class GroundTruthStack:
             mark = now
 
         mpi = self.flavour == "mpi-operator"
-        operator_mod = module_dir(*(MPI_OPERATOR_MODULE if mpi else OPERATOR_MODULE))
+        mx = self.flavour == MXJOB_FLAVOUR
+        operator_mod = module_dir(*(MPI_OPERATOR_MODULE if mpi else MXJOB_OPERATOR_MODULE if mx else OPERATOR_MODULE))
         jobset_mod = module_dir(*JOBSET_MODULE)
         lap("locate upstream modules")
 
@@ -300,6 +322,8 @@ class GroundTruthStack:
 
         if mpi:  # the v2beta1 MPIJob CRD (it has the same name as the v1 one: hence this separate stack)
             crds = [operator_mod / "manifests" / "base" / "kubeflow.org_mpijobs.yaml"]
+        elif mx:  # v1.8.1's MXJob CRD only
+            crds = [operator_mod / "manifests" / "base" / "crds" / "kubeflow.org_mxjobs.yaml"]
         else:
             crds = sorted((operator_mod / "manifests" / "base" / "crds").glob("kubeflow.org_*.yaml"))
         if self.flavour == "volcano":
@@ -308,7 +332,7 @@ class GroundTruthStack:
             crds.append(pg_crd)
         crds.append(jobset_mod / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml")
         self.apiserver.install_crds(crds)
-        lap(f"CRDs ({'MPIJob v2beta1' if mpi else '6 kubeflow.org'} + JobSet)")
+        lap(f"CRDs ({'MPIJob v2beta1' if mpi else 'MXJob' if mx else '6 kubeflow.org'} + JobSet)")
 
         op_dir = None if mpi else self._webhook_cert_dir("training-operator", certs)
         js_dir = self._webhook_cert_dir("jobset-controller", certs)
@@ -333,7 +357,8 @@ class GroundTruthStack:
         lap("controllers ready")
 
         ca_pem = certs.ca_crt.read_bytes()
-        self.webhook_configs = [] if mpi else operator_webhook_configs(operator_mod, self.ports["operator-webhook"], ca_pem)
+        self.webhook_configs = [] if mpi else operator_webhook_configs(
+            operator_mod, self.ports["operator-webhook"], ca_pem, only=[MXJOB_WEBHOOK] if mx else ())
         self.webhook_configs += jobset_webhook_configs(jobset_mod, self.ports["jobset-webhook"], ca_pem)
         self._register_webhooks(self.webhook_configs)
         self._wait_webhooks_effective()
@@ -394,10 +419,11 @@ class GroundTruthStack:
         )
 
     def _start_operator(self, cert_dir: Path) -> None:
+        mx = self.flavour == MXJOB_FLAVOUR
         self._spawn(
             "training-operator",
             [
-                self.binaries["training-operator"],
+                self.binaries[MXJOB_FLAVOUR if mx else "training-operator"],
                 f"--kubeconfig={self.kubeconfig}",
                 "--webhook-host=127.0.0.1",
                 f"--webhook-server-port={self.ports['operator-webhook']}",
@@ -405,6 +431,7 @@ class GroundTruthStack:
                 f"--metrics-bind-address=127.0.0.1:{self.ports['operator-metrics']}",
                 f"--health-probe-bind-address=127.0.0.1:{self.ports['operator-probe']}",
                 *(["--gang-scheduler-name=volcano"] if self.flavour == "volcano" else []),
+                *(["--enable-scheme=mxjob"] if mx else []),
             ],
         )
 
@@ -512,6 +539,9 @@ class GroundTruthStack:
             }
             if self.flavour == "mpi-operator":  # mpi-operator has no webhooks
                 del checks["training-operator validating"]
+            elif self.flavour == MXJOB_FLAVOUR:  # v1.8.1's MXJob webhook denies nothing (see _expect_webhook_called)
+                checks["training-operator validating"] = lambda: _expect_webhook_called(
+                    api, custom, "kubeflow.org", "v1", "mxjobs", _sentinel_mxjob(), MXJOB_WEBHOOK)
             pending = dict(checks)
             last: dict[str, str] = {}
             while pending and time.monotonic() < deadline:
@@ -555,6 +585,20 @@ def _sentinel_pytorchjob() -> dict:
     }
 
 
+def _sentinel_mxjob() -> dict:
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "MXJob",
+        "metadata": {"name": "kf2jobset-webhook-probe"},
+        "spec": {
+            "jobMode": "MXTrain",
+            "mxReplicaSpecs": {
+                "Scheduler": {"replicas": 1, "template": {"spec": {"containers": [{"name": "mxnet", "image": "x"}]}}}
+            },
+        },
+    }
+
+
 def _sentinel_jobset(coordinator: str | None = None) -> dict:
     js = {
         "apiVersion": "jobset.x-k8s.io/v1alpha2",
@@ -587,6 +631,22 @@ def _expect_denied(custom, group, version, plural, body, webhook) -> tuple[bool,
             text = str(e.body)
         return (f'admission webhook "{webhook}" denied the request' in text), text
     return False, "admitted"
+
+
+WEBHOOK_CALLS = "apiserver_admission_webhook_admission_duration_seconds_count{"
+
+
+def _expect_webhook_called(api, custom, group, version, plural, body, webhook) -> tuple[bool, str]:
+    """A dry-run create that the API server passed through ``webhook`` (its admission metric counts the
+    call). For a webhook that denies nothing: v1.8.1's MXJob webhook only returns a deprecation warning,
+    and that warning has a newline in it, so the API server drops it (warning headers must not contain
+    control characters) and the answer carries no trace of the webhook."""
+    custom.create_namespaced_custom_object(group, version, "default", plural, body, dry_run="All")
+    resp = api.call_api("GET", api.configuration.host + "/metrics")
+    resp.read()
+    calls = sum(float(line.rsplit(" ", 1)[1]) for line in resp.data.decode().splitlines()
+                if line.startswith(WEBHOOK_CALLS) and f'name="{webhook}"' in line)
+    return calls > 0, f"{webhook}: {calls:.0f} calls in the API server's admission metrics"
 
 
 def _expect_mutated(custom) -> tuple[bool, str]:
@@ -628,7 +688,7 @@ def main() -> None:  # pragma: no cover - manual use: python -m tests.e2e.stack
 
     import sys
 
-    flavour = sys.argv[1] if len(sys.argv) > 1 else "training-operator"  # or: mpi-operator
+    flavour = sys.argv[1] if len(sys.argv) > 1 else "training-operator"  # or: mpi-operator, training-operator-v1.8.1
     workdir = Path(tempfile.mkdtemp(prefix="kf2jobset-e2e-"))
     stack = start_stack(workdir, flavour=flavour)
     info = {

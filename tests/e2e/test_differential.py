@@ -28,6 +28,15 @@ evidence says a pod differs must show up as a real difference.
 Manifests the v1 webhook rejects never ran: kf2jobset must say so (note JS080), and nothing is
 compared.
 
+MXJob belongs to the Training Operator v1.8.1 (removed in v1.9.0): those cases run on a third stack
+(``GroundTruthStack(flavour="training-operator-v1.8.1")``: its own etcd + API server, v1.8.1's MXJob CRD,
+the v1.8.1 operator with its MXJob webhook, the same JobSet + Job controllers) with its own node agent,
+started like the mpi-operator one by the first MXJob case. v1.8.1 validates an MXJob in its controller,
+not in its webhook (which only warns): a job it refuses is stored, gets a ``...FailedValidation``
+Warning event and never has a pod. Every MXJob fixture kf2jobset refuses (``expected-error.txt``, no
+``expected.yaml``) runs there too, and must be refused by v1.8.1 in one of those ways
+(:func:`test_refused_mxjobs_were_refused_by_v1`).
+
 MPIJob kubeflow.org/v2beta1 belongs to mpi-operator, whose CRD has the v1 MPIJob CRD's name
 (``mpijobs.kubeflow.org``). Those cases run on a second stack (``GroundTruthStack(flavour=
 "mpi-operator")``: its own etcd + API server, the mpi-operator CRD, mpi-operator v0.8.2, the same
@@ -75,9 +84,10 @@ from kf2jobset.yamlio import to_plain
 
 from ..conftest import CORPUS, FIXTURES
 from .nodeagent import OWN_COMMAND, NodeAgent
+from .stack import MXJOB_FLAVOUR
 
 KF_PLURAL = {"TFJob": "tfjobs", "PyTorchJob": "pytorchjobs", "MPIJob": "mpijobs", "XGBoostJob": "xgboostjobs",
-             "PaddleJob": "paddlejobs", "JAXJob": "jaxjobs"}
+             "PaddleJob": "paddlejobs", "JAXJob": "jaxjobs", "MXJob": "mxjobs"}
 KF = "training.kubeflow.org/"
 JS = "jobset.sigs.k8s.io/"
 PARALLEL = int(os.environ.get("KF2JOBSET_DIFF_PARALLEL", "6"))
@@ -97,6 +107,7 @@ class Case:
     job: dict  # the v1 job (named)
     options: ConvertOptions
     note: str = ""  # why it is not run (e.g. v2beta1)
+    refused: bool = False  # kf2jobset refuses it (fixtures/<kind>/<case>/expected-error.txt): v1 must have refused it too
 
 
 def _options(args: list[str]) -> ConvertOptions:
@@ -164,7 +175,30 @@ def corpus_cases() -> list[Case]:
     return out
 
 
-ALL_CASES = fixture_cases() + corpus_cases()
+REFUSED_KINDS = ("MXJob",)  # kinds whose refusal fixtures run against the real operator (see the module docstring)
+
+
+def refusal_cases() -> list[Case]:
+    """Fixtures kf2jobset refuses (expected-error.txt, no expected.yaml) of :data:`REFUSED_KINDS`."""
+    out = []
+    for inp in sorted(FIXTURES.glob("*/*/input.yaml")):
+        case = inp.parent
+        if (case / "expected.yaml").exists() or not (case / "expected-error.txt").exists():
+            continue
+        try:
+            docs = list(yaml.safe_load_all(inp.read_text()))
+        except yaml.YAMLError:
+            continue  # not even YAML: nothing to submit
+        jobs = [d for d in docs if isinstance(d, dict) and d.get("kind") in REFUSED_KINDS
+                and str(d.get("apiVersion", "")).startswith("kubeflow.org/")]
+        args = [a for a in (case / "args").read_text().splitlines() if a.strip() and not a.startswith("#")] if (case / "args").exists() else []
+        for n, job in enumerate(jobs):
+            out.append(Case(f"{case.parent.name}/{case.name}" + (f"#{n}" if len(jobs) > 1 else ""), job, _options(args),
+                            refused=True))
+    return out
+
+
+ALL_CASES = fixture_cases() + refusal_cases() + corpus_cases()
 if os.environ.get("KF2JOBSET_DIFF_ONLY"):  # a regex over case ids, for local runs
     ALL_CASES = [c for c in ALL_CASES if re.search(os.environ["KF2JOBSET_DIFF_ONLY"], c.id)]
 
@@ -199,7 +233,7 @@ class World:
 @dataclass
 class Outcome:
     case: Case
-    status: str = "compared"  # compared | rejected | skipped | failed
+    status: str = "compared"  # compared | rejected | refused | skipped | failed
     detail: str = ""
     jobs_pods: int = 0
     diffs: list = field(default_factory=list)  # [(Difference, explained_by)]
@@ -638,17 +672,39 @@ V2BETA1 = "kubeflow.org/v2beta1"
 _CONVERT_LOCK = threading.Lock()
 
 
-class Runner:
-    """Runs cases on one stack + node agent. ``mpi``: the Runner of an mpi-operator stack, or anything
-    whose ``result()`` gives one (:class:`LazyMPIRunner`), to which MPIJob kubeflow.org/v2beta1 cases
-    are handed."""
+def flavour_of(job: dict) -> str:
+    """The stack flavour (tests/e2e/stack.py) whose operator runs this v1 job."""
+    if job.get("apiVersion") == V2BETA1:
+        return "mpi-operator"
+    if job.get("kind") == "MXJob":
+        return MXJOB_FLAVOUR
+    return "training-operator"
 
-    def __init__(self, stack, agent: NodeAgent, mpi=None):
-        self.stack, self.agent, self.mpi = stack, agent, mpi
+
+class Runner:
+    """Runs cases on one stack + node agent. ``others``: {stack flavour: the Runner of that stack, or
+    anything whose ``result()`` gives one (:class:`LazyStackRunner`)}, to which the cases of that flavour
+    are handed (MPIJob kubeflow.org/v2beta1: "mpi-operator"; MXJob: "training-operator-v1.8.1").
+    ``mpi``: the same for "mpi-operator" alone (older callers)."""
+
+    def __init__(self, stack, agent: NodeAgent, mpi=None, others: dict | None = None):
+        self.stack, self.agent = stack, agent
+        self.others = dict(others or {})
+        if mpi is not None:
+            self.others["mpi-operator"] = mpi
+
+    @property
+    def mpi(self):
+        return self.others.get("mpi-operator")
+
+    @property
+    def flavour(self) -> str:
+        f = getattr(self.stack, "flavour", "training-operator")
+        return "training-operator" if f == "volcano" else f  # the volcano stack runs what the main one runs
 
     @property
     def serves_v2beta1(self) -> bool:
-        return getattr(self.stack, "flavour", "training-operator") == "mpi-operator"
+        return self.flavour == "mpi-operator"
 
     def new_namespace(self, core, tag: str) -> str:
         name = f"d{tag}-{uuid.uuid4().hex[:8]}"
@@ -674,9 +730,10 @@ class Runner:
         t0 = time.monotonic()
         out = Outcome(case)
         try:
-            if case.job.get("apiVersion") == V2BETA1 and not self.serves_v2beta1 and self.mpi is not None:
-                mpi = self.mpi.result() if hasattr(self.mpi, "result") else self.mpi  # raises if it did not start
-                return mpi.run(case, mutate)
+            other = self.others.get(flavour_of(case.job)) if flavour_of(case.job) != self.flavour else None
+            if other is not None:
+                other = other.result() if hasattr(other, "result") else other  # raises if it did not start
+                return other.run(case, mutate)
             self._run(case, out, mutate)
         except Exception as e:  # noqa: BLE001 - reported per case
             import traceback
@@ -691,10 +748,10 @@ class Runner:
 
         job = copy.deepcopy(case.job)
         v2 = job.get("apiVersion") == V2BETA1
-        if v2 != self.serves_v2beta1:
+        if flavour_of(job) != self.flavour:
             out.status, out.detail = "skipped", (
-                f"{job.get('apiVersion')} {job.get('kind')}: " + ("this Runner has no mpi-operator stack" if v2 else
-                                                                 "an mpi-operator stack runs only MPIJob v2beta1"))
+                f"{job.get('apiVersion')} {job.get('kind')} runs on a {flavour_of(job)} stack; "
+                f"this Runner has a {self.flavour} stack and none of that flavour")
             return
         kf_version = "v2beta1" if v2 else "v1"
         launcher_as_worker = v2 and bool((job.get("spec") or {}).get("runLauncherAsWorker"))
@@ -725,10 +782,19 @@ class Runner:
                 if e.status in (400, 403, 422) and "denied the request" in (e.body or ""):
                     out.status, out.detail = "rejected", _rejection(e)
                     return
+                if case.refused and conv is None and e.status in (400, 422):  # the CRD's schema refused it
+                    out.status, out.detail = "refused", f"the API server refused it (HTTP {e.status}): {_rejection(e)}"
+                    return
                 raise
             name_a = created["metadata"]["name"]
             if conv is None:
-                raise AssertionError(f"the operator accepted the job but kf2jobset refused it: {err}")
+                refusal = self._refused_by_controller(core, ns_a, name_a, job["kind"])
+                if refusal:
+                    out.status, out.detail = "refused", refusal
+                    return
+                raise AssertionError(f"the operator accepted the job and made pods but kf2jobset refused it: {err}")
+            if case.refused:
+                raise AssertionError(f"{case.id} has expected-error.txt but kf2jobset converted it")
             jobset = copy.deepcopy(conv.jobset)
             companions = copy.deepcopy(conv.companions)
             if mutate:
@@ -866,22 +932,44 @@ class Runner:
                     pass
 
 
+    def _refused_by_controller(self, core, namespace: str, name: str, kind: str, timeout: float = 30.0) -> str:
+        """How the operator refused a stored job (a Warning event whose reason ends in FailedValidation,
+        and no pod), or "" when it made pods or said nothing within ``timeout``. The v1.8.1 MXJob
+        controller validates in Reconcile (ValidateV1MXJob) and names the event with MPIJob's kind."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            pods = core.list_namespaced_pod(namespace).items
+            if pods:
+                return ""
+            events = [e for e in core.list_namespaced_event(namespace).items
+                      if e.involved_object and e.involved_object.name == name and e.involved_object.kind == kind
+                      and e.type == "Warning" and (e.reason or "").endswith("FailedValidation")]
+            if events:
+                time.sleep(2)  # a controller that refuses does not make pods a moment later
+                if core.list_namespaced_pod(namespace).items:
+                    return ""
+                return f"the {kind} controller refused it (event {events[0].reason}: {events[0].message})"
+            time.sleep(0.5)
+        return ""
+
+
 # ---------------------------------------------------------------------------------------------
 # fixtures
 
 
 
-
-class LazyMPIRunner:
-    """The mpi-operator stack (tests/e2e/stack.py, flavour "mpi-operator") and its node agent, started
-    by the first :meth:`result` call (the first MPIJob v2beta1 case) and shared by the later ones; a
-    stack that did not start raises the same error for every case. :meth:`close` stops them.
+class LazyStackRunner:
+    """Another stack (tests/e2e/stack.py: flavour "mpi-operator" for MPIJob v2beta1,
+    "training-operator-v1.8.1" for MXJob) and its node agent, started by the first :meth:`result` call
+    (the first case of that flavour) and shared by the later ones; a stack that did not start raises
+    the same error for every case. :meth:`close` stops them.
 
     They live in a thread of their own until :meth:`close`: the components are started with
     PR_SET_PDEATHSIG, which kills a child when the *thread* that forked it ends, so they must not be
     started from a pool worker that goes away with its pool."""
 
-    def __init__(self) -> None:
+    def __init__(self, flavour: str = "mpi-operator", subnet: str = "10.247", listen_on_probes: bool = True) -> None:
+        self.flavour, self.subnet, self.listen_on_probes = flavour, subnet, listen_on_probes
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._stop = threading.Event()
@@ -893,11 +981,11 @@ class LazyMPIRunner:
     def result(self) -> Runner:
         with self._lock:
             if self._thread is None:
-                self._thread = threading.Thread(target=self._live, name="mpi-operator-stack", daemon=True)
+                self._thread = threading.Thread(target=self._live, name=f"{self.flavour}-stack", daemon=True)
                 self._thread.start()
         self._ready.wait()
         if self._error is not None:
-            raise RuntimeError(f"the mpi-operator stack did not start: {self._error}") from self._error
+            raise RuntimeError(f"the {self.flavour} stack did not start: {self._error}") from self._error
         return self._runner
 
     def _live(self) -> None:
@@ -909,18 +997,18 @@ class LazyMPIRunner:
             for attempt in (1, 2):  # on a loaded machine the API server can miss its start-up deadline once
                 if self.workdir is not None:
                     shutil.rmtree(self.workdir, ignore_errors=True)
-                self.workdir = Path(tempfile.mkdtemp(prefix="kf2jobset-e2e-mpi-"))
+                self.workdir = Path(tempfile.mkdtemp(prefix=f"kf2jobset-e2e-{self.flavour}-"))
                 try:
-                    stack = start_stack(self.workdir, flavour="mpi-operator")  # stops what it started on failure
+                    stack = start_stack(self.workdir, flavour=self.flavour)  # stops what it started on failure
                     break
                 except Exception as e:  # noqa: BLE001
                     if attempt == 2:
                         raise
-                    print(f"\n[differential] mpi-operator stack start failed, retrying once: {str(e)[:300]}")
-            agent = NodeAgent(stack.kubeconfig, _programs(listen_on_probes=True), namespaces=set(),
-                              scheduler_names=("default-scheduler",), backoff=(0.5, 5.0), subnet="10.247")
+                    print(f"\n[differential] {self.flavour} stack start failed, retrying once: {str(e)[:300]}")
+            agent = NodeAgent(stack.kubeconfig, _programs(listen_on_probes=self.listen_on_probes), namespaces=set(),
+                              scheduler_names=("default-scheduler",), backoff=(0.5, 5.0), subnet=self.subnet)
             agent.start()
-            print(f"\n[differential] mpi-operator stack up in {stack.startup_seconds:.1f} s, with its node agent "
+            print(f"\n[differential] {self.flavour} stack up in {stack.startup_seconds:.1f} s, with its node agent "
                   f"{time.monotonic() - t0:.1f} s: {stack.timings}")
             self._runner = Runner(stack, agent)
         except BaseException as e:  # noqa: BLE001 - every v2beta1 case fails with it
@@ -937,7 +1025,7 @@ class LazyMPIRunner:
                 stack.stop()
             if self.workdir is not None:
                 if os.environ.get("KF2JOBSET_KEEP_E2E_DIR"):
-                    print(f"\nkept mpi-operator e2e directory: {self.workdir}")
+                    print(f"\nkept {self.flavour} e2e directory: {self.workdir}")
                 else:
                     shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -949,16 +1037,19 @@ class LazyMPIRunner:
 
 @pytest.fixture(scope="module")
 def runner(stack, netns_ok):
-    mpi = LazyMPIRunner()  # MPIJob v2beta1 cases run there (started by the first of them)
+    # the other stacks, started by the first case of their flavour
+    others = {"mpi-operator": LazyStackRunner("mpi-operator", subnet="10.247"),
+              MXJOB_FLAVOUR: LazyStackRunner(MXJOB_FLAVOUR, subnet="10.248", listen_on_probes=False)}
     agent = NodeAgent(stack.kubeconfig, _programs(), namespaces=set(), scheduler_names=("default-scheduler", "volcano"),
                       backoff=(0.5, 5.0))
     agent.start()
     try:
-        yield Runner(stack, agent, mpi)
+        yield Runner(stack, agent, others=others)
     finally:
         agent.stop()
         shutil.rmtree(agent.workdir, ignore_errors=True)
-        mpi.close()
+        for other in others.values():
+            other.close()
 
 
 @pytest.fixture(scope="module")
@@ -973,16 +1064,18 @@ def outcomes(runner) -> dict:
             results[case.id] = o
         return o
 
-    # v2beta1 cases run on the mpi-operator stack: their own pool, so they neither wait for the v1
-    # cases nor hold v1 workers while that stack starts
-    v2 = [c for c in ALL_CASES if c.job.get("apiVersion") == V2BETA1]
-    if v2 and hasattr(runner.mpi, "result"):
-        # start the mpi-operator stack before the v1 cases load the machine (its API server has a
-        # start-up deadline); if it does not start, every v2beta1 case fails with the reason
-        try:
-            runner.mpi.result()
-        except Exception:  # noqa: BLE001
-            pass
+    # cases of the other stacks (MPIJob v2beta1: mpi-operator; MXJob: v1.8.1) run in their own pool, so
+    # they neither wait for the main cases nor hold main workers while their stack starts
+    v2 = [c for c in ALL_CASES if flavour_of(c.job) != runner.flavour]
+    for flavour in sorted({flavour_of(c.job) for c in v2}):
+        other = runner.others.get(flavour)
+        if hasattr(other, "result"):
+            # start that stack before the main cases load the machine (its API server has a start-up
+            # deadline); if it does not start, every case of it fails with the reason
+            try:
+                other.result()
+            except Exception:  # noqa: BLE001
+                pass
     with ThreadPoolExecutor(PARALLEL) as pool, ThreadPoolExecutor(max(1, min(PARALLEL, len(v2)))) as pool2:
         futures = [pool2.submit(one, c) for c in v2] + [pool.submit(one, c) for c in ALL_CASES if c not in v2]
         for f in futures:
@@ -1006,19 +1099,20 @@ def summary_table(outs) -> str:
     rows: dict = {}
     for o in outs:
         kind = o.case.job.get("kind", "?") + ("" if o.case.job.get("apiVersion") == "kubeflow.org/v1" else " v2beta1")
-        r = rows.setdefault(kind, {"compared": 0, "rejected": 0, "stuck": 0, "skipped": 0, "failed": 0, "unexplained": 0, "aspects": set(),
-                                   "pods": 0, "gaps": 0})
+        r = rows.setdefault(kind, {"compared": 0, "rejected": 0, "stuck": 0, "refused": 0, "skipped": 0, "failed": 0,
+                                   "unexplained": 0, "aspects": set(), "pods": 0, "gaps": 0})
         r[o.status] += 1
         r["unexplained"] += len(o.unexplained)
         r["aspects"] |= o.aspects
         r["gaps"] += sum(len(v) for v in o.gaps.values())
         if o.status == "compared":
             r["pods"] += o.jobs_pods
-    lines = ["| kind | jobs compared (pod pairs) | v1 webhook rejected | v1 stuck (a Service failed) | not run | failed "
-             "| unexplained | model gaps | differences seen (all explained) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| kind | jobs compared (pod pairs) | v1 webhook rejected | v1 stuck (a Service failed) | refused by both "
+             "| not run | failed | unexplained | model gaps | differences seen (all explained) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for kind, r in sorted(rows.items()):
-        lines.append(f"| {kind} | {r['compared']} ({r['pods']}) | {r['rejected']} | {r['stuck']} | {r['skipped']} | {r['failed']} | "
+        lines.append(f"| {kind} | {r['compared']} ({r['pods']}) | {r['rejected']} | {r['stuck']} | {r['refused']} | {r['skipped']} "
+                     f"| {r['failed']} | "
                      f"{r['unexplained']} | {r['gaps']} | {', '.join(sorted(r['aspects']))} |")
     return "\n".join(lines)
 
@@ -1027,7 +1121,7 @@ def summary_table(outs) -> str:
 # tests
 
 
-@pytest.mark.parametrize("case_id", [c.id for c in ALL_CASES])
+@pytest.mark.parametrize("case_id", [c.id for c in ALL_CASES if not c.refused])
 def test_every_real_difference_is_named_by_the_report(outcomes, case_id):
     o = outcomes[case_id]
     if o.status == "skipped":
@@ -1041,14 +1135,15 @@ def test_every_real_difference_is_named_by_the_report(outcomes, case_id):
     if o.status == "rejected":
         # such a job never ran: kf2jobset must say so
         assert "JS080" in o.conv_message, (
-            f"the v1.9.4 webhook rejects this job ({o.detail}) but kf2jobset converts it without saying so")
+            f"the v1 webhook rejects this job ({o.detail}) but kf2jobset converts it without saying so")
         return
+    assert o.status != "refused", f"kf2jobset refused it ({o.conv_message}); so did v1: {o.detail}"
     lines = [f"{d.aspect} {d.subject} {d.change} at {d.where}: {d.operator!r} -> {d.jobset!r}" for d in o.unexplained]
     assert not lines, "differences the report does not name:\n" + "\n".join(lines)
     assert not o.unconfirmed, "report claims reality does not show:\n" + "\n".join(o.unconfirmed)
 
 
-@pytest.mark.parametrize("case_id", [c.id for c in ALL_CASES])
+@pytest.mark.parametrize("case_id", [c.id for c in ALL_CASES if not c.refused])
 def test_runtime_models_match_the_real_pods(outcomes, case_id):
     """runtime/operator_view.py against the real operator's pods, runtime/jobset_view.py against the
     real JobSet + Job controllers' pods: the same comparison, the model playing one side."""
@@ -1057,6 +1152,27 @@ def test_runtime_models_match_the_real_pods(outcomes, case_id):
         pytest.skip(f"not compared: {o.status}")
     for side in ("operator", "jobset"):
         assert not o.gaps.get(side), f"the {side} model differs from the real pods:\n" + "\n".join(o.gaps[side])
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in ALL_CASES if c.refused])
+def test_refused_mxjobs_were_refused_by_v1(outcomes, case_id):
+    """kf2jobset refuses only where the real v1 world refused: the v1.8.1 API server, webhook or
+    controller refused each MXJob refusal fixture (no pod), and kf2jobset converted none of them."""
+    o = outcomes[case_id]
+    assert o.status != "failed", o.detail
+    assert o.status in ("refused", "rejected"), f"{case_id}: {o.status}: {o.detail}"
+
+
+def test_mxjob_cases_present():
+    """Every fixtures/mxjob case is collected (and so run on the v1.8.1 stack)."""
+    if os.environ.get("KF2JOBSET_DIFF_ONLY"):
+        pytest.skip("KF2JOBSET_DIFF_ONLY narrows the cases")
+    dirs = sorted(p.parent.name for p in FIXTURES.glob("mxjob/*/input.yaml"))
+    if not dirs:
+        pytest.skip(f"no fixtures under {FIXTURES / 'mxjob'} yet")
+    ids = {c.id.split("#")[0] for c in ALL_CASES}
+    assert {f"mxjob/{d}" for d in dirs} <= ids, sorted({f"mxjob/{d}" for d in dirs} - ids)
+    assert all(flavour_of(c.job) == MXJOB_FLAVOUR for c in ALL_CASES if c.job.get("kind") == "MXJob")
 
 
 def test_corpus_present():

@@ -77,13 +77,15 @@ from .test_differential import (
 REPO = Path(__file__).resolve().parents[2]
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 KINDS = ("TFJob", "PyTorchJob", "XGBoostJob", "PaddleJob", "JAXJob")
+# MXJob: tests/e2e/test_mxnet.py runs it with this machinery on the Training Operator v1.8.1 stack
 MAIN_CONTAINER = {"TFJob": "tensorflow", "PyTorchJob": "pytorch", "XGBoostJob": "xgboost", "PaddleJob": "paddle",
-                  "JAXJob": "jax"}
+                  "JAXJob": "jax", "MXJob": "mxnet"}
 PROGRAM = {"TFJob": ("tensorflow", "tf_prog.py"), "PyTorchJob": ("torch", "torch_prog.py"),
            "XGBoostJob": ("xgboost", "xgb_prog.py"), "PaddleJob": ("paddle", "paddle_prog.py"),
-           "JAXJob": ("jax", "jax_prog.py")}
+           "JAXJob": ("jax", "jax_prog.py"), "MXJob": ("mxnet", "mx_prog.py")}
 PROGRAM_NAME = {"TFJob": "tf.distribute.Server + remote ops", "JAXJob": "jax.distributed + allgather",
-                "XGBoostJob": "RabitTracker + allreduce + train", "PaddleJob": "paddle.distributed.launch"}
+                "XGBoostJob": "RabitTracker + allreduce + train", "PaddleJob": "paddle.distributed.launch",
+                "MXJob": "kvstore dist_sync push/pull"}
 TAG = "KF2JS-VERDICT"
 PARALLEL = int(os.environ.get("KF2JOBSET_FW_PARALLEL", "4"))
 PROG_TIMEOUT = 120  # seconds a program waits for its peers (rendezvous, connections)
@@ -96,6 +98,9 @@ STUCK_GRACE = 15.0  # a side whose every pod already printed its verdict but is 
 EXPLAINED_BY: dict = {
     # restartPolicy Always: v1 restarts a pod that exited 0 (the job never ends); a Job's OnFailure pod is done
     ("result", "not terminal (Running)", "Succeeded"): ("JS020",),
+    # MXTune (no Scheduler, no lone Worker): v1.8.1 sets neither Running nor Succeeded, the job stays Created; the
+    # JobSet completes (tests/e2e/test_mxnet.py)
+    ("result", "not terminal (Created)", "Succeeded"): ("MX002",),
 }
 
 
@@ -134,6 +139,12 @@ def program_name(case: Case) -> str:
         if spec.get("elasticPolicy"):
             return "torchrun (elastic c10d) + gloo"
         return "torchrun (PET_*) + gloo" if torch_mode(case.job) == "torchrun" else "gloo env:// all_reduce/all_gather"
+    if kind == "MXJob":
+        types = {k.lower() for k in ((case.job.get("spec") or {}).get("mxReplicaSpecs") or {})}
+        if types & {"tuner", "tunerserver", "tunertracker"}:
+            return "MXTune rendezvous over MX_CONFIG (stand-in for TVM RPC)"
+        if types == {"worker"}:
+            return "kvstore local push/pull"
     return PROGRAM_NAME[kind]
 
 
@@ -231,6 +242,13 @@ def normalise(side: Side, v: dict) -> str:
         v["servers"], v["trainers"] = sorted(v.get("servers") or []), sorted(v.get("trainers") or [])
         if v.get("trainer_id") is not None:
             v["trainer_id"] = "<assigned>"
+    if v.get("framework") == "mxnet" and v.get("dmlc_role") == "worker":
+        # ps-lite's scheduler hands kvstore ranks out by node address, not by pod: compare them job-wide
+        # (compare()), and the peers (hostnames by rank) as a group
+        v["rank"] = "<assigned>"
+        v["peers"] = sorted(v.get("peers") or [])
+    if v.get("framework") == "mxnet" and "registered" in v:
+        v["registered"] = sorted(v["registered"], key=json.dumps)  # MXTune: the tracker's registrations, as a group
     if "error" in v:
         v["error"] = "<failed>"
     return json.dumps(v, sort_keys=True)
@@ -508,6 +526,10 @@ def compare(out: FwOutcome) -> None:
            for side in (out.v1, out.js)]
     if ids[0] != ids[1]:
         out.diffs.append(("paddle ranks / trainer ids", ids[0], ids[1], explain("paddle ranks")))
+    mx_ranks = [sorted(str(v.get("rank")) for vs in side.verdicts.values() for v in vs
+                       if v.get("framework") == "mxnet" and v.get("dmlc_role") == "worker") for side in (out.v1, out.js)]
+    if mx_ranks[0] != mx_ranks[1]:
+        out.diffs.append(("mxnet kvstore ranks", mx_ranks[0], mx_ranks[1], explain("mxnet ranks")))
     for key in sorted(set(out.v1.logical) | set(out.js.logical), key=str):
         a, b = out.v1.logical.get(key), out.js.logical.get(key)
         if a != b:

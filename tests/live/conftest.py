@@ -164,3 +164,31 @@ def namespace(apiserver: LiveAPIServer, request: pytest.FixtureRequest) -> Itera
 
     with apiserver.api_client() as api_client, temporary_namespace(api_client, request.node.name) as name:
         yield name
+
+
+def mxjob_crd(directory: Path) -> Path:
+    """A CRD serving mxjobs.kubeflow.org/v1, written to `directory`. The shared CRDs are v1.9.x, which
+    no longer has MXJob (removed in training-operator v1.9.0); the plugin only needs the resource to be
+    served, so the schema keeps what it is given (the v1.8.1 CRD's own schema is richer)."""
+    import yaml
+
+    keep = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "mxjobs.kubeflow.org"},
+        "spec": {
+            "group": "kubeflow.org",
+            "names": {"kind": "MXJob", "listKind": "MXJobList", "plural": "mxjobs", "singular": "mxjob"},
+            "scope": "Namespaced",
+            "versions": [{
+                "name": "v1", "served": True, "storage": True, "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"},
+                    "spec": keep, "status": keep}}},
+            }],
+        },
+    }
+    path = Path(directory) / "kubeflow.org_mxjobs.yaml"
+    path.write_text(yaml.safe_dump(crd, sort_keys=False))
+    return path

@@ -28,7 +28,7 @@ from kf2jobset import exitcodes
 from kf2jobset.convert import is_job
 from kf2jobset.live.plugin import plugin
 
-from .conftest import SHARED_DIR
+from .conftest import SHARED_DIR, mxjob_crd
 
 pytestmark = pytest.mark.apiserver
 
@@ -44,7 +44,8 @@ JS = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
 RUN = uuid.uuid4().hex[:6]  # label value of everything this module creates
 RUN_LABEL = "kf2jobset-test/run"
 PLURALS = {"TFJob": "tfjobs", "PyTorchJob": "pytorchjobs", "MPIJob": "mpijobs", "XGBoostJob": "xgboostjobs",
-           "PaddleJob": "paddlejobs", "JAXJob": "jaxjobs"}
+           "PaddleJob": "paddlejobs", "JAXJob": "jaxjobs", "MXJob": "mxjobs"}
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 def _need_shared() -> None:
@@ -128,9 +129,10 @@ def admin(apiserver):
 
 
 @pytest.fixture(scope="module")
-def crds(apiserver):
+def crds(apiserver, tmp_path_factory):
     _need_shared()
-    return apiserver.install_crds([str(JOBSET_CRD), *map(str, sorted(TRAINING_OPERATOR_CRDS.glob("*.yaml")))])
+    mx = mxjob_crd(tmp_path_factory.mktemp("mxjob-crd"))  # v1.9.x CRDs have no MXJob
+    return apiserver.install_crds([str(JOBSET_CRD), *map(str, sorted(TRAINING_OPERATOR_CRDS.glob("*.yaml"))), str(mx)])
 
 
 def _create_jobs(custom, core, jobs: list[tuple[str, dict]], prefix: str) -> dict[tuple[str, str, str], dict]:
@@ -163,6 +165,8 @@ def v1_jobs(crds, admin) -> dict[tuple[str, str, str], dict]:
     custom, core = admin
     jobs = [(p, d) for p, d in corpus_jobs() if d["apiVersion"] == "kubeflow.org/v1"]
     assert len(jobs) >= 30, "the corpus shrank?"
+    # no corpus holds an MXJob (removed in v1.9.0): its fixtures stand in
+    jobs += [(str(p.relative_to(FIXTURES)), yaml.safe_load(p.read_text())) for p in sorted(FIXTURES.glob("mxjob/*/input.yaml"))]
     return _create_jobs(custom, core, jobs, "corpus")
 
 

@@ -31,6 +31,15 @@ def test_resolve_kind_accepts_kubectl_spellings(text):
     assert resolve_kind(text).kind == "TFJob"
 
 
+def test_every_mapped_kind_is_named_in_the_help_and_resolvable():
+    from kf2jobset.live.plugin import _GET_HELP
+
+    for k in KINDS:
+        assert k.kind.lower() in _GET_HELP
+        assert resolve_kind(k.plural).kind == k.kind == resolve_kind(f"{k.plural}.kubeflow.org").kind
+    assert resolve_kind("mxjob").versions == ("v1",)
+
+
 def test_resolve_kind_rejects_others():
     with pytest.raises(UsageError, match="unknown kind 'pods'"):
         resolve_kind("pods")
