@@ -52,7 +52,7 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
     field = mapping.replica_specs_field
     raw_specs = spec.get(field)
     if not raw_specs:
-        raise InvalidJobError(_problem(("spec", field), f"{mapping.kind} has no {field}: nothing to run"))
+        raise InvalidJobError(_problem(("spec", field), f"{mapping.kind} has no {field}: nothing to run", rule="replica-specs"))
 
     name = meta.get("name")
     if name is not None and not _DNS1035.match(str(name)):
@@ -83,7 +83,7 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
             )
             continue
         if canonical in replicas:
-            problems.append(_problem(path, f"replica type {canonical!r} given twice (keys differ only in case)"))
+            problems.append(_problem(path, f"replica type {canonical!r} given twice (keys differ only in case)", rule="replica-type"))
             continue
         seen_types.add(canonical)
         spec_obj, spec_problems, spec_defaults = _parse_replica(raw or {}, canonical, key, path, mapping)
