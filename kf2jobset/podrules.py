@@ -371,7 +371,8 @@ def check_pod_template(template: Any, path: tuple, added_volumes: tuple = ()) ->
         value = spec.get(field)
         if value not in (None, "") and (not isinstance(value, str) or len(value) > 63 or not _DNS1123_LABEL.match(value)):
             out.append(_p(spath + (field,), f"{field} {value!r} must be a DNS-1123 label", field))
-    for field in ("serviceAccountName", "priorityClassName", "schedulerName"):
+    # (schedulerName is not checked: the API server takes any string there, tests/e2e/test_refusals.py)
+    for field in ("serviceAccountName", "priorityClassName"):
         value = spec.get(field)
         if value not in (None, "") and (not isinstance(value, str) or len(value) > 253 or not _DNS1123_SUB.match(value)):
             out.append(_p(spath + (field,), f"{field} {value!r} must be a DNS-1123 subdomain", field))
@@ -423,12 +424,24 @@ def check_configmap(cm: dict, path: tuple = ()) -> list[Problem]:
     return out
 
 
+INHERITED = " (inherited: the v1 API server or the operator's pods rejected this too)"
+
+
+def _operator_pod_name(job_name: str, rtype: str) -> str:
+    """The name the Training Operator (and mpi-operator) gives pod 0 of a replica type: job-type-0,
+    the type lower-cased, '/' made '-'."""
+    return f"{job_name}-{rtype.lower()}-0".replace("/", "-")
+
+
 def check_v1_job(doc: dict, mapping) -> list[Problem]:
     """The same rules on a v1 job's pods as the operator made them (its template plus the volumes
-    the operator added): what fails here failed under v1 too (inherited). Replica specs the operator
-    made no pods for (mapping `unknownReplicaTypes: ignore`) get only the numeric checks."""
+    the operator added, under the names it gave them): what fails here failed under v1 too
+    (inherited). Replica specs the operator made no pods for (mapping `unknownReplicaTypes: ignore`)
+    get only the numeric checks. See `run_policy_problems` for spec.runPolicy."""
     field = mapping.replica_specs_field
-    out = check_object_meta(doc.get("metadata"), ("metadata",))
+    meta = doc.get("metadata")
+    out = check_object_meta(meta, ("metadata",))
+    name = (meta.get("name") if isinstance(meta, dict) else None) or "x"
     spec = doc.get("spec") or {}
     specs = spec.get(field)
     if isinstance(specs, dict):
@@ -438,10 +451,31 @@ def check_v1_job(doc: dict, mapping) -> list[Problem]:
                 out += check_numbers(raw.get("template"), rpath + ("template",))
                 if key not in mapping.known_types and mapping.unknown_replica_types == "ignore":
                     continue
+                pod = _operator_pod_name(str(name), str(key))
+                if len(pod) <= 253 and not _DNS1123_SUB.match(pod):
+                    out.append(_p(rpath, f"replica type {key!r}: the operator names its pods {pod[:-2]}-<index>, which is "
+                                         "not a DNS-1123 subdomain", "replica-type-name"))
                 out += check_pod_template(raw.get("template"), rpath + ("template",), mapping.operator_volumes.get(key, ()))
     for p in out:
-        p.message += " (inherited: the v1 API server or the operator's pods rejected this too)"
-    run_policy = check_numbers(spec.get("runPolicy"), ("spec", "runPolicy"))
-    for p in run_policy:
-        p.message += " (the JobSet's child Jobs carry it, and the API server rejects them)"
-    return out + run_policy
+        p.message += INHERITED
+    return out + run_policy_problems(doc)[0]
+
+
+def run_policy_problems(doc: dict) -> tuple[list[Problem], list[Problem]]:
+    """Numbers of spec.runPolicy, which the JobSet's child Jobs carry, as (what v1 refused too, what
+    only the JobSet refuses). Facts from the real operator (tests/e2e/test_refusals.py): the v1 CRD
+    rejects a number outside its int32/int64 field; a negative backoffLimit is accepted, but the
+    operator fails the job at once, before it creates a pod; a non-positive activeDeadlineSeconds is
+    accepted and the pods are created (the job then fails at its deadline)."""
+    inherited, jobset_only = [], []
+    for p in check_numbers((doc.get("spec") or {}).get("runPolicy"), ("spec", "runPolicy")):
+        if p.rule == "integer-range":
+            p.message += INHERITED
+            inherited.append(p)
+        elif p.location.path[-1] == "backoffLimit":
+            p.message += " (inherited: the v1 operator failed such a job at once, before creating a pod)"
+            inherited.append(p)
+        else:
+            p.message += " (the JobSet carries it, and the API server rejects it there; the v1 operator accepted it)"
+            jobset_only.append(p)
+    return inherited, jobset_only
