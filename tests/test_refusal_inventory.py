@@ -37,8 +37,8 @@ NO_FIXTURE: dict[str, str] = {
     "container": _SCHEMA_FIRST.format(what="container that is not a map"),
     "yaml": "the YAML reader refuses a complex (sequence or mapping) key before conversion, as invalid YAML "
             "(fixtures/errors/complex-key); this rule guards documents handed to convert_document in memory",
-    "nesting": "only a document nested deeper than Python's recursion limit reaches it; the reader bounds "
-               "nesting first (tests/test_yamlread.py)",
+    "nesting": "only a document nested deeper than Python's recursion limit reaches it; the reader refuses "
+               "more than 100 levels first (yamlio.MAX_DEPTH, tests/test_fuzz.py)",
     "profile": "a mapping names a framework profile that is missing or incomplete: a bug in kf2jobset's own "
                "data, never a property of a job (tests/test_toy_kind.py)",
     "not-a-job": "convert_document hands convert_job only documents is_job() accepts",
@@ -68,8 +68,8 @@ NO_FIXTURE: dict[str, str] = {
     "failure-target": _KF2JOBSET_WRITES,
     "failure-reason": _KF2JOBSET_WRITES,
     "feature-gate": _KF2JOBSET_WRITES,
-    "job-restart-policy": "a v1 restartPolicy Always or ExitCode becomes OnFailure or Never on the Job's pods "
-                          "(JS020); " + _KF2JOBSET_WRITES,
+    "job-restart-policy": "a v1 restartPolicy Always becomes OnFailure (JS020), ExitCode becomes Never plus a "
+                          "podFailurePolicy; " + _KF2JOBSET_WRITES,
     "pod-failure-policy": _KF2JOBSET_WRITES,
     "indexed-completions": _KF2JOBSET_WRITES,
 }
