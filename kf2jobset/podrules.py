@@ -43,8 +43,10 @@ INT32_FIELDS = frozenset({
     "minDomains", "mode", "parallelism", "partition", "periodSeconds", "port", "priority", "replicas",
     "successThreshold", "timeoutSeconds", "ttlSecondsAfterFinished", "weight", "lun",
 })
-# integer fields that must not be negative (apps/batch/core validation), and those that must be positive
-NON_NEGATIVE = frozenset({"backoffLimit", "ttlSecondsAfterFinished", "terminationGracePeriodSeconds", "completions",
+# integer fields that must not be negative (apps/batch/core validation), and those that must be positive.
+# (Not terminationGracePeriodSeconds: the API server takes a negative one and gives the pod 1 s,
+# seen on the real v1.36 server for the operator's pods and a JobSet's: tests/e2e/test_refusals.py.)
+NON_NEGATIVE = frozenset({"backoffLimit", "ttlSecondsAfterFinished", "completions",
                           "parallelism", "replicas", "maxRestarts", "backoffLimitPerIndex", "maxFailedIndexes"})
 POSITIVE = frozenset({"activeDeadlineSeconds"})
 
