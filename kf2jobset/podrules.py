@@ -280,10 +280,11 @@ def _env_name_problem(name: Any) -> str | None:
 _ENV_SOURCES = ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef")
 
 
-def _check_container(c: Any, path: tuple, volumes: set, port_names: dict) -> list[Problem]:
+def _check_container(c: Any, path: tuple, volumes: set) -> list[Problem]:
     if not isinstance(c, dict):
         return [_p(path, "a container must be a map", "container")]
     out = []
+    port_names: dict = {}  # unique within a container; two containers of a pod may share one (the real API server)
     name = c.get("name")
     if not isinstance(name, str) or len(name) > 63 or not _DNS1123_LABEL.match(name):
         out.append(_p(path + ("name",), f"container name {name!r} must be a DNS-1123 label (a-z, 0-9, '-', at most 63)",
@@ -305,7 +306,7 @@ def _check_container(c: Any, path: tuple, volumes: set, port_names: dict) -> lis
                 out.append(_p(ppath + ("name",), f"port name {pname!r} must be an IANA service name (at most 15 lower-case "
                                                  "letters, digits and '-', with a letter, no '--')", "port-name"))
             elif pname in port_names:
-                out.append(_p(ppath + ("name",), f"port name {pname!r} is used twice in the pod", "port-name"))
+                out.append(_p(ppath + ("name",), f"port name {pname!r} is used twice in the container", "port-name"))
             else:
                 port_names[pname] = ppath
     for i, env in enumerate(c.get("env") or []):
@@ -365,10 +366,9 @@ def check_pod_template(template: Any, path: tuple, added_volumes: tuple = ()) ->
         if len(sources) > 1:
             out.append(_p(spath + ("volumes", i), f"a volume has one source, this one has {len(sources)} ({', '.join(map(str, sources))})",
                           "volume-source"))
-    port_names: dict = {}
     for field in ("initContainers", "containers"):  # (duplicate container names: list-map keys, the schema)
         for i, c in enumerate(spec.get(field) or []):
-            out += _check_container(c, spath + (field, i), volumes, port_names)
+            out += _check_container(c, spath + (field, i), volumes)
     for field in ("hostname", "subdomain"):
         value = spec.get(field)
         if value not in (None, "") and (not isinstance(value, str) or len(value) > 63 or not _DNS1123_LABEL.match(value)):
