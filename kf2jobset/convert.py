@@ -32,7 +32,7 @@ def is_job(doc: Any) -> bool:
 def convert_job(doc: dict, options: ConvertOptions, *, assumed_name_length: int | None = None) -> Conversion:
     mapping = convertible_mapping(doc.get("apiVersion"), doc.get("kind"))
     if mapping is None:
-        raise UnsupportedError(f"not a Kubeflow job kind: {doc.get('apiVersion')}/{doc.get('kind')}")
+        raise UnsupportedError(Problem(f"not a Kubeflow job kind: {doc.get('apiVersion')}/{doc.get('kind')}", rule="not-a-job"))
     from .k8syaml import kubernetes_value, readings
 
     doc = _as_kubernetes_reads(doc)
@@ -240,7 +240,7 @@ def convert_document(doc: Any, options: ConvertOptions) -> DocumentResult:
         except Kf2JobSetError as err:
             return DocumentResult(errors=[err])
         except RecursionError:  # bounded at the parse boundary; a last guard, never a traceback
-            return DocumentResult(errors=[InvalidJobError(Problem("the document is nested too deeply to convert", Location()))])
+            return DocumentResult(errors=[InvalidJobError(Problem("the document is nested too deeply to convert", Location(), rule="nesting"))])
         return DocumentResult(outputs=conv.objects, conversions=[conv])
     if kubeflow_job_kind(doc):
         return DocumentResult(errors=[unsupported_job_version(doc)])
@@ -419,12 +419,12 @@ def _convert_katib(doc: dict, options: ConvertOptions) -> DocumentResult:
     except Kf2JobSetError as err:
         return DocumentResult(errors=[_prefix(err, path)])
     except RecursionError:
-        return DocumentResult(errors=[InvalidJobError(Problem("the trial is nested too deeply to convert", Location(path=path)))])
+        return DocumentResult(errors=[InvalidJobError(Problem("the trial is nested too deeply to convert", Location(path=path), rule="nesting"))])
     if conv.companions:
         return DocumentResult(errors=[UnsupportedError(Problem(
             "a Katib trialSpec holds one object, but this conversion needs companions "
             f"({', '.join(c['kind'] for c in conv.companions)}); use --mpi-hostfile generated / --scheduler kueue",
-            Location(path=path)))])
+            Location(path=path), rule="katib-companions"))])
     out = copy_tree(doc)
     new_template = out["spec"]["trialTemplate"]
     jobset = conv.jobset

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import UnsupportedError
+from .errors import Problem, UnsupportedError
 from .frameworks import profile as get_profile
 from .frameworks.base import EmitContext
 from .model import TrainingJob, env_target_indexes
@@ -435,7 +435,8 @@ def _scheduler(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, jobset:
         return []
     # volcano: a PodGroup named after the JobSet, and pods that point at it
     if not p.name:
-        raise UnsupportedError("--scheduler volcano needs a JobSet name for its PodGroup; this job has none (use --name)")
+        raise UnsupportedError(Problem("--scheduler volcano needs a JobSet name for its PodGroup; this job has none (use --name)",
+                                       rule="volcano-name"))
     for rj, pod in zip(p.rjobs, pods):
         pod["spec"].setdefault("schedulerName", "volcano")
         ann = pod.setdefault("metadata", {}).setdefault("annotations", {})

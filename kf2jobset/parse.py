@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import re
 
-from .errors import InvalidJobError, Location, Problem
+from .errors import InvalidJobError, Location, Problem, RejectedJobSetError
 from .mappings import KindMapping
 from .model import DefaultApplied, ReplicaSpec, RunPolicy, SchedulingPolicy, TrainingJob, default_container
 from .treecopy import copy_tree
@@ -27,6 +27,7 @@ def _problem(path: tuple, message: str, hint: str | None = None, rule: str | Non
 def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> TrainingJob:
     problems: list[Problem] = []
     pruned: list[DefaultApplied] = []
+    jobset_only: list[Problem] = []  # v1 ran it, the JobSet cannot carry it: refused after the v1 rules
     if check_schema:
         from .schemas import validate
 
@@ -35,9 +36,10 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
         problems += [_problem(i.path, i.message, rule="schema") for i in issues if i not in unknown]
         if problems:
             raise InvalidJobError(problems)
-        from .podrules import check_v1_job
+        from .podrules import check_v1_job, run_policy_problems
 
         problems += [p for p in check_v1_job(doc, mapping) if p.location.path not in {i.path for i in unknown}]
+        jobset_only = run_policy_problems(doc)[1]
         if problems:
             raise InvalidJobError(problems)
         if unknown:
@@ -52,7 +54,7 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
     field = mapping.replica_specs_field
     raw_specs = spec.get(field)
     if not raw_specs:
-        raise InvalidJobError(_problem(("spec", field), f"{mapping.kind} has no {field}: nothing to run"))
+        raise InvalidJobError(_problem(("spec", field), f"{mapping.kind} has no {field}: nothing to run", rule="replica-specs"))
 
     name = meta.get("name")
     if name is not None and not _DNS1035.match(str(name)):
@@ -84,7 +86,7 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
             )
             continue
         if canonical in replicas:
-            problems.append(_problem(path, f"replica type {canonical!r} given twice (keys differ only in case)"))
+            problems.append(_problem(path, f"replica type {canonical!r} given twice (keys differ only in case)", rule="replica-type"))
             continue
         if canonical.lower() in pod_names:
             # e.g. MXJob Tuner and tuner (not camel-cased by the operator): both named their pods <job>-tuner-<i>
@@ -118,6 +120,9 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
     job_defaults += fw_defaults
     if problems:
         raise InvalidJobError(problems)
+    if jobset_only:
+        raise RejectedJobSetError([Problem(f"the JobSet would be rejected: {p.message}", p.location, p.rule, p.hint)
+                                   for p in jobset_only])
 
     # replicatedJobs order: the mapping's order, unknown types (TF only) after it, sorted.
     order = [t for t in mapping.known_types if t in replicas] + sorted(t for t in replicas if t not in mapping.known_types)

@@ -43,8 +43,10 @@ INT32_FIELDS = frozenset({
     "minDomains", "mode", "parallelism", "partition", "periodSeconds", "port", "priority", "replicas",
     "successThreshold", "timeoutSeconds", "ttlSecondsAfterFinished", "weight", "lun",
 })
-# integer fields that must not be negative (apps/batch/core validation), and those that must be positive
-NON_NEGATIVE = frozenset({"backoffLimit", "ttlSecondsAfterFinished", "terminationGracePeriodSeconds", "completions",
+# integer fields that must not be negative (apps/batch/core validation), and those that must be positive.
+# (Not terminationGracePeriodSeconds: the API server takes a negative one and gives the pod 1 s,
+# seen on the real v1.36 server for the operator's pods and a JobSet's: tests/e2e/test_refusals.py.)
+NON_NEGATIVE = frozenset({"backoffLimit", "ttlSecondsAfterFinished", "completions",
                           "parallelism", "replicas", "maxRestarts", "backoffLimitPerIndex", "maxFailedIndexes"})
 POSITIVE = frozenset({"activeDeadlineSeconds"})
 
@@ -278,10 +280,11 @@ def _env_name_problem(name: Any) -> str | None:
 _ENV_SOURCES = ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef")
 
 
-def _check_container(c: Any, path: tuple, volumes: set, port_names: dict) -> list[Problem]:
+def _check_container(c: Any, path: tuple, volumes: set) -> list[Problem]:
     if not isinstance(c, dict):
         return [_p(path, "a container must be a map", "container")]
     out = []
+    port_names: dict = {}  # unique within a container; two containers of a pod may share one (the real API server)
     name = c.get("name")
     if not isinstance(name, str) or len(name) > 63 or not _DNS1123_LABEL.match(name):
         out.append(_p(path + ("name",), f"container name {name!r} must be a DNS-1123 label (a-z, 0-9, '-', at most 63)",
@@ -303,7 +306,7 @@ def _check_container(c: Any, path: tuple, volumes: set, port_names: dict) -> lis
                 out.append(_p(ppath + ("name",), f"port name {pname!r} must be an IANA service name (at most 15 lower-case "
                                                  "letters, digits and '-', with a letter, no '--')", "port-name"))
             elif pname in port_names:
-                out.append(_p(ppath + ("name",), f"port name {pname!r} is used twice in the pod", "port-name"))
+                out.append(_p(ppath + ("name",), f"port name {pname!r} is used twice in the container", "port-name"))
             else:
                 port_names[pname] = ppath
     for i, env in enumerate(c.get("env") or []):
@@ -363,15 +366,15 @@ def check_pod_template(template: Any, path: tuple, added_volumes: tuple = ()) ->
         if len(sources) > 1:
             out.append(_p(spath + ("volumes", i), f"a volume has one source, this one has {len(sources)} ({', '.join(map(str, sources))})",
                           "volume-source"))
-    port_names: dict = {}
     for field in ("initContainers", "containers"):  # (duplicate container names: list-map keys, the schema)
         for i, c in enumerate(spec.get(field) or []):
-            out += _check_container(c, spath + (field, i), volumes, port_names)
+            out += _check_container(c, spath + (field, i), volumes)
     for field in ("hostname", "subdomain"):
         value = spec.get(field)
         if value not in (None, "") and (not isinstance(value, str) or len(value) > 63 or not _DNS1123_LABEL.match(value)):
             out.append(_p(spath + (field,), f"{field} {value!r} must be a DNS-1123 label", field))
-    for field in ("serviceAccountName", "priorityClassName", "schedulerName"):
+    # (schedulerName is not checked: the API server takes any string there, tests/e2e/test_refusals.py)
+    for field in ("serviceAccountName", "priorityClassName"):
         value = spec.get(field)
         if value not in (None, "") and (not isinstance(value, str) or len(value) > 253 or not _DNS1123_SUB.match(value)):
             out.append(_p(spath + (field,), f"{field} {value!r} must be a DNS-1123 subdomain", field))
@@ -423,12 +426,24 @@ def check_configmap(cm: dict, path: tuple = ()) -> list[Problem]:
     return out
 
 
+INHERITED = " (inherited: the v1 API server or the operator's pods rejected this too)"
+
+
+def _operator_pod_name(job_name: str, rtype: str) -> str:
+    """The name the Training Operator (and mpi-operator) gives pod 0 of a replica type: job-type-0,
+    the type lower-cased, '/' made '-'."""
+    return f"{job_name}-{rtype.lower()}-0".replace("/", "-")
+
+
 def check_v1_job(doc: dict, mapping) -> list[Problem]:
     """The same rules on a v1 job's pods as the operator made them (its template plus the volumes
-    the operator added): what fails here failed under v1 too (inherited). Replica specs the operator
-    made no pods for (mapping `unknownReplicaTypes: ignore`) get only the numeric checks."""
+    the operator added, under the names it gave them): what fails here failed under v1 too
+    (inherited). Replica specs the operator made no pods for (mapping `unknownReplicaTypes: ignore`)
+    get only the numeric checks. See `run_policy_problems` for spec.runPolicy."""
     field = mapping.replica_specs_field
-    out = check_object_meta(doc.get("metadata"), ("metadata",))
+    meta = doc.get("metadata")
+    out = check_object_meta(meta, ("metadata",))
+    name = (meta.get("name") if isinstance(meta, dict) else None) or "x"
     spec = doc.get("spec") or {}
     specs = spec.get(field)
     if isinstance(specs, dict):
@@ -438,10 +453,31 @@ def check_v1_job(doc: dict, mapping) -> list[Problem]:
                 out += check_numbers(raw.get("template"), rpath + ("template",))
                 if key not in mapping.known_types and mapping.unknown_replica_types == "ignore":
                     continue
+                pod = _operator_pod_name(str(name), str(key))
+                if len(pod) <= 253 and not _DNS1123_SUB.match(pod):
+                    out.append(_p(rpath, f"replica type {key!r}: the operator names its pods {pod[:-2]}-<index>, which is "
+                                         "not a DNS-1123 subdomain", "replica-type-name"))
                 out += check_pod_template(raw.get("template"), rpath + ("template",), mapping.operator_volumes.get(key, ()))
     for p in out:
-        p.message += " (inherited: the v1 API server or the operator's pods rejected this too)"
-    run_policy = check_numbers(spec.get("runPolicy"), ("spec", "runPolicy"))
-    for p in run_policy:
-        p.message += " (the JobSet's child Jobs carry it, and the API server rejects them)"
-    return out + run_policy
+        p.message += INHERITED
+    return out + run_policy_problems(doc)[0]
+
+
+def run_policy_problems(doc: dict) -> tuple[list[Problem], list[Problem]]:
+    """Numbers of spec.runPolicy, which the JobSet's child Jobs carry, as (what v1 refused too, what
+    only the JobSet refuses). Facts from the real operator (tests/e2e/test_refusals.py): the v1 CRD
+    rejects a number outside its int32/int64 field; a negative backoffLimit is accepted, but the
+    operator fails the job at once, before it creates a pod; a non-positive activeDeadlineSeconds is
+    accepted and the pods are created (the job then fails at its deadline)."""
+    inherited, jobset_only = [], []
+    for p in check_numbers((doc.get("spec") or {}).get("runPolicy"), ("spec", "runPolicy")):
+        if p.rule == "integer-range":
+            p.message += INHERITED
+            inherited.append(p)
+        elif p.location.path[-1] == "backoffLimit":
+            p.message += " (inherited: the v1 operator failed such a job at once, before creating a pod)"
+            inherited.append(p)
+        else:
+            p.message += " (the JobSet carries it, and the API server rejects it there; the v1 operator accepted it)"
+            jobset_only.append(p)
+    return inherited, jobset_only

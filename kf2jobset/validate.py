@@ -92,7 +92,7 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
     sub = (spec.get("network") or {}).get("subdomain")
     if sub and (not _DNS1123_SUB.match(sub) or not _DNS1035.match(sub) or len(sub) > 63):
         out.append(_p(("spec", "network", "subdomain"), f"subdomain {sub!r} must be a DNS-1035 label of at most 63 characters",
-                      "subdomain", "use --subdomain with a short lower-case name"))
+                      "network-subdomain", "use --subdomain with a short lower-case name"))
     managed = spec.get("managedBy")
     if managed and (len(managed) > 63 or not _MANAGED_BY.match(managed)):
         out.append(_p(("spec", "managedBy"), f"managedBy {managed!r} must be a domain-prefixed path of at most 63 characters", "managed-by"))

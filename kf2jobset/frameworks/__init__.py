@@ -11,14 +11,14 @@ from .base import Profile
 def profile(name: str) -> Profile:
     """The profile a mapping names (`profile: pytorch` -> kf2jobset/frameworks/pytorch.py, PROFILE).
     No registry: a new framework is its mapping file plus its module."""
-    from ..errors import UnsupportedError
+    from ..errors import Problem, UnsupportedError
 
     if not name.isidentifier() or name == "base":
-        raise UnsupportedError(f"mapping names an invalid framework profile {name!r}")
+        raise UnsupportedError(Problem(f"mapping names an invalid framework profile {name!r}", rule="profile"))
     try:
         module = import_module(f"{__name__}.{name}")
     except ModuleNotFoundError as exc:
         if exc.name != f"{__name__}.{name}":
             raise
-        raise UnsupportedError(f"no framework profile {name!r} (kf2jobset/frameworks/{name}.py)") from None
+        raise UnsupportedError(Problem(f"no framework profile {name!r} (kf2jobset/frameworks/{name}.py)", rule="profile")) from None
     return module.PROFILE

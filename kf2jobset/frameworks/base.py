@@ -256,10 +256,10 @@ class Profile:
     def operator_success(self, job: "TrainingJob") -> tuple:
         """Who decided success under the operator: ("all"|"any", (roles...)[, extra]) or ("never",).
         Every kind states its own: there is no safe default."""
-        from ..errors import UnsupportedError
+        from ..errors import Problem, UnsupportedError
 
-        raise UnsupportedError(f"framework profile {self.name!r} does not say how {job.kind} succeeded under "
-                                      "the operator (Profile.operator_success)")
+        raise UnsupportedError(Problem(f"framework profile {self.name!r} does not say how {job.kind} succeeded under "
+                                       "the operator (Profile.operator_success)", rule="profile"))
 
     def success_note(self, job: "TrainingJob", case: str | None, targets: list[str]) -> "Note":
         """The note for a success rule the mapping marks `exact: false`; `case` is the rule's `note:`.

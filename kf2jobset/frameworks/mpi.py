@@ -169,10 +169,9 @@ def ssh_secret_name(job, ctx: EmitContext) -> str:
         return ctx.options.ssh_secret
     if ctx.jobset_name:
         return f"{ctx.jobset_name}-ssh"
-    raise UnsupportedError(
+    raise UnsupportedError(Problem(
         "this MPIJob has no name, so the SSH Secret cannot be named after it; pass --ssh-secret NAME "
-        "(a kubernetes.io/ssh-auth Secret with ssh-privatekey and ssh-publickey)"
-    )
+        "(a kubernetes.io/ssh-auth Secret with ssh-privatekey and ssh-publickey)", rule="ssh-secret-name"))
 
 
 def hostfile_mode(ctx: EmitContext) -> str:
@@ -180,9 +179,9 @@ def hostfile_mode(ctx: EmitContext) -> str:
     if mode == "auto":
         return "configmap" if ctx.jobset_name else "generated"
     if mode == "configmap" and not ctx.jobset_name:
-        raise UnsupportedError(
-            "--mpi-hostfile configmap needs a known JobSet name (this job has none); use --mpi-hostfile generated"
-        )
+        raise UnsupportedError(Problem(
+            "--mpi-hostfile configmap needs a known JobSet name (this job has none); use --mpi-hostfile generated",
+            rule="mpi-hostfile-name"))
     return mode
 
 

@@ -1,0 +1,395 @@
+"""Every refusal kf2jobset makes, held to what the real v1 world did with the same job.
+
+Each refusing fixture (``fixtures/*/*/expected-error.txt``, the cases tests/test_refusal_inventory.py
+requires for every rule id) is created in a namespace of its own on the real v1 world: the Training
+Operator v1.9.4 with its validating webhooks (tests/e2e/stack.py), or, for MPIJob
+``kubeflow.org/v2beta1``, mpi-operator v0.8.2 on the second stack flavour. Its outcome there is one of
+
+* ``admission``: the create call failed (the CRD schema, CEL, the API server's object-meta rules, or
+  the operator's webhook);
+* ``pods``: the job was accepted, but some pod the operator makes was never created, and the API
+  says why (a Warning event: the operator's or the Job controller's failed create, or mpi-operator's
+  failed launcher Job; or the job's Failed condition: the operator gave up on it first);
+* ``ran``: every pod the operator makes exists (no kubelet runs: they stay Pending).
+
+kf2jobset's verdict must agree with it:
+
+* a message that says the refusal is *inherited* => the v1 world rejected the job (admission or pods);
+* exit 3 (an invalid v1 job) => the v1 world rejected it;
+* exit 4 (the JobSet would be rejected, or the job needs a decision kf2jobset cannot make) => the v1
+  world ran it, and no message may say *inherited*.
+
+Cases that cannot be sent (invalid YAML, an API version the v1 world does not serve) are skipped with
+the reason. Jobs without a name (templates) get one as their creator would give them; a case's
+namespace is replaced by the test's own unless it is not a valid namespace name (then the request
+goes to it, as ``kubectl apply`` would send it). All cases run in parallel (KF2JOBSET_REFUSALS_PARALLEL,
+default 8) with a bounded wait for pods (POD_WAIT s); KF2JOBSET_REFUSALS_SUMMARY=FILE writes every
+case's verdicts as JSON; KF2JOBSET_REFUSALS_ONLY=REGEX runs only the matching case ids.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kf2jobset.cli import main
+
+from ..conftest import FIXTURES
+
+PARALLEL = int(os.environ.get("KF2JOBSET_REFUSALS_PARALLEL", "8"))
+POD_WAIT = 45.0  # seconds for the operator's pods to appear (they appear within a few seconds when they can)
+V1, V2BETA1 = "kubeflow.org/v1", "kubeflow.org/v2beta1"
+PLURAL = {"TFJob": "tfjobs", "PyTorchJob": "pytorchjobs", "MPIJob": "mpijobs", "XGBoostJob": "xgboostjobs",
+          "PaddleJob": "paddlejobs", "JAXJob": "jaxjobs"}
+SPECS_FIELD = {"TFJob": "tfReplicaSpecs", "PyTorchJob": "pytorchReplicaSpecs", "MPIJob": "mpiReplicaSpecs",
+               "XGBoostJob": "xgbReplicaSpecs", "PaddleJob": "paddleReplicaSpecs", "JAXJob": "jaxReplicaSpecs"}
+INHERITED = "inherited"
+_NS = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_RULE = re.compile(r" \[([A-Za-z][\w-]*)\](?= \(hint: |$)", re.M)
+
+
+# ---------------------------------------------------------------------------------------------
+# kf2jobset's side: the refusing fixtures, run through the CLI as tests/test_golden.py runs them
+
+
+@dataclass
+class Case:
+    id: str
+    path: Path
+    job: dict | None = None
+    skip: str = ""
+    exit_code: int = 0  # kf2jobset's verdict, filled by run_kf2jobset
+    messages: list[str] = field(default_factory=list)
+
+    def run_kf2jobset(self) -> None:
+        args = [a for a in (self.path / "args").read_text().splitlines() if a.strip() and not a.startswith("#")] \
+            if (self.path / "args").exists() else []
+        result = CliRunner().invoke(main, ["convert", str(self.path / "input.yaml"), *args], catch_exceptions=False)
+        self.exit_code = result.exit_code
+        self.messages = [line for line in result.stderr.splitlines() if line.startswith("kf2jobset: ")]
+
+    @property
+    def rules(self) -> list[str]:
+        return sorted({r for m in self.messages for r in _RULE.findall(m)})
+
+    @property
+    def says_inherited(self) -> bool:
+        return any(INHERITED in m for m in self.messages)
+
+
+def _case(path: Path) -> Case:
+    case = Case(f"{path.parent.name}/{path.name}", path)
+    try:
+        docs = [d for d in yaml.safe_load_all((path / "input.yaml").read_text()) if d is not None]
+    except yaml.YAMLError as e:
+        case.skip = f"not YAML a v1 API server could be sent ({str(e).splitlines()[0]})"
+        return case
+    if len(docs) != 1 or not isinstance(docs[0], dict):
+        case.skip = f"{len(docs)} documents: not one v1 job"
+        return case
+    job = docs[0]
+    served = (job.get("apiVersion") == V1 and job.get("kind") in PLURAL) or \
+             (job.get("apiVersion") == V2BETA1 and job.get("kind") == "MPIJob")
+    if not served:
+        case.skip = (f"{job.get('apiVersion')} {job.get('kind')}: neither the Training Operator v1.9.4 nor "
+                     "mpi-operator v0.8.2 serves it, so there is no v1 world to send it to")
+        return case
+    case.job = job
+    return case
+
+
+def refusing_fixtures() -> list[Path]:
+    return sorted(p.parent for p in FIXTURES.glob("*/*/expected-error.txt"))
+
+
+CASES = [_case(p) for p in refusing_fixtures()]
+_ONLY = os.environ.get("KF2JOBSET_REFUSALS_ONLY")  # a regex over case ids, for local runs
+if _ONLY:
+    for _c in CASES:
+        if not _c.skip and not re.search(_ONLY, _c.id):
+            _c.skip = f"KF2JOBSET_REFUSALS_ONLY={_ONLY} leaves it out"
+
+
+def test_every_refusing_fixture_is_a_case():
+    assert len(CASES) >= 40, f"only {len(CASES)} refusing fixtures found under {FIXTURES}"
+    for c in CASES:
+        c.run_kf2jobset()
+    assert all(c.exit_code in (3, 4) for c in CASES), [(c.id, c.exit_code) for c in CASES if c.exit_code not in (3, 4)]
+
+
+# ---------------------------------------------------------------------------------------------
+# the v1 world's side
+
+
+@dataclass
+class Outcome:
+    case: Case
+    real: str = ""  # admission | pods | ran | unclear | failed
+    detail: str = ""
+    pods: str = ""  # "created/expected"
+    seconds: float = 0.0
+    evidence: list[str] = field(default_factory=list)
+
+
+def expected_pods(job: dict) -> int:
+    """The pods the operator makes for this job: every replica spec's replicas (default 1); mpi-operator
+    makes pods only for Launcher and Worker (Worker defaults to 0 there)."""
+    specs = (job.get("spec") or {}).get(SPECS_FIELD[job["kind"]]) or {}
+    total = 0
+    for rtype, spec in specs.items():
+        spec = spec or {}
+        if job["apiVersion"] == V2BETA1:
+            if rtype not in ("Launcher", "Worker"):
+                continue
+            default = 1 if rtype == "Launcher" else 0
+        else:
+            default = 1
+        n = spec.get("replicas", default)
+        total += n if isinstance(n, int) else 0
+    return total
+
+
+def _message(e) -> str:
+    try:
+        return json.loads(e.body).get("message", str(e))
+    except Exception:  # noqa: BLE001
+        return str(e)
+
+
+def _failures(core, ns: str) -> list[str]:
+    """Warning events of the namespace that say an object could not be created."""
+    out = []
+    for ev in core.list_namespaced_event(ns).items:
+        text = f"{ev.reason}: {ev.message}"
+        if ev.type == "Warning" and re.search(r"(?i)fail|invalid|error|forbidden", text):
+            out.append(f"{ev.involved_object.kind}/{ev.involved_object.name} {text}"[:600])
+    return out
+
+
+def _failed(custom, job: dict, ns: str, name: str) -> list[str]:
+    """The job's own Failed condition (the operator gave up on it, e.g. before creating any pod)."""
+    got = custom.get_namespaced_custom_object("kubeflow.org", job["apiVersion"].split("/")[1], ns, PLURAL[job["kind"]], name)
+    return [f"{job['kind']}/{name} condition Failed: {c.get('reason')}: {c.get('message')}"[:600]
+            for c in (got.get("status") or {}).get("conditions") or []
+            if c.get("type") == "Failed" and c.get("status") == "True"]
+
+
+def _priority_classes(api, job: dict) -> None:
+    """PriorityClasses the pods name, when the name is one a PriorityClass can have (the differential
+    test makes them too): the job's own defects decide, not a missing cluster object."""
+    from kubernetes import client
+    from kubernetes.client.rest import ApiException
+
+    specs = (job.get("spec") or {}).get(SPECS_FIELD[job["kind"]]) or {}
+    for spec in specs.values():
+        name = (((spec or {}).get("template") or {}).get("spec") or {}).get("priorityClassName")
+        if not name:
+            continue
+        try:
+            client.SchedulingV1Api(api).create_priority_class({"metadata": {"name": name}, "value": 1000})
+        except ApiException as e:
+            if e.status not in (409, 422):  # 422: an invalid name, which no cluster can have
+                raise
+
+
+def observe(stack, case: Case) -> Outcome:
+    from kubernetes import client
+    from kubernetes.client.rest import ApiException
+
+    out = Outcome(case)
+    t0 = time.monotonic()
+    job = json.loads(json.dumps(case.job))
+    meta = job.setdefault("metadata", {})
+    version = job["apiVersion"].split("/")[1]
+    with stack.api_client() as api:
+        core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
+        ns = meta.get("namespace")
+        if not (isinstance(ns, str) and ns and not _NS.match(ns)):
+            ns = f"r{uuid.uuid4().hex[:8]}"
+            core.create_namespace({"metadata": {"name": ns}})
+            meta["namespace"] = ns
+        if not meta.get("name") and not meta.get("generateName"):
+            meta["name"] = "step-" + uuid.uuid4().hex[:6]  # a template: named by whoever creates it
+        _priority_classes(api, job)
+        try:
+            created = custom.create_namespaced_custom_object("kubeflow.org", version, ns, PLURAL[job["kind"]], job)
+        except ApiException as e:
+            if 400 <= e.status < 500:
+                out.real, out.detail = "admission", f"HTTP {e.status}: {_message(e)}"[:1000]
+                out.seconds = time.monotonic() - t0
+                return out
+            raise
+        name = created["metadata"]["name"]
+        want = expected_pods(job)
+        deadline = time.monotonic() + POD_WAIT
+        while True:
+            pods = core.list_namespaced_pod(ns).items
+            failures = _failures(core, ns) + _failed(custom, job, ns, name)
+            out.pods = f"{len(pods)}/{want}"
+            if len(pods) >= want and not failures:
+                out.real, out.detail = "ran", f"{len(pods)} pods created"
+                break
+            if failures:
+                time.sleep(1.0)  # let the other pods (and events) of this round arrive
+                pods = core.list_namespaced_pod(ns).items
+                out.pods = f"{len(pods)}/{want}"
+                out.evidence = _failures(core, ns) + _failed(custom, job, ns, name)
+                out.real = "pods" if len(pods) < want else "ran"
+                out.detail = out.evidence[0] if out.real == "pods" else f"{len(pods)} pods created despite: {out.evidence[0]}"
+                break
+            if time.monotonic() > deadline:
+                out.real, out.detail = "unclear", (f"accepted; {len(pods)} of {want} pods after {POD_WAIT:.0f} s and no "
+                                                   f"Warning event says why; operator log: {stack.log_tail(_operator(stack), 15)}")
+                break
+            time.sleep(0.5)
+        try:
+            custom.delete_namespaced_custom_object("kubeflow.org", version, ns, PLURAL[job["kind"]], name,
+                                                   propagation_policy="Background")
+        except ApiException:
+            pass
+    out.seconds = time.monotonic() - t0
+    return out
+
+
+def _operator(stack) -> str:
+    return "mpi-operator" if stack.flavour == "mpi-operator" else "training-operator"
+
+
+class LazyMPIStack:
+    """The mpi-operator stack, started by the first v2beta1 case, in a thread that lives until
+    :meth:`close` (the components die with the thread that forked them: PR_SET_PDEATHSIG)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ready = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._stack = None
+        self._error: BaseException | None = None
+
+    def result(self):
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._live, name="refusals-mpi-stack", daemon=True)
+                self._thread.start()
+        self._ready.wait()
+        if self._error is not None:
+            raise RuntimeError(f"the mpi-operator stack did not start: {self._error}") from self._error
+        return self._stack
+
+    def _live(self) -> None:
+        from .stack import start_stack
+
+        workdir = Path(tempfile.mkdtemp(prefix="kf2jobset-e2e-refusals-mpi-"))
+        try:
+            self._stack = start_stack(workdir, flavour="mpi-operator")
+        except BaseException as e:  # noqa: BLE001 - every v2beta1 case fails with it
+            self._error = e
+        finally:
+            self._ready.set()
+        try:
+            self._stop.wait()
+        finally:
+            if self._stack is not None:
+                self._stack.stop()
+            if os.environ.get("KF2JOBSET_KEEP_E2E_DIR"):
+                print(f"\nkept mpi-operator e2e directory: {workdir}")
+            else:
+                shutil.rmtree(workdir, ignore_errors=True)
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=120)
+
+
+@pytest.fixture(scope="module")
+def outcomes(stack) -> dict[str, Outcome]:
+    mpi = LazyMPIStack()
+    results: dict[str, Outcome] = {}
+    lock = threading.Lock()
+
+    def one(case: Case) -> None:
+        t0 = time.monotonic()
+        try:
+            where = mpi.result() if case.job["apiVersion"] == V2BETA1 else stack
+            o = observe(where, case)
+        except Exception as e:  # noqa: BLE001 - reported per case
+            o = Outcome(case, "failed", f"{type(e).__name__}: {e}"[:1500], seconds=time.monotonic() - t0)
+        with lock:
+            results[case.id] = o
+
+    runnable = [c for c in CASES if not c.skip]
+    for c in runnable:
+        c.run_kf2jobset()
+    t0 = time.monotonic()
+    try:
+        if any(c.job["apiVersion"] == V2BETA1 for c in runnable):
+            try:
+                mpi.result()  # before the v1 cases load the machine (its API server has a start-up deadline)
+            except Exception:  # noqa: BLE001 - each v2beta1 case reports it
+                pass
+        with ThreadPoolExecutor(PARALLEL) as pool:
+            list(pool.map(one, runnable))
+    finally:
+        mpi.close()
+    wall = time.monotonic() - t0
+    print(f"\n[refusals] {len(runnable)} refusing fixtures sent to the v1 world in {wall:.1f} s (parallel {PARALLEL}); "
+          f"{len(CASES) - len(runnable)} skipped")
+    print(summary_table(results))
+    path = os.environ.get("KF2JOBSET_REFUSALS_SUMMARY")
+    if path:
+        Path(path).write_text(json.dumps({
+            "seconds": round(wall, 1),
+            "cases": {k: {"exit": o.case.exit_code, "rules": o.case.rules, "inherited": o.case.says_inherited,
+                          "real": o.real, "pods": o.pods, "detail": o.detail, "seconds": round(o.seconds, 1),
+                          "agrees": agrees(o.case, o.real)[0]}
+                      for k, o in sorted(results.items())},
+            "skipped": {c.id: c.skip for c in CASES if c.skip},
+        }, indent=1))
+    return results
+
+
+def agrees(case: Case, real: str) -> tuple[bool, str]:
+    rejected = real in ("admission", "pods")
+    if case.says_inherited and not rejected:
+        return False, f"kf2jobset says the refusal is inherited, but the v1 world {real} it"
+    if case.exit_code == 3 and not rejected:
+        return False, f"exit 3 (an invalid v1 job), but the v1 world {real} it"
+    if case.exit_code == 4 and real != "ran":
+        return False, f"exit 4 (kf2jobset's own limit), but the v1 world rejected it ({real}): say so (inherited, exit 3)"
+    return True, ""
+
+
+def summary_table(results: dict[str, Outcome]) -> str:
+    lines = ["| fixture | kf2jobset | rule | v1 world | pods | agrees |", "|---|---|---|---|---|---|"]
+    for k, o in sorted(results.items()):
+        ok, _ = agrees(o.case, o.real)
+        said = f"exit {o.case.exit_code}" + (", inherited" if o.case.says_inherited else "")
+        lines.append(f"| {k} | {said} | {', '.join(o.case.rules) or '-'} | {o.real} | {o.pods or '-'} | {'yes' if ok else 'NO'} |")
+    counts = {r: sum(1 for o in results.values() if o.real == r) for r in ("admission", "pods", "ran", "unclear", "failed")}
+    agreed = sum(1 for o in results.values() if agrees(o.case, o.real)[0])
+    lines.append(f"\n{len(results)} sent: {counts}; kf2jobset agrees on {agreed}")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_refusal_agrees_with_the_v1_world(outcomes, case):
+    if case.skip:
+        pytest.skip(case.skip)
+    o = outcomes[case.id]
+    assert o.real not in ("failed", "unclear"), f"{case.id}: no verdict from the v1 world: {o.detail}"
+    ok, why = agrees(case, o.real)
+    assert ok, f"{case.id}: {why}.\nkf2jobset: {' / '.join(case.messages)}\nv1 world: {o.detail}"
