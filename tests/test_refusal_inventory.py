@@ -19,7 +19,8 @@ from .conftest import FIXTURES
 PACKAGE = Path(__file__).resolve().parent.parent / "kf2jobset"
 # The modules between a v1 document and a JobSet: parse -> plan -> emit -> validate, the pod rules,
 # the framework profiles and the document dispatcher.
-MODULES = ("parse.py", "podrules.py", "validate.py", "convert.py", "emit.py", "plan.py", "frameworks/*.py")
+MODULES = ("parse.py", "podrules.py", "validate.py", "convert.py", "emit.py", "plan.py", "upgrade.py", "envsubst.py",
+           "frameworks/*.py")
 BUILDERS = ("Problem", "_problem", "_p")
 REFUSALS = ("InvalidJobError", "UnsupportedError", "RejectedJobSetError")
 
@@ -105,6 +106,9 @@ def _rules_in(path: Path) -> tuple[dict[str, list[str]], list[str]]:
                 yield node
 
     where = lambda node: f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"  # noqa: E731
+    # module-level string constants (RULE = "envsubst") count as literals
+    constants = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
+                 and isinstance(n.value.value, str) for t in n.targets if isinstance(t, ast.Name)}
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
             continue
@@ -124,6 +128,8 @@ def _rules_in(path: Path) -> tuple[dict[str, list[str]], list[str]]:
             found.setdefault(arg.value, []).append(where(node))
         elif isinstance(arg, ast.Attribute) and arg.attr == "rule":
             continue  # an existing problem re-located or re-worded: its rule id was counted where it was made
+        elif isinstance(arg, ast.Name) and arg.id in constants:
+            found.setdefault(constants[arg.id], []).append(where(node))
         elif isinstance(arg, ast.Name):
             loop = next((f for f in enclosing(node, ast.For) if isinstance(f.target, ast.Name) and f.target.id == arg.id), None)
             func = next(enclosing(node, ast.FunctionDef), None)

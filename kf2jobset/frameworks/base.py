@@ -264,10 +264,11 @@ class Profile:
     def success_note(self, job: "TrainingJob", case: str | None, targets: list[str]) -> "Note":
         """The note for a success rule the mapping marks `exact: false`; `case` is the rule's `note:`.
         A profile whose mapping has such a rule words it; there is no generic wording."""
-        from ..errors import UnsupportedError
+        from ..errors import Location, Problem, UnsupportedError
 
-        raise UnsupportedError(f"framework profile {self.name!r} does not explain the inexact success rule "
-                               f"{case!r} of {job.kind} (Profile.success_note)")
+        raise UnsupportedError(Problem(f"framework profile {self.name!r} does not explain the inexact success rule "
+                                       f"{case!r} of {job.kind} (Profile.success_note)", Location(path=()),
+                                       rule="profile"))
 
     def operator_start(self, job: "TrainingJob", rtype: str):
         """The common reconciler creates every replica's pods at once."""
