@@ -11,9 +11,13 @@ import re
 from .errors import Location, Problem, RejectedJobSetError
 from .options import LATEST_JOBSET_VERSION
 from .podrules import check_jobset_objects
+from .schemacheck import normalise
+from .quantity import canonical, parse_quantity
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _DNS1123_SUB = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_JOB_NAME_PART = re.compile(r"[-a-z0-9]*")
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 _RULE_NAME = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
 _MANAGED_BY = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/[-._a-zA-Z0-9/]+$")
 FAILURE_REASONS = {"BackoffLimitExceeded", "DeadlineExceeded", "FailedIndexes", "MaxFailedIndexesExceeded", "PodFailurePolicy"}
@@ -33,7 +37,7 @@ _VERSIONED = {
 
 
 def _digits(n: int) -> int:
-    return len(str(max(n, 0)))
+    return len(str(n))  # the Go code formats the index as it is: replicas 0 gives "-1"
 
 
 def _fmt_version(v: tuple[int, int]) -> str:
@@ -46,6 +50,9 @@ def check_jobset(jobset: dict, *, version: tuple[int, int] = LATEST_JOBSET_VERSI
     (e.g. a Katib trial, named when the trial is created)."""
     from .schemas import validate as schema_validate
 
+    jobset, problems = admitted(jobset)
+    if problems:
+        return problems
     problems = [Problem(i.message, Location(path=i.path), rule="schema") for i in schema_validate(jobset, "jobset")]
     if problems:
         return problems  # the rules below assume a well-formed object
@@ -73,7 +80,7 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
     name_len = None
     if name:
         name_len = len(name)
-        if not _DNS1035.match(name) or len(name) > 63:
+        if not _DNS1035.fullmatch(name) or len(name) > 63:
             out.append(_p(("metadata", "name"), f"JobSet name {name!r} must be a DNS-1035 label (a-z, 0-9, '-', starting with a letter, at most 63)",
                           "jobset-name", "pick another name with --name"))
     elif meta.get("generateName"):
@@ -90,11 +97,11 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
                           "jobset-version", "raise --jobset-version or drop the feature"))
 
     sub = (spec.get("network") or {}).get("subdomain")
-    if sub and (not _DNS1123_SUB.match(sub) or not _DNS1035.match(sub) or len(sub) > 63):
+    if sub and (not _DNS1123_SUB.fullmatch(sub) or not _DNS1035.fullmatch(sub) or len(sub) > 63):
         out.append(_p(("spec", "network", "subdomain"), f"subdomain {sub!r} must be a DNS-1035 label of at most 63 characters",
                       "subdomain", "use --subdomain with a short lower-case name"))
     managed = spec.get("managedBy")
-    if managed and (len(managed) > 63 or not _MANAGED_BY.match(managed)):
+    if managed and (len(managed) > 63 or not _MANAGED_BY.fullmatch(managed)):
         out.append(_p(("spec", "managedBy"), f"managedBy {managed!r} must be a domain-prefixed path of at most 63 characters", "managed-by"))
 
     names = [r.get("name") for r in rjobs]
@@ -107,10 +114,11 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
         if rname in seen:
             out.append(_p(path + ("name",), f"replicatedJob name {rname!r} is used twice", "unique-rjob"))
         seen.add(rname)
-        if not _DNS1035.match(rname):
-            out.append(_p(path + ("name",), f"replicatedJob name {rname!r} must be a DNS-1035 label", "rjob-name"))
+        if not _JOB_NAME_PART.fullmatch(rname):  # the webhook checks the child Job name <jobset>-<rjob>-<n>
+            out.append(_p(path + ("name",), f"replicatedJob name {rname!r} must be lower-case letters, digits and '-' "
+                                            "(it is part of the child Job names, DNS-1035 labels)", "rjob-name"))
         group = rj.get("groupName")
-        if group is not None and (not _DNS1035.match(group) or len(group) > 63):
+        if group is not None and (not _DNS1035.fullmatch(group) or len(group) > 63):
             out.append(_p(path + ("groupName",), f"groupName {group!r} must be a DNS-1035 label", "group-name"))
         replicas = rj.get("replicas", 1)
         job_spec = (rj.get("template") or {}).get("spec") or {}
@@ -139,7 +147,7 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
             if i == 0:
                 out.append(_p(path + ("dependsOn",), "the first replicatedJob cannot have dependsOn", "depends-on-first"))
             for d, dep in enumerate(deps):
-                if dep.get("name") not in names[:i]:
+                if dep.get("name") not in names[:i + 1]:  # (the webhook lets a replicatedJob name itself)
                     out.append(_p(path + ("dependsOn", d, "name"), f"dependsOn {dep.get('name')!r} must name a replicatedJob listed earlier",
                                   "depends-on-order"))
         out += _job_rules(job_spec, path + ("template", "spec"))
@@ -159,7 +167,7 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
     for r, rule in enumerate(fp.get("rules") or []):
         rpath = ("spec", "failurePolicy", "rules", r)
         rn = rule.get("name") or ""
-        if not (1 <= len(rn) <= 128) or not _RULE_NAME.match(rn):
+        if not (1 <= len(rn) <= 128) or not _RULE_NAME.fullmatch(rn):
             out.append(_p(rpath + ("name",), f"failure policy rule name {rn!r} is invalid", "failure-rule-name"))
         if rn in rule_names:
             out.append(_p(rpath + ("name",), f"failure policy rule name {rn!r} is used twice", "failure-rule-name"))
@@ -172,8 +180,41 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
                 out.append(_p(rpath + ("onJobFailureReasons",), f"unknown Job failure reason {reason!r}", "failure-reason"))
         if str(rule.get("action", "")).startswith("RestartJob") and rule.get("action") not in ("RestartJobSet", "RestartJobSetAndIgnoreMaxRestarts"):
             out.append(_p(rpath + ("action",), "RestartJob actions need the alpha RestartJob feature gate", "feature-gate"))
+    out += _coordinator_rules(spec, meta, name_len)
     if fp.get("restartStrategy") == "InPlaceRestart":
         out.append(_p(("spec", "failurePolicy", "restartStrategy"), "InPlaceRestart needs the alpha InPlaceRestart feature gate", "feature-gate"))
+    return out
+
+
+def _coordinator_rules(spec: dict, meta: dict, name_len: int | None) -> list[Problem]:
+    """spec.coordinator: an existing replicatedJob, indexes in range, an Indexed Job with completions,
+    and the endpoint `<jobset>-<rjob>-<job>-<pod>.<subdomain>` (a label value on every pod) valid."""
+    coord = spec.get("coordinator")
+    if not isinstance(coord, dict):
+        return []
+    path = ("spec", "coordinator")
+    rjobs = {r.get("name"): r for r in spec.get("replicatedJobs") or [] if isinstance(r, dict)}
+    target = rjobs.get(coord.get("replicatedJob"))
+    job_index, pod_index = coord.get("jobIndex", 0), coord.get("podIndex", 0)
+    if target is None:
+        return [_p(path + ("replicatedJob",), f"coordinator replicatedJob {coord.get('replicatedJob')!r} does not exist", "coordinator")]
+    out = []
+    job_spec = (target.get("template") or {}).get("spec") or {}
+    completions = job_spec.get("completions")
+    if not 0 <= job_index < target.get("replicas", 1):
+        out.append(_p(path + ("jobIndex",), f"coordinator jobIndex {job_index} is not a Job of {target.get('name')!r}", "coordinator"))
+    elif job_spec.get("completionMode", "Indexed") != "Indexed" or completions is None:
+        out.append(_p(path, "the coordinator's Job must be Indexed with completions set", "coordinator"))
+    elif not 0 <= pod_index < completions:
+        out.append(_p(path + ("podIndex",), f"coordinator podIndex {pod_index} is not a pod of the Job (completions {completions})",
+                      "coordinator"))
+    name = meta.get("name") or ("x" * name_len if name_len else None)
+    if name is not None:
+        subdomain = (spec.get("network") or {}).get("subdomain") or name
+        endpoint = f"{name}-{coord.get('replicatedJob')}-{job_index}-{pod_index}.{subdomain}"
+        if len(endpoint) > 63 or not _LABEL_VALUE.fullmatch(endpoint):
+            out.append(_p(path, f"the coordinator label value {endpoint!r} would be invalid (a label value: at most 63 "
+                                "characters)", "coordinator", "shorten the JobSet, replicatedJob or subdomain name"))
     return out
 
 
@@ -217,3 +258,126 @@ def _find_key(obj, key: str, path: tuple = ()):
             if found is not None:
                 return found
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# what the JobSet mutating webhook (mjobset.kb.io) hands on to validation
+
+_QUANTITY_MAPS = ("limits", "requests")
+
+
+def admitted(jobset: dict) -> tuple[dict, list[Problem]]:
+    """The JobSet as the API server validates it: null fields unset, then what JobSet's mutating
+    webhook does before the schema is checked. It decodes the object into Go types, so a quantity
+    is read by Go's Quantity (a number such as `cpu: 0.5` or a string with blanks around it is
+    fine, and written back as a canonical string; one Go cannot read denies the request), and it
+    fills its defaults (completionMode Indexed, pod restartPolicy OnFailure, network,
+    success/startup policy, failure rule names). Facts: jobset v0.12.0 pkg/webhooks (Default)."""
+    view = normalise(jobset)
+    problems: list[Problem] = []
+    spec = view.get("spec") if isinstance(view, dict) else None
+    if not isinstance(spec, dict):
+        return view, problems
+    rjobs = spec.get("replicatedJobs")
+    for i, rj in enumerate(rjobs if isinstance(rjobs, list) else []):
+        job_spec = _dict_at(rj, "template", "spec")
+        if job_spec is None:
+            continue
+        path = ("spec", "replicatedJobs", i, "template", "spec")
+        if "completionMode" not in job_spec:
+            job_spec["completionMode"] = "Indexed"
+        pod_spec = _dict_at(job_spec, "template", "spec")
+        if pod_spec is not None:
+            if pod_spec.get("restartPolicy") in (None, ""):
+                pod_spec["restartPolicy"] = "OnFailure"
+            problems += _pod_quantities(pod_spec, path + ("template", "spec"))
+    for i, policy in enumerate(spec.get("volumeClaimPolicies") or [] if isinstance(spec.get("volumeClaimPolicies"), list) else []):
+        for t, template in enumerate(policy.get("templates") or [] if isinstance(policy, dict) else []):
+            resources = _dict_at(template, "spec", "resources")
+            problems += _quantity_maps(resources, ("spec", "volumeClaimPolicies", i, "templates", t, "spec", "resources"))
+    if isinstance(spec.get("network", {}), dict):
+        network = spec.setdefault("network", {})
+        network.setdefault("enableDNSHostnames", True)
+        network.setdefault("publishNotReadyAddresses", True)
+    spec.setdefault("successPolicy", {"operator": "All"})
+    spec.setdefault("startupPolicy", {"startupPolicyOrder": "AnyOrder"})
+    rules = _dict_at(spec, "failurePolicy")
+    if rules is not None and isinstance(rules.get("rules"), list):
+        for r, rule in enumerate(rules["rules"]):
+            if isinstance(rule, dict) and rule.get("name") in (None, ""):
+                rule["name"] = f"failurePolicyRule{r}"
+    return view, problems
+
+
+def _dict_at(node, *keys):
+    for key in keys:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(key)
+    return node if isinstance(node, dict) else None
+
+
+def _quantity(holder: dict, key, path: tuple) -> list[Problem]:
+    value = holder.get(key)
+    if value is None or isinstance(value, (bool, dict, list)):
+        return []  # absent, or a type the schema reports
+    amount = parse_quantity(value)
+    if amount is None:
+        return [_p(path, f"quantity {value!r} is not a Kubernetes quantity (e.g. 500m, 2, 1.5Gi): the JobSet webhook cannot "
+                         "read it and denies the request", "quantity")]
+    holder[key] = canonical(amount)
+    return []
+
+
+def _quantity_maps(resources, path: tuple) -> list[Problem]:
+    out: list[Problem] = []
+    for part in _QUANTITY_MAPS:
+        block = _dict_at(resources, part)
+        for name in list(block or ()):
+            out += _quantity(block, name, path + (part, name))
+    return out
+
+
+def _divisors(items, path: tuple) -> list[Problem]:
+    out: list[Problem] = []
+    for k, item in enumerate(items if isinstance(items, list) else []):
+        ref = _dict_at(item, "resourceFieldRef") if isinstance(item, dict) else None
+        if ref is not None:
+            out += _quantity(ref, "divisor", path + (k, "resourceFieldRef", "divisor"))
+    return out
+
+
+def _pod_quantities(pod: dict, path: tuple) -> list[Problem]:
+    out = _quantity_maps(pod.get("resources"), path + ("resources",))
+    overhead = _dict_at(pod, "overhead")
+    for name in list(overhead or ()):
+        out += _quantity(overhead, name, path + ("overhead", name))
+    for field in ("initContainers", "containers", "ephemeralContainers"):
+        for c, container in enumerate(pod.get(field) or [] if isinstance(pod.get(field), list) else []):
+            if not isinstance(container, dict):
+                continue
+            cpath = path + (field, c)
+            out += _quantity_maps(container.get("resources"), cpath + ("resources",))
+            env = container.get("env")
+            for e, var in enumerate(env if isinstance(env, list) else []):
+                ref = _dict_at(var, "valueFrom", "resourceFieldRef")
+                if ref is not None:
+                    out += _quantity(ref, "divisor", cpath + ("env", e, "valueFrom", "resourceFieldRef", "divisor"))
+    volumes = pod.get("volumes")
+    for v, volume in enumerate(volumes if isinstance(volumes, list) else []):
+        if not isinstance(volume, dict):
+            continue
+        vpath = path + ("volumes", v)
+        empty = _dict_at(volume, "emptyDir")
+        if empty is not None:
+            out += _quantity(empty, "sizeLimit", vpath + ("emptyDir", "sizeLimit"))
+        downward = _dict_at(volume, "downwardAPI")
+        if downward is not None:
+            out += _divisors(downward.get("items"), vpath + ("downwardAPI", "items"))
+        sources = (_dict_at(volume, "projected") or {}).get("sources")
+        for s_, source in enumerate(sources if isinstance(sources, list) else []):
+            items = (_dict_at(source, "downwardAPI") or {}).get("items")
+            out += _divisors(items, vpath + ("projected", "sources", s_, "downwardAPI", "items"))
+        claim = _dict_at(volume, "ephemeral", "volumeClaimTemplate", "spec", "resources")
+        out += _quantity_maps(claim, vpath + ("ephemeral", "volumeClaimTemplate", "spec", "resources"))
+    return out

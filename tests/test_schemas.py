@@ -419,15 +419,22 @@ def test_top_level_metadata_accepts_server_fields():
 def test_quantities_and_int_or_string():
     doc = _tfjob()
     c = doc["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
-    c["resources"]["requests"] = {"cpu": 0.5, "memory": "1Gi"}
-    assert validate(doc, "kubeflow/tfjob") == []
+    # the CRDs' int-or-string quantity: an integer (a float the API server reads as one), or a quantity string
+    for good in ("0.5", "500m", 1, 1.0, 1e3, "1.5Gi", "+1", "1e3", ".5"):
+        c["resources"]["requests"] = {"cpu": good, "memory": "1Gi"}
+        assert validate(doc, "kubeflow/tfjob") == [], good
     c["resources"]["requests"]["cpu"] = True
+    c["resources"]["requests"]["memory"] = 0.5  # fractional: the real v1 API server refuses it (tests/live)
+    c["resources"]["limits"] = {"memory": "1.5.5", "cpu": "1\n"}  # RE2's $ is the end of the text
     c["readinessProbe"]["tcpSocket"]["port"] = 1.5
     c["ports"] = [{"containerPort": "2222"}]
     assert validate(doc, "kubeflow/tfjob") == [
         SchemaIssue(CONTAINER0 + ("ports", 0, "containerPort"), "expected integer, got string '2222'"),
         SchemaIssue(CONTAINER0 + ("readinessProbe", "tcpSocket", "port"), "expected integer or string, got number 1.5"),
-        SchemaIssue(CONTAINER0 + ("resources", "requests", "cpu"), "expected string or number, got boolean true"),
+        SchemaIssue(CONTAINER0 + ("resources", "limits", "cpu"), "'1\\n' is not a Kubernetes quantity (e.g. 500m, 2, 1.5Gi)"),
+        SchemaIssue(CONTAINER0 + ("resources", "limits", "memory"), "'1.5.5' is not a Kubernetes quantity (e.g. 500m, 2, 1.5Gi)"),
+        SchemaIssue(CONTAINER0 + ("resources", "requests", "cpu"), "expected integer or string, got boolean true"),
+        SchemaIssue(CONTAINER0 + ("resources", "requests", "memory"), "expected integer or string, got number 0.5"),
     ]
 
 
