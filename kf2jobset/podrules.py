@@ -20,7 +20,7 @@ from decimal import ROUND_CEILING
 from typing import Any
 
 from .errors import Location, Problem
-from .quantity import parse_quantity
+from .quantity import go_string, parse_quantity
 
 INT32 = (-(2 ** 31), 2 ** 31 - 1)
 INT64 = (-(2 ** 63), 2 ** 63 - 1)
@@ -323,7 +323,7 @@ def _check_divisor(ref: Any, path: tuple) -> list[Problem]:
     if divisor is None or divisor == 0:
         return []
     allowed = _CPU_DIVISORS if resource.endswith(".cpu") else _MEMORY_DIVISORS
-    if divisor not in {parse_quantity(a) for a in allowed}:
+    if go_string(ref.get("divisor")) not in allowed:  # Go compares the quantity's String()
         return [_p(path + ("divisor",), f"divisor {ref.get('divisor')!r} is not supported for {resource} (use one of "
                                         f"{', '.join(allowed)})", "divisor")]
     return []
@@ -402,8 +402,6 @@ def _check_container(c: Any, path: tuple, volumes: set, port_names: dict) -> lis
     image = c.get("image")
     if not isinstance(image, str) or not image:
         out.append(_p(path + ("image",), "a container needs an image", "image"))
-    elif image != image.strip():
-        out.append(_p(path + ("image",), f"image {image!r} must not have leading or trailing whitespace", "image"))
     policy = c.get("imagePullPolicy")
     if policy is not None and policy not in IMAGE_PULL_POLICIES:
         out.append(_p(path + ("imagePullPolicy",), f"imagePullPolicy {policy!r} must be one of {', '.join(IMAGE_PULL_POLICIES)}",
@@ -445,6 +443,11 @@ def check_pod_template(template: Any, path: tuple) -> list[Problem]:
             if field == "containers" and cname in container_names:
                 out.append(_p(spath + (field, i, "name"), f"container name {cname!r} is also an init container's", "container-name"))
             container_names.add(cname)
+    overhead = spec.get("overhead")
+    for name, value in (overhead.items() if isinstance(overhead, dict) else ()):
+        why = quantity_problem(value)
+        if why:
+            out.append(_p(spath + ("overhead", str(name)), why, "quantity"))
     policy = spec.get("dnsPolicy")
     if policy is not None and policy not in DNS_POLICIES:
         out.append(_p(spath + ("dnsPolicy",), f"dnsPolicy {policy!r} must be one of {', '.join(DNS_POLICIES)}", "dns-policy"))
@@ -477,6 +480,9 @@ def check_jobset_objects(jobset: dict) -> list[Problem]:
         out += check_object_meta(template.get("metadata"), tpath + ("metadata",))
         job_spec = template.get("spec") or {}
         out += check_pod_template(job_spec.get("template"), tpath + ("spec", "template"))
+        containers = ((job_spec.get("template") or {}).get("spec") or {}).get("containers")
+        if isinstance(containers, list) and not containers:
+            out.append(_p(tpath + ("spec", "template", "spec", "containers"), "a pod needs at least one container", "container"))
         out += _check_job_spec(job_spec, tpath + ("spec",))
     return out
 
@@ -490,7 +496,8 @@ def _check_job_spec(job_spec: Any, path: tuple) -> list[Problem]:
     if mode is not None and mode not in COMPLETION_MODES:
         out.append(_p(path + ("completionMode",), f"completionMode {mode!r} must be NonIndexed or Indexed", "completion-mode"))
     if mode == "Indexed":
-        for field in ("completions", "parallelism"):
+        # parallelism always; completions only with backoffLimitPerIndex (batch validation)
+        for field in ("completions", "parallelism") if job_spec.get("backoffLimitPerIndex") is not None else ("parallelism",):
             value = job_spec.get(field)
             if _is_int(value) and value > INDEXED_JOB_MAX:
                 out.append(_p(path + (field,), f"an Indexed Job's {field} must be at most {INDEXED_JOB_MAX}, got {value}", "indexed-limit"))

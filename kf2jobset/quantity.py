@@ -8,7 +8,7 @@ quantity given as a JSON number (`cpu: 0.5`) or as a string with surrounding bla
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation, localcontext
+from decimal import ROUND_CEILING, Decimal, InvalidOperation, localcontext
 
 # ParseQuantity's scanner: sign, digits, fraction, suffix letters, an optional sign and exponent digits
 _SCAN = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?([eEinumkKMGTP]*[+-]?[0-9]*)\Z")
@@ -70,3 +70,67 @@ def canonical(amount: Decimal) -> str:
     """A plain decimal string for `amount` (the quantity pattern accepts it; Go would pick a suffix)."""
     text = format(amount.normalize(), "f") if amount else "0"
     return text
+
+
+_SI_SUFFIX = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+_BIN_SUFFIX = {10: "Ki", 20: "Mi", 30: "Gi", 40: "Ti", 50: "Pi", 60: "Ei"}
+
+
+def go_string(value) -> str | None:
+    """Quantity.String() of what Go reads from `value` (None when it cannot): the text as written
+    when ParseQuantity keeps it (it is already canonical), else the canonical form. Validation
+    compares some quantities by this string (a resourceFieldRef divisor: "1" passes, "+1" not)."""
+    amount = parse_quantity(value)
+    if amount is None:
+        return None
+    if not isinstance(value, str):
+        value = repr(value) if isinstance(value, float) else str(value)
+        if "e" in value or "E" in value or "." in value:  # the API server hands the webhook Go's rendering
+            value = format(amount, "f").rstrip("0").rstrip(".") if "." in format(amount, "f") else format(amount, "f")
+    text = _go_json_text(value).strip(_GO_SPACE)
+    if text == "0":
+        return text
+    m = _SCAN.match(text)
+    sign, whole, frac, suffix = m.group(1), m.group(2).lstrip("0"), m.group(3) or "", m.group(4)
+    shifted = (whole or "0") + frac
+    if suffix in _BINARY:
+        if not frac and _BINARY[suffix] % 10 == 0 and int(shifted) & 7:
+            return text
+        return _canonical(amount, binary=True)
+    exponent = _DECIMAL.get(suffix)
+    exponent_form = exponent is None
+    if exponent_form:
+        exponent = int(suffix[1:])
+    scale = exponent - len(frac)
+    if scale >= -9 and len(shifted) <= 18 and scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0":
+        return text
+    return _canonical(amount, exponent_form=exponent_form)
+
+
+def _canonical(amount: Decimal, *, binary: bool = False, exponent_form: bool = False) -> str:
+    """The canonical string of an amount (suffix chosen as Go's CanonicalizeBytes does for the usual cases)."""
+    sign = "-" if amount < 0 else ""
+    amount = abs(amount)
+    if binary and amount >= 1024 and amount == amount.to_integral_value():
+        n, exp = int(amount), 0
+        while n % 1024 == 0 and exp < 60:
+            n //= 1024
+            exp += 10
+        if exp:
+            return f"{sign}{n}{_BIN_SUFFIX[exp]}"
+    # decimal: amounts below a nano round up to it; then the largest multiple-of-3 exponent with an integer mantissa
+    with localcontext() as ctx:
+        ctx.prec = 80
+        amount = (amount * Decimal(10) ** 9).to_integral_value(rounding=ROUND_CEILING) / Decimal(10) ** 9
+        best = None
+        for exp in range(18, -10, -3):
+            mantissa = amount / (Decimal(10) ** exp)
+            if mantissa == mantissa.to_integral_value():
+                best = (int(mantissa), exp)
+                break
+    if best is None:
+        return f"{sign}{amount}"
+    mantissa, exp = best
+    if exponent_form:
+        return f"{sign}{mantissa}" + (f"e{exp}" if exp else "")
+    return f"{sign}{mantissa}{_SI_SUFFIX[exp]}"

@@ -87,6 +87,8 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
         name_len = len(meta["generateName"]) + GENERATE_NAME_SUFFIX
     elif assumed_name_length is not None:
         name_len = assumed_name_length
+    else:
+        out.append(_p(("metadata", "name"), "a JobSet needs a name or a generateName", "jobset-name"))
 
     for key, first in _VERSIONED.items():
         if version >= first:
@@ -114,13 +116,16 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
         if rname in seen:
             out.append(_p(path + ("name",), f"replicatedJob name {rname!r} is used twice", "unique-rjob"))
         seen.add(rname)
-        if not _JOB_NAME_PART.fullmatch(rname):  # the webhook checks the child Job name <jobset>-<rjob>-<n>
-            out.append(_p(path + ("name",), f"replicatedJob name {rname!r} must be lower-case letters, digits and '-' "
-                                            "(it is part of the child Job names, DNS-1035 labels)", "rjob-name"))
+        if not _JOB_NAME_PART.fullmatch(rname) or not _LABEL_VALUE.fullmatch(rname):
+            # the webhook checks the child Job name <jobset>-<rjob>-<n> (DNS-1035); the Job carries it as a label value
+            out.append(_p(path + ("name",), f"replicatedJob name {rname!r} must be lower-case letters, digits and '-', "
+                                            "starting and ending with a letter or digit", "rjob-name"))
         group = rj.get("groupName")
         if group is not None and (not _DNS1035.fullmatch(group) or len(group) > 63):
             out.append(_p(path + ("groupName",), f"groupName {group!r} must be a DNS-1035 label", "group-name"))
         replicas = rj.get("replicas", 1)
+        if replicas < 0 and version > (0, 12):  # the CRD's minimum 0 came after v0.12.0 (jobset #1279)
+            out.append(_p(path + ("replicas",), f"replicas must not be negative, got {replicas}", "replicas"))
         job_spec = (rj.get("template") or {}).get("spec") or {}
         parallelism = job_spec.get("parallelism", 1)
         completions = job_spec.get("completions")

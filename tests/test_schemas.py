@@ -343,7 +343,7 @@ def test_jobset_other_constraints():
     doc = _jobset()
     spec = doc["spec"]
     spec["replicatedJobs"][1]["dependsOn"] = [{"name": f"j{i}", "status": "Ready"} for i in range(6)]
-    spec["replicatedJobs"][0]["replicas"] = -1
+    spec["replicatedJobs"][0]["replicas"] = -1  # v0.12.0's CRD has no minimum (validate.py checks it by version)
     spec["ttlSecondsAfterFinished"] = -5
     spec["failurePolicy"]["restartStrategy"] = "Sometimes"
     spec["failurePolicy"]["rules"][0]["action"] = "Explode"
@@ -371,7 +371,6 @@ def test_jobset_other_constraints():
             "RestartJob, RestartJobAndIgnoreMaxRestarts",
         ),
         ("spec.network.subDomain", "unknown field 'subDomain'"),
-        ("spec.replicatedJobs[0].replicas", "must be >= 0, got -1"),
         ("spec.replicatedJobs[1].dependsOn", "must have at most 5 items, got 6"),
         ("spec.startupPolicy.startupPolicyOrder", "missing required field 'startupPolicyOrder'"),
         ("spec.ttlSecondsAfterFinished", "must be >= 0, got -5"),
@@ -682,6 +681,11 @@ JOBSET_OBJECTS = {
 }
 
 
+# The reference CRD is from JobSet's main branch; the schema follows the newest release kf2jobset targets
+# (v0.12.0), whose API server admits what main now refuses (held by tools/validator_vs_apiserver.py):
+NEWER_THAN_TARGET = {("replicatedJobs[]", "replicas", "minimum")}  # jobset #1279, after v0.12.0
+
+
 @pytest.mark.parametrize("label", sorted(JOBSET_OBJECTS))
 def test_jobset_schema_matches_crd(label):
     crd = _crd_spec_schema()
@@ -695,6 +699,8 @@ def test_jobset_schema_matches_crd(label):
     for field, crd_field in crd["properties"].items():
         our_field = _ours(ours["properties"][field], root)
         for kw in ("enum", "maxItems", "minimum"):
+            if (label, field, kw) in NEWER_THAN_TARGET:
+                continue
             assert our_field.get(kw) == crd_field.get(kw), (label, field, kw)
         assert our_field.get("type") == crd_field.get("type") or (
             "$ref" in ours["properties"][field] and crd_field.get("type") == "object"
