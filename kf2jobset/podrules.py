@@ -48,12 +48,14 @@ INT32_FIELDS = frozenset({
 # (terminationGracePeriodSeconds and the JobSet's maxRestarts may be negative; a pod's
 # activeDeadlineSeconds must be positive, a Job's only non-negative: check_pod_template.)
 NON_NEGATIVE = frozenset({"backoffLimit", "ttlSecondsAfterFinished", "completions", "activeDeadlineSeconds",
-                          "parallelism", "replicas", "backoffLimitPerIndex", "maxFailedIndexes"})
+                          "parallelism", "backoffLimitPerIndex", "maxFailedIndexes"})  # (replicas: validate.py, by version)
 POSITIVE: frozenset = frozenset()
 INDEXED_JOB_MAX = 100_000  # batch validation: completions and parallelism of an Indexed Job
 IMAGE_PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
 COMPLETION_MODES = ("NonIndexed", "Indexed")
+TERMINATION_MESSAGE_POLICIES = ("File", "FallbackToLogsOnError")
+PROTOCOLS = ("TCP", "UDP", "SCTP")
 _CPU_DIVISORS = ("1m", "1")
 _MEMORY_DIVISORS = ("1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei")
 
@@ -402,6 +404,14 @@ def _check_container(c: Any, path: tuple, volumes: set, port_names: dict) -> lis
     image = c.get("image")
     if not isinstance(image, str) or not image:
         out.append(_p(path + ("image",), "a container needs an image", "image"))
+    policy = c.get("terminationMessagePolicy")
+    if policy is not None and policy not in TERMINATION_MESSAGE_POLICIES:
+        out.append(_p(path + ("terminationMessagePolicy",), f"terminationMessagePolicy {policy!r} must be one of "
+                                                            f"{', '.join(TERMINATION_MESSAGE_POLICIES)}", "termination-message-policy"))
+    for i, port in enumerate(c.get("ports") or []):
+        if isinstance(port, dict) and port.get("protocol") is not None and port.get("protocol") not in PROTOCOLS:
+            out.append(_p(path + ("ports", i, "protocol"), f"protocol {port.get('protocol')!r} must be one of {', '.join(PROTOCOLS)}",
+                          "port-protocol"))
     policy = c.get("imagePullPolicy")
     if policy is not None and policy not in IMAGE_PULL_POLICIES:
         out.append(_p(path + ("imagePullPolicy",), f"imagePullPolicy {policy!r} must be one of {', '.join(IMAGE_PULL_POLICIES)}",
@@ -426,6 +436,11 @@ def check_pod_template(template: Any, path: tuple) -> list[Problem]:
         if not isinstance(vname, str) or len(vname) > 63 or not _DNS1123_LABEL.fullmatch(vname):
             out.append(_p(spath + ("volumes", i, "name"), f"volume name {vname!r} must be a DNS-1123 label", "volume-name"))
         volumes.add(vname)  # (duplicate names: a list-map key, checked by the schema)
+        empty = vol.get("emptyDir")
+        if isinstance(empty, dict) and empty.get("sizeLimit") is not None:
+            why = quantity_problem(empty["sizeLimit"])
+            if why:
+                out.append(_p(spath + ("volumes", i, "emptyDir", "sizeLimit"), why, "quantity"))
         sources = [k for k, v in vol.items() if k != "name" and v is not None]
         if len(sources) > 1:
             out.append(_p(spath + ("volumes", i), f"a volume has one source, this one has {len(sources)} ({', '.join(map(str, sources))})",

@@ -66,12 +66,6 @@ def _go_json_text(value: str) -> str:
     return text
 
 
-def canonical(amount: Decimal) -> str:
-    """A plain decimal string for `amount` (the quantity pattern accepts it; Go would pick a suffix)."""
-    text = format(amount.normalize(), "f") if amount else "0"
-    return text
-
-
 _SI_SUFFIX = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
 _BIN_SUFFIX = {10: "Ki", 20: "Mi", 30: "Gi", 40: "Ti", 50: "Pi", 60: "Ei"}
 
@@ -109,6 +103,8 @@ def go_string(value) -> str | None:
 
 def _canonical(amount: Decimal, *, binary: bool = False, exponent_form: bool = False) -> str:
     """The canonical string of an amount (suffix chosen as Go's CanonicalizeBytes does for the usual cases)."""
+    if amount == 0:
+        return "0"
     sign = "-" if amount < 0 else ""
     amount = abs(amount)
     if binary and amount >= 1024 and amount == amount.to_integral_value():

@@ -12,7 +12,7 @@ from .errors import Location, Problem, RejectedJobSetError
 from .options import LATEST_JOBSET_VERSION
 from .podrules import check_jobset_objects
 from .schemacheck import normalise
-from .quantity import canonical, parse_quantity
+from .quantity import go_string, parse_quantity
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _DNS1123_SUB = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -273,16 +273,22 @@ _QUANTITY_MAPS = ("limits", "requests")
 
 def admitted(jobset: dict) -> tuple[dict, list[Problem]]:
     """The JobSet as the API server validates it: null fields unset, then what JobSet's mutating
-    webhook does before the schema is checked. It decodes the object into Go types, so a quantity
-    is read by Go's Quantity (a number such as `cpu: 0.5` or a string with blanks around it is
-    fine, and written back as a canonical string; one Go cannot read denies the request), and it
-    fills its defaults (completionMode Indexed, pod restartPolicy OnFailure, network,
-    success/startup policy, failure rule names). Facts: jobset v0.12.0 pkg/webhooks (Default)."""
+    webhook (controller-runtime's defaulter) does before the schema is checked. It decodes the
+    object into Go types, so a quantity Go's ParseQuantity refuses denies the request; it fills its
+    defaults (completionMode Indexed, pod restartPolicy OnFailure, network, success/startup policy,
+    failure rule names, claim retention); and only when a default changed something does it send a
+    patch from the request to the re-encoded object, which also rewrites every quantity as Go's
+    canonical string (`cpu: 0.5` becomes "500m"). Without a patch a number stays a number, and the
+    schema refuses a fractional one. Facts: jobset v0.12.0 pkg/webhooks (Default), controller-runtime
+    v0.24.0 defaulter_custom.go (no patch when the object is DeepEqual after defaulting); held by
+    tools/validator_vs_apiserver.py."""
     view = normalise(jobset)
     problems: list[Problem] = []
     spec = view.get("spec") if isinstance(view, dict) else None
     if not isinstance(spec, dict):
         return view, problems
+    changed = False
+    pods: list[tuple[dict, tuple]] = []
     rjobs = spec.get("replicatedJobs")
     for i, rj in enumerate(rjobs if isinstance(rjobs, list) else []):
         job_spec = _dict_at(rj, "template", "spec")
@@ -290,27 +296,38 @@ def admitted(jobset: dict) -> tuple[dict, list[Problem]]:
             continue
         path = ("spec", "replicatedJobs", i, "template", "spec")
         if "completionMode" not in job_spec:
-            job_spec["completionMode"] = "Indexed"
+            job_spec["completionMode"], changed = "Indexed", True
         pod_spec = _dict_at(job_spec, "template", "spec")
         if pod_spec is not None:
             if pod_spec.get("restartPolicy") in (None, ""):
-                pod_spec["restartPolicy"] = "OnFailure"
-            problems += _pod_quantities(pod_spec, path + ("template", "spec"))
-    for i, policy in enumerate(spec.get("volumeClaimPolicies") or [] if isinstance(spec.get("volumeClaimPolicies"), list) else []):
-        for t, template in enumerate(policy.get("templates") or [] if isinstance(policy, dict) else []):
-            resources = _dict_at(template, "spec", "resources")
-            problems += _quantity_maps(resources, ("spec", "volumeClaimPolicies", i, "templates", t, "spec", "resources"))
+                pod_spec["restartPolicy"], changed = "OnFailure", True
+            pods.append((pod_spec, path + ("template", "spec")))
     if isinstance(spec.get("network", {}), dict):
         network = spec.setdefault("network", {})
-        network.setdefault("enableDNSHostnames", True)
-        network.setdefault("publishNotReadyAddresses", True)
-    spec.setdefault("successPolicy", {"operator": "All"})
-    spec.setdefault("startupPolicy", {"startupPolicyOrder": "AnyOrder"})
+        for key in ("enableDNSHostnames", "publishNotReadyAddresses"):
+            if key not in network:
+                network[key], changed = True, True
+    for key, default in (("successPolicy", {"operator": "All"}), ("startupPolicy", {"startupPolicyOrder": "AnyOrder"})):
+        if key not in spec:
+            spec[key], changed = default, True
     rules = _dict_at(spec, "failurePolicy")
     if rules is not None and isinstance(rules.get("rules"), list):
         for r, rule in enumerate(rules["rules"]):
             if isinstance(rule, dict) and rule.get("name") in (None, ""):
-                rule["name"] = f"failurePolicyRule{r}"
+                rule["name"], changed = f"failurePolicyRule{r}", True
+    policies = spec.get("volumeClaimPolicies")
+    claims = []
+    for i, policy in enumerate(policies if isinstance(policies, list) else []):
+        if not isinstance(policy, dict):
+            continue
+        if "retentionPolicy" not in policy:
+            policy["retentionPolicy"], changed = {"whenDeleted": "Delete"}, True
+        for t, template in enumerate(policy.get("templates") or [] if isinstance(policy.get("templates"), list) else []):
+            claims.append((_dict_at(template, "spec", "resources"), ("spec", "volumeClaimPolicies", i, "templates", t, "spec", "resources")))
+    for pod_spec, path in pods:
+        problems += _pod_quantities(pod_spec, path, changed)
+    for resources, path in claims:
+        problems += _quantity_maps(resources, path, changed)
     return view, problems
 
 
@@ -322,7 +339,7 @@ def _dict_at(node, *keys):
     return node if isinstance(node, dict) else None
 
 
-def _quantity(holder: dict, key, path: tuple) -> list[Problem]:
+def _quantity(holder: dict, key, path: tuple, rewrite: bool) -> list[Problem]:
     value = holder.get(key)
     if value is None or isinstance(value, (bool, dict, list)):
         return []  # absent, or a type the schema reports
@@ -330,44 +347,45 @@ def _quantity(holder: dict, key, path: tuple) -> list[Problem]:
     if amount is None:
         return [_p(path, f"quantity {value!r} is not a Kubernetes quantity (e.g. 500m, 2, 1.5Gi): the JobSet webhook cannot "
                          "read it and denies the request", "quantity")]
-    holder[key] = canonical(amount)
+    if rewrite:
+        holder[key] = go_string(value)  # what the webhook's patch writes: Go's String() of it
     return []
 
 
-def _quantity_maps(resources, path: tuple) -> list[Problem]:
+def _quantity_maps(resources, path: tuple, rewrite: bool) -> list[Problem]:
     out: list[Problem] = []
     for part in _QUANTITY_MAPS:
         block = _dict_at(resources, part)
         for name in list(block or ()):
-            out += _quantity(block, name, path + (part, name))
+            out += _quantity(block, name, path + (part, name), rewrite)
     return out
 
 
-def _divisors(items, path: tuple) -> list[Problem]:
+def _divisors(items, path: tuple, rewrite: bool) -> list[Problem]:
     out: list[Problem] = []
     for k, item in enumerate(items if isinstance(items, list) else []):
         ref = _dict_at(item, "resourceFieldRef") if isinstance(item, dict) else None
         if ref is not None:
-            out += _quantity(ref, "divisor", path + (k, "resourceFieldRef", "divisor"))
+            out += _quantity(ref, "divisor", path + (k, "resourceFieldRef", "divisor"), rewrite)
     return out
 
 
-def _pod_quantities(pod: dict, path: tuple) -> list[Problem]:
-    out = _quantity_maps(pod.get("resources"), path + ("resources",))
+def _pod_quantities(pod: dict, path: tuple, rewrite: bool) -> list[Problem]:
+    out = _quantity_maps(pod.get("resources"), path + ("resources",), rewrite)
     overhead = _dict_at(pod, "overhead")
     for name in list(overhead or ()):
-        out += _quantity(overhead, name, path + ("overhead", name))
+        out += _quantity(overhead, name, path + ("overhead", name), rewrite)
     for field in ("initContainers", "containers", "ephemeralContainers"):
         for c, container in enumerate(pod.get(field) or [] if isinstance(pod.get(field), list) else []):
             if not isinstance(container, dict):
                 continue
             cpath = path + (field, c)
-            out += _quantity_maps(container.get("resources"), cpath + ("resources",))
+            out += _quantity_maps(container.get("resources"), cpath + ("resources",), rewrite)
             env = container.get("env")
             for e, var in enumerate(env if isinstance(env, list) else []):
                 ref = _dict_at(var, "valueFrom", "resourceFieldRef")
                 if ref is not None:
-                    out += _quantity(ref, "divisor", cpath + ("env", e, "valueFrom", "resourceFieldRef", "divisor"))
+                    out += _quantity(ref, "divisor", cpath + ("env", e, "valueFrom", "resourceFieldRef", "divisor"), rewrite)
     volumes = pod.get("volumes")
     for v, volume in enumerate(volumes if isinstance(volumes, list) else []):
         if not isinstance(volume, dict):
@@ -375,14 +393,14 @@ def _pod_quantities(pod: dict, path: tuple) -> list[Problem]:
         vpath = path + ("volumes", v)
         empty = _dict_at(volume, "emptyDir")
         if empty is not None:
-            out += _quantity(empty, "sizeLimit", vpath + ("emptyDir", "sizeLimit"))
+            out += _quantity(empty, "sizeLimit", vpath + ("emptyDir", "sizeLimit"), rewrite)
         downward = _dict_at(volume, "downwardAPI")
         if downward is not None:
-            out += _divisors(downward.get("items"), vpath + ("downwardAPI", "items"))
+            out += _divisors(downward.get("items"), vpath + ("downwardAPI", "items"), rewrite)
         sources = (_dict_at(volume, "projected") or {}).get("sources")
         for s_, source in enumerate(sources if isinstance(sources, list) else []):
             items = (_dict_at(source, "downwardAPI") or {}).get("items")
-            out += _divisors(items, vpath + ("projected", "sources", s_, "downwardAPI", "items"))
+            out += _divisors(items, vpath + ("projected", "sources", s_, "downwardAPI", "items"), rewrite)
         claim = _dict_at(volume, "ephemeral", "volumeClaimTemplate", "spec", "resources")
-        out += _quantity_maps(claim, vpath + ("ephemeral", "volumeClaimTemplate", "spec", "resources"))
+        out += _quantity_maps(claim, vpath + ("ephemeral", "volumeClaimTemplate", "spec", "resources"), rewrite)
     return out
