@@ -57,7 +57,13 @@ def check_jobset(jobset: dict, *, version: tuple[int, int] = LATEST_JOBSET_VERSI
     if problems:
         return problems  # the rules below assume a well-formed object
     problems += _webhook_rules(jobset, version, assumed_name_length)
-    problems += check_jobset_objects(jobset)  # core object and pod rules the child Jobs must pass (podrules.py)
+    problems += _label_values(jobset)
+    # core object and pod rules the child Jobs must pass (podrules.py); a replicatedJob with replicas < 1
+    # makes no Jobs, so nothing checks its template beyond the JobSet's own schema and webhook
+    making = {**jobset, "spec": {**jobset["spec"], "replicatedJobs": [
+        r if r.get("replicas", 1) >= 1 else {k: v for k, v in r.items() if k != "template"}
+        for r in jobset["spec"].get("replicatedJobs") or []]}}
+    problems += check_jobset_objects(making)
     return problems
 
 
@@ -188,6 +194,27 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
     out += _coordinator_rules(spec, meta, name_len)
     if fp.get("restartStrategy") == "InPlaceRestart":
         out.append(_p(("spec", "failurePolicy", "restartStrategy"), "InPlaceRestart needs the alpha InPlaceRestart feature gate", "feature-gate"))
+    return out
+
+
+def _label_values(js: dict) -> list[Problem]:
+    """The counts the controller writes as labels on each child Job (global-replicas, group-replicas,
+    job-global-index, job-group-index) must be label values: a negative replicas elsewhere (v0.12.0
+    admits it) makes some of them negative, and the Job API refuses those Jobs."""
+    rjobs = js["spec"].get("replicatedJobs") or []
+    total = sum(r.get("replicas", 1) for r in rjobs)
+    out = []
+    earlier, group_earlier = 0, {}
+    for i, rj in enumerate(rjobs):
+        replicas, group = rj.get("replicas", 1), rj.get("groupName", "default")
+        in_group = sum(r.get("replicas", 1) for r in rjobs if r.get("groupName", "default") == group)
+        g_earlier = group_earlier.get(group, 0)
+        if replicas >= 1 and min(total, in_group, earlier, g_earlier) < 0:
+            out.append(_p(("spec", "replicatedJobs", i, "replicas"), "a negative replicas makes the Job counts the controller "
+                          "writes as labels (global and group replicas and indexes) negative, which label values cannot be",
+                          "replicas"))
+        earlier += replicas
+        group_earlier[group] = g_earlier + replicas
     return out
 
 
@@ -324,6 +351,10 @@ def admitted(jobset: dict) -> tuple[dict, list[Problem]]:
             policy["retentionPolicy"], changed = {"whenDeleted": "Delete"}, True
         for t, template in enumerate(policy.get("templates") or [] if isinstance(policy.get("templates"), list) else []):
             claims.append((_dict_at(template, "spec", "resources"), ("spec", "volumeClaimPolicies", i, "templates", t, "spec", "resources")))
+    if changed:  # the patch carries Go's zero value of a required field without omitempty
+        for rj in rjobs if isinstance(rjobs, list) else []:
+            if isinstance(rj, dict) and "name" not in rj:
+                rj["name"] = ""
     for pod_spec, path in pods:
         problems += _pod_quantities(pod_spec, path, changed)
     for resources, path in claims:

@@ -612,59 +612,64 @@ def server_verdict(server: Server, js: dict, ns: str = NAMESPACE) -> tuple[str |
 
 
 def child_jobs(js: dict) -> list[dict]:
-    """The last Job of each replicatedJob (the longest name), as JobSet v0.12.0's constructJob builds it
-    from the stored (defaulted) JobSet; every Job of an rjob shares its template."""
-    meta, spec = js["metadata"], js["spec"]
-    name, ns, uid = meta["name"], meta.get("namespace", NAMESPACE), meta.get("uid", "")
-    rjobs = spec["replicatedJobs"]
-    network = spec.get("network") or {}
+    """The first and the last Job of each replicatedJob (the longest name; the smallest and largest
+    index labels), as JobSet v0.12.0's constructJob builds them from the stored (defaulted) JobSet;
+    every Job of an rjob shares its template."""
+    rjobs = js["spec"]["replicatedJobs"]
     restarts = str(((js.get("status") or {}).get("restarts")) or 0)
     total = sum(r.get("replicas", 1) for r in rjobs)
     out = []
     for pos, rj in enumerate(rjobs):
         replicas = rj.get("replicas", 1)
-        if replicas < 1:
-            continue
-        index = replicas - 1
-        job_name = f"{name}-{rj['name']}-{index}"
-        group = rj.get("groupName", "default")
-        earlier = sum(r.get("replicas", 1) for r in rjobs[:pos])
-        in_group = [r for r in rjobs if r.get("groupName", "default") == group]
-        group_earlier = sum(r.get("replicas", 1) for r in in_group[: in_group.index(rj)])
-        keys = {
-            "jobset.sigs.k8s.io/jobset-name": name,
-            "jobset.sigs.k8s.io/jobset-uid": uid,
-            "jobset.sigs.k8s.io/replicatedjob-name": rj["name"],
-            "jobset.sigs.k8s.io/restart-attempt": restarts,
-            "jobset.sigs.k8s.io/replicatedjob-replicas": str(replicas),
-            "jobset.sigs.k8s.io/global-replicas": str(total),
-            "jobset.sigs.k8s.io/job-index": str(index),
-            "jobset.sigs.k8s.io/job-key": hashlib.sha1(f"{ns}/{job_name}".encode()).hexdigest(),
-            "jobset.sigs.k8s.io/job-global-index": str(earlier + index),
-            "jobset.sigs.k8s.io/group-name": group,
-            "jobset.sigs.k8s.io/group-replicas": str(sum(r.get("replicas", 1) for r in in_group)),
-            "jobset.sigs.k8s.io/job-group-index": str(group_earlier + index),
-        }
-        if spec.get("coordinator"):
-            c = spec["coordinator"]
-            crj = c["replicatedJob"]
-            keys["jobset.sigs.k8s.io/coordinator"] = (f"{name}-{crj}-{c.get('jobIndex', 0)}-{c.get('podIndex', 0)}."
-                                                      f"{network.get('subdomain') or name}")
-        template = copy.deepcopy(rj["template"])
-        tmeta = template.get("metadata") or {}
-        job = {"apiVersion": "batch/v1", "kind": "Job",
-               "metadata": {"name": job_name, "labels": {**(tmeta.get("labels") or {}), **keys},
-                            "annotations": {**(tmeta.get("annotations") or {}), **keys}},
-               "spec": template["spec"]}
-        pod = job["spec"].setdefault("template", {})
-        pmeta = pod.setdefault("metadata", {})
-        pmeta["labels"] = {**(pmeta.get("labels") or {}), **keys}
-        pmeta["annotations"] = {**(pmeta.get("annotations") or {}), **keys}
-        if network.get("enableDNSHostnames"):
-            pod.setdefault("spec", {})["subdomain"] = network.get("subdomain") or name
-        job["spec"]["suspend"] = bool(spec.get("suspend"))
-        out.append(job)
+        for index in sorted({0, replicas - 1}) if replicas >= 1 else ():
+            out.append(_child_job(js, rj, pos, index, restarts, total))
     return out
+
+
+def _child_job(js: dict, rj: dict, pos: int, index: int, restarts: str, total: int) -> dict:
+    meta, spec = js["metadata"], js["spec"]
+    name, ns, uid = meta["name"], meta.get("namespace", NAMESPACE), meta.get("uid", "")
+    rjobs = spec["replicatedJobs"]
+    network = spec.get("network") or {}
+    replicas = rj.get("replicas", 1)
+    job_name = f"{name}-{rj['name']}-{index}"
+    group = rj.get("groupName", "default")
+    earlier = sum(r.get("replicas", 1) for r in rjobs[:pos])
+    in_group = [r for r in rjobs if r.get("groupName", "default") == group]
+    group_earlier = sum(r.get("replicas", 1) for r in in_group[: next(k for k, r in enumerate(in_group) if r is rj)])
+    keys = {
+        "jobset.sigs.k8s.io/jobset-name": name,
+        "jobset.sigs.k8s.io/jobset-uid": uid,
+        "jobset.sigs.k8s.io/replicatedjob-name": rj["name"],
+        "jobset.sigs.k8s.io/restart-attempt": restarts,
+        "jobset.sigs.k8s.io/replicatedjob-replicas": str(replicas),
+        "jobset.sigs.k8s.io/global-replicas": str(total),
+        "jobset.sigs.k8s.io/job-index": str(index),
+        "jobset.sigs.k8s.io/job-key": hashlib.sha1(f"{ns}/{job_name}".encode()).hexdigest(),
+        "jobset.sigs.k8s.io/job-global-index": str(earlier + index),
+        "jobset.sigs.k8s.io/group-name": group,
+        "jobset.sigs.k8s.io/group-replicas": str(sum(r.get("replicas", 1) for r in in_group)),
+        "jobset.sigs.k8s.io/job-group-index": str(group_earlier + index),
+    }
+    if spec.get("coordinator"):
+        c = spec["coordinator"]
+        crj = c["replicatedJob"]
+        keys["jobset.sigs.k8s.io/coordinator"] = (f"{name}-{crj}-{c.get('jobIndex', 0)}-{c.get('podIndex', 0)}."
+                                                  f"{network.get('subdomain') or name}")
+    template = copy.deepcopy(rj["template"])
+    tmeta = template.get("metadata") or {}
+    job = {"apiVersion": "batch/v1", "kind": "Job",
+           "metadata": {"name": job_name, "labels": {**(tmeta.get("labels") or {}), **keys},
+                        "annotations": {**(tmeta.get("annotations") or {}), **keys}},
+           "spec": template["spec"]}
+    pod = job["spec"].setdefault("template", {})
+    pmeta = pod.setdefault("metadata", {})
+    pmeta["labels"] = {**(pmeta.get("labels") or {}), **keys}
+    pmeta["annotations"] = {**(pmeta.get("annotations") or {}), **keys}
+    if network.get("enableDNSHostnames"):
+        pod.setdefault("spec", {})["subdomain"] = network.get("subdomain") or name
+    job["spec"]["suspend"] = bool(spec.get("suspend"))
+    return job
 
 
 # ---------------------------------------------------------------------------------------------
