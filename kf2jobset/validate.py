@@ -93,7 +93,7 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
         name_len = len(meta["generateName"]) + GENERATE_NAME_SUFFIX
     elif assumed_name_length is not None:
         name_len = assumed_name_length
-    else:
+    else:  # (an empty name passes the schema's "name or generateName" but not the API server)
         out.append(_p(("metadata", "name"), "a JobSet needs a name or a generateName", "jobset-name"))
 
     for key, first in _VERSIONED.items():
@@ -122,8 +122,9 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
         if rname in seen:
             out.append(_p(path + ("name",), f"replicatedJob name {rname!r} is used twice", "unique-rjob"))
         seen.add(rname)
-        if not _JOB_NAME_PART.fullmatch(rname) or not _LABEL_VALUE.fullmatch(rname):
-            # the webhook checks the child Job name <jobset>-<rjob>-<n> (DNS-1035); the Job carries it as a label value
+        if not _JOB_NAME_PART.fullmatch(rname) or (not _LABEL_VALUE.fullmatch(rname) and rj.get("replicas", 1) >= 1):
+            # the webhook checks the child Job name <jobset>-<rjob>-<n> (DNS-1035); each child Job carries it
+            # as a label value (a replicatedJob with replicas < 1 has no Jobs)
             out.append(_p(path + ("name",), f"replicatedJob name {rname!r} must be lower-case letters, digits and '-', "
                                             "starting and ending with a letter or digit", "rjob-name"))
         group = rj.get("groupName")
