@@ -10,7 +10,7 @@ import re
 
 from .errors import Location, Problem, RejectedJobSetError
 from .options import LATEST_JOBSET_VERSION
-from .podrules import check_jobset_objects
+from .podrules import check_jobset_objects, check_numbers
 from .schemacheck import normalise
 from .quantity import go_string, parse_quantity
 
@@ -64,6 +64,10 @@ def check_jobset(jobset: dict, *, version: tuple[int, int] = LATEST_JOBSET_VERSI
         r if r.get("replicas", 1) >= 1 else {k: v for k, v in r.items() if k != "template"}
         for r in jobset["spec"].get("replicatedJobs") or []]}}
     problems += check_jobset_objects(making)
+    for i, rj in enumerate(jobset["spec"].get("replicatedJobs") or []):
+        if rj.get("replicas", 1) < 1:  # int32/int64 ranges still hold: the webhook's Go decoding refuses overflows
+            problems += [p for p in check_numbers(rj.get("template"), ("spec", "replicatedJobs", i, "template"))
+                         if p.rule == "integer-range"]
     return problems
 
 
