@@ -24,6 +24,33 @@ def _problem(path: tuple, message: str, hint: str | None = None, rule: str | Non
     return Problem(message, Location(path=path), rule=rule, hint=hint)
 
 
+def _fractional_problem(doc: dict, issue) -> Problem | None:
+    """A fractional number in an int-or-string field (a quantity such as `cpu: 0.5`, a probe port).
+    The v1 CRDs type these `x-kubernetes-int-or-string`, so their API server refused the job as
+    written (checked on the real one: tools/validator_vs_apiserver.py): an inherited refusal, with
+    the spelling that means the same and that both APIs take."""
+    if not issue.message.startswith("expected integer or string, got number"):
+        return None
+    value = doc
+    try:
+        for key in issue.path:
+            value = value[key]
+    except (KeyError, IndexError, TypeError):
+        return None
+    if not isinstance(value, float):
+        return None
+    port = issue.path and issue.path[-1] == "port"
+    hint = ("write a whole port number or the port's name" if port else
+            f"write the quantity as a string: \"{value!r}\"" + (f" (or \"{_milli(value)}\")" if _milli(value) else ""))
+    return _problem(issue.path, f"{value!r} is a fractional number where the API takes an integer or a string "
+                                "(inherited: the v1 CRD's int-or-string schema rejected this job too)", hint=hint, rule="schema")
+
+
+def _milli(value: float) -> str | None:
+    milli = round(value * 1000, 6)
+    return f"{int(milli)}m" if milli == int(milli) and value < 1000 else None
+
+
 def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> TrainingJob:
     problems: list[Problem] = []
     pruned: list[DefaultApplied] = []
@@ -33,7 +60,7 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
 
         issues = validate(doc, mapping.schema)
         unknown = [i for i in issues if i.message.startswith("unknown field")]
-        problems += [_problem(i.path, i.message, rule="schema") for i in issues if i not in unknown]
+        problems += [_fractional_problem(doc, i) or _problem(i.path, i.message, rule="schema") for i in issues if i not in unknown]
         if problems:
             raise InvalidJobError(problems)
         from .podrules import check_v1_job, run_policy_problems

@@ -16,9 +16,11 @@ container/volume names, resource quantity syntax).
 from __future__ import annotations
 
 import re
+from decimal import ROUND_CEILING
 from typing import Any
 
 from .errors import Location, Problem
+from .quantity import go_string, parse_quantity
 
 INT32 = (-(2 ** 31), 2 ** 31 - 1)
 INT64 = (-(2 ** 63), 2 ** 63 - 1)
@@ -33,7 +35,6 @@ _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 _IANA_SVC = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
 _CONFIGMAP_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
-_QUANTITY = re.compile(r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(([eE][+-]?[0-9]+)|(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei))?$")
 _STANDARD_RESOURCES = {"cpu", "memory", "ephemeral-storage", "storage", "pods"}
 
 # integer fields of the JobSet (and its pod templates) typed int32 in the API; any other integer is int64
@@ -43,12 +44,21 @@ INT32_FIELDS = frozenset({
     "minDomains", "mode", "parallelism", "partition", "periodSeconds", "port", "priority", "replicas",
     "successThreshold", "timeoutSeconds", "ttlSecondsAfterFinished", "weight", "lun",
 })
-# integer fields that must not be negative (apps/batch/core validation), and those that must be positive.
-# (Not terminationGracePeriodSeconds: the API server takes a negative one and gives the pod 1 s,
-# seen on the real v1.36 server for the operator's pods and a JobSet's: tests/e2e/test_refusals.py.)
-NON_NEGATIVE = frozenset({"backoffLimit", "ttlSecondsAfterFinished", "completions",
-                          "parallelism", "replicas", "maxRestarts", "backoffLimitPerIndex", "maxFailedIndexes"})
-POSITIVE = frozenset({"activeDeadlineSeconds"})
+# integer fields that must not be negative (apps/batch/core validation), and those that must be positive
+# (terminationGracePeriodSeconds and the JobSet's maxRestarts may be negative: the real v1.36 server and
+# JobSet v0.12 take them, tests/e2e/test_refusals.py and tools/validator_vs_apiserver.py; a pod's
+# activeDeadlineSeconds must be positive, a Job's only non-negative: check_pod_template.)
+NON_NEGATIVE = frozenset({"backoffLimit", "ttlSecondsAfterFinished", "completions", "activeDeadlineSeconds",
+                          "parallelism", "backoffLimitPerIndex", "maxFailedIndexes"})  # (replicas: validate.py, by version)
+POSITIVE: frozenset = frozenset()
+INDEXED_JOB_MAX = 100_000  # batch validation: completions and parallelism of an Indexed Job
+IMAGE_PULL_POLICIES = ("Always", "IfNotPresent", "Never")
+DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
+COMPLETION_MODES = ("NonIndexed", "Indexed")
+TERMINATION_MESSAGE_POLICIES = ("File", "FallbackToLogsOnError")
+PROTOCOLS = ("TCP", "UDP", "SCTP")
+_CPU_DIVISORS = ("1m", "1")
+_MEMORY_DIVISORS = ("1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei")
 
 
 def _p(path: tuple, message: str, rule: str, hint: str | None = None) -> Problem:
@@ -66,9 +76,9 @@ def qualified_name_problem(key: Any) -> str | None:
     prefix, _, name = key.rpartition("/")
     if "/" in key and not prefix:
         return f"key {key!r}: prefix part must be non-empty"
-    if prefix and (len(prefix) > 253 or not _DNS1123_SUB.match(prefix)):
+    if prefix and (len(prefix) > 253 or not _DNS1123_SUB.fullmatch(prefix)):
         return f"key {key!r}: prefix must be a DNS-1123 subdomain of at most 253 characters"
-    if not name or len(name) > 63 or not _QUALIFIED_NAME.match(name):
+    if not name or len(name) > 63 or not _QUALIFIED_NAME.fullmatch(name):
         return (f"key {key!r}: name part must be at most 63 characters of alphanumerics, '-', '_' or '.', "
                 "starting and ending with an alphanumeric")
     return None
@@ -88,7 +98,7 @@ def check_labels(labels: Any, path: tuple) -> list[Problem]:
             continue
         if not isinstance(value, str):
             out.append(_p(path + (str(key),), f"label value {value!r} must be a string", "label-value"))
-        elif len(value) > 63 or not _LABEL_VALUE.match(value):
+        elif len(value) > 63 or not _LABEL_VALUE.fullmatch(value):
             out.append(_p(path + (str(key),), f"label value {value[:80]!r} must be at most 63 characters of alphanumerics, "
                                               "'-', '_' or '.', starting and ending with an alphanumeric", "label-value"))
     return out
@@ -102,7 +112,7 @@ def check_annotations(annotations: Any, path: tuple) -> list[Problem]:
     out = []
     total = 0
     for key, value in annotations.items():
-        why = qualified_name_problem(key)
+        why = qualified_name_problem(key.lower() if isinstance(key, str) else key)  # checked lower-cased, as apimachinery does
         if why:
             out.append(_p(path + (str(key),), f"annotation {why}", "annotation-key"))
         if value is not None and not isinstance(value, str):
@@ -122,13 +132,13 @@ def check_object_meta(meta: Any, path: tuple, *, dns1035_generate_name: bool = F
         return [_p(path, "metadata must be a map", "metadata")]
     out = check_labels(meta.get("labels"), path + ("labels",)) + check_annotations(meta.get("annotations"), path + ("annotations",))
     ns = meta.get("namespace")
-    if ns not in (None, "") and (not isinstance(ns, str) or len(ns) > 63 or not _DNS1123_LABEL.match(ns)):
+    if ns not in (None, "") and (not isinstance(ns, str) or len(ns) > 63 or not _DNS1123_LABEL.fullmatch(ns)):
         out.append(_p(path + ("namespace",), f"namespace {ns!r} must be a DNS-1123 label (a-z, 0-9, '-', at most 63)", "namespace"))
     gen = meta.get("generateName")
     if gen not in (None, "") and not meta.get("name"):
         pattern = _DNS1035 if dns1035_generate_name else _DNS1123_SUB
         sample = f"{gen}x" if isinstance(gen, str) else None  # the random suffix makes a trailing '-' fine
-        if sample is None or not pattern.match(sample) or len(gen) + GENERATE_NAME_SUFFIX > (63 if dns1035_generate_name else 253):
+        if sample is None or not pattern.fullmatch(sample) or len(gen) + GENERATE_NAME_SUFFIX > (63 if dns1035_generate_name else 253):
             what = "a DNS-1035 label prefix (lower-case letters, digits, '-', starting with a letter)" if dns1035_generate_name \
                 else "a DNS-1123 subdomain prefix"
             out.append(_p(path + ("generateName",), f"generateName {gen!r} must be {what}, with room for 5 random characters",
@@ -191,33 +201,22 @@ def _number_problems(obj: Any, path: tuple = (), key: str | None = None) -> list
 
 
 def quantity_problem(value: Any) -> str | None:
-    if _is_int(value):
-        return None if value >= 0 else f"quantity {value} must not be negative"
-    if isinstance(value, float):
-        return None if value >= 0 and value == value and value != float("inf") else f"quantity {value} is invalid"
-    if not isinstance(value, str) or not _QUANTITY.match(value):
+    amount = parse_quantity(value)
+    if amount is None:
         return f"quantity {value!r} is not a Kubernetes quantity (e.g. 500m, 2, 1.5Gi)"
-    if value.startswith("-"):
+    if amount < 0:
         return f"quantity {value!r} must not be negative"
     return None
 
 
-def _quantity_value(value: Any) -> float | None:
-    if _is_int(value) or isinstance(value, float):
-        return float(value)
-    m = _QUANTITY.match(str(value))
-    if not m:
-        return None
-    suffixes = {"m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-                "Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30, "Ti": 2 ** 40, "Pi": 2 ** 50, "Ei": 2 ** 60}
-    text = str(value)
-    for suffix in sorted(suffixes, key=len, reverse=True):
-        if text.endswith(suffix) and not text.endswith("e" + suffix):
-            return float(text[: -len(suffix)]) * suffixes[suffix]
-    try:
-        return float(text)
-    except ValueError:
-        return None
+def _quantity_value(value: Any):
+    """The amount as Go reads it (a Decimal), or None."""
+    return parse_quantity(value)
+
+
+def _overcommit_allowed(name: str) -> bool:
+    """Native resources (no domain, or a kubernetes.io domain) other than hugepages may be requested below their limit."""
+    return ("/" not in name or "kubernetes.io/" in name) and not name.startswith("hugepages-")
 
 
 def _resource_name_problem(name: Any) -> str | None:
@@ -257,16 +256,80 @@ def _check_resources(res: Any, path: tuple) -> list[Problem]:
             extended = "/" in name and not name.startswith("kubernetes.io/") and not name.startswith("requests.")
             if extended and number is not None and number != int(number):
                 out.append(_p(where, f"extended resource {name} must be a whole number, got {value!r}", "quantity"))
+            if name.startswith("hugepages-"):
+                page = parse_quantity(name[len("hugepages-"):])
+                if page is None or page <= 0:
+                    out.append(_p(where, f"{name} is not a huge page size", "hugepages"))
+                elif number.to_integral_value(rounding=ROUND_CEILING) % page != 0:  # Go compares Value(): rounded up
+                    out.append(_p(where, f"{value!r} is not a positive integer multiple of {name}", "hugepages"))
     for (part, name), number in values.items():
         if part != "requests" or number is None:
             continue
         limit = values.get(("limits", name))
-        if limit is not None and number > limit:
+        if not _overcommit_allowed(name):
+            if ("limits", name) not in values:
+                out.append(_p(path + ("limits",), f"{name}: a limit must be set for a resource that cannot be overcommitted",
+                              "resources"))
+            elif limit is not None and number != limit:
+                out.append(_p(path + ("requests", name), f"{name}: request must equal the limit", "resources"))
+        elif limit is not None and number > limit:
             out.append(_p(path + ("requests", name), f"request {name} must be less than or equal to its limit", "resources"))
-        extended = "/" in name and not name.startswith("kubernetes.io/")
-        if extended and limit is not None and number != limit:
-            out.append(_p(path + ("requests", name), f"extended resource {name}: request must equal the limit", "resources"))
+    names = {name for _, name in values}
+    if any(str(n).startswith("hugepages-") for n in names) and not names & {"cpu", "memory"}:
+        out.append(_p(path, "huge pages require a cpu or memory request or limit", "hugepages"))
     return out
+
+
+def _port_name_problem(name: Any) -> str | None:
+    """IsValidPortName: an IANA service name."""
+    if not isinstance(name, str) or len(name) > 15 or not _IANA_SVC.fullmatch(name) or "--" in name \
+            or not re.search("[a-z]", name):
+        return (f"port name {name!r} must be an IANA service name (at most 15 lower-case letters, digits and '-', "
+                "with a letter, no '--')")
+    return None
+
+
+def _port_problem(port: Any) -> str | None:
+    """A probe's or handler's int-or-string port: 1-65535, or a port name."""
+    if _is_int(port):
+        return None if 1 <= port <= 65535 else f"port {port} must be between 1 and 65535"
+    if isinstance(port, str):
+        return _port_name_problem(port)
+    return None  # the schema reports other types
+
+
+def _check_handlers(c: dict, path: tuple) -> list[Problem]:
+    out = []
+    handlers = [(k, c.get(k)) for k in ("livenessProbe", "readinessProbe", "startupProbe")]
+    lifecycle = c.get("lifecycle")
+    if isinstance(lifecycle, dict):
+        handlers += [(("lifecycle", k), lifecycle.get(k)) for k in ("postStart", "preStop")]
+    for key, handler in handlers:
+        if not isinstance(handler, dict):
+            continue
+        for action in ("httpGet", "tcpSocket"):
+            act = handler.get(action)
+            if isinstance(act, dict) and "port" in act:
+                why = _port_problem(act["port"])
+                if why:
+                    where = path + (key if isinstance(key, tuple) else (key,)) + (action, "port")
+                    out.append(_p(where, why, "port-number"))
+    return out
+
+
+def _check_divisor(ref: Any, path: tuple) -> list[Problem]:
+    """resourceFieldRef: a cpu divisor is 1m or 1; a memory, storage or huge page divisor 1 or a power of 1000 or 1024."""
+    if not isinstance(ref, dict) or ref.get("divisor") is None:
+        return []
+    divisor = parse_quantity(ref.get("divisor"))
+    resource = str(ref.get("resource") or "")
+    if divisor is None or divisor == 0:
+        return []
+    allowed = _CPU_DIVISORS if resource.endswith(".cpu") else _MEMORY_DIVISORS
+    if go_string(ref.get("divisor")) not in allowed:  # Go compares the quantity's String()
+        return [_p(path + ("divisor",), f"divisor {ref.get('divisor')!r} is not supported for {resource} (use one of "
+                                        f"{', '.join(allowed)})", "divisor")]
+    return []
 
 
 def _env_name_problem(name: Any) -> str | None:
@@ -286,7 +349,7 @@ def _check_container(c: Any, path: tuple, volumes: set) -> list[Problem]:
     out = []
     port_names: dict = {}  # unique within a container; two containers of a pod may share one (the real API server)
     name = c.get("name")
-    if not isinstance(name, str) or len(name) > 63 or not _DNS1123_LABEL.match(name):
+    if not isinstance(name, str) or len(name) > 63 or not _DNS1123_LABEL.fullmatch(name):
         out.append(_p(path + ("name",), f"container name {name!r} must be a DNS-1123 label (a-z, 0-9, '-', at most 63)",
                       "container-name"))
     for i, port in enumerate(c.get("ports") or []):
@@ -301,10 +364,9 @@ def _check_container(c: Any, path: tuple, volumes: set) -> list[Problem]:
             out.append(_p(ppath + ("hostPort",), f"hostPort {host!r} must be between 0 and 65535", "port-number"))
         pname = port.get("name")
         if pname not in (None, ""):
-            if not isinstance(pname, str) or len(pname) > 15 or not _IANA_SVC.match(pname) or "--" in pname \
-                    or not re.search("[a-z]", pname):
-                out.append(_p(ppath + ("name",), f"port name {pname!r} must be an IANA service name (at most 15 lower-case "
-                                                 "letters, digits and '-', with a letter, no '--')", "port-name"))
+            why = _port_name_problem(pname)
+            if why:
+                out.append(_p(ppath + ("name",), why, "port-name"))
             elif pname in port_names:
                 out.append(_p(ppath + ("name",), f"port name {pname!r} is used twice in the container", "port-name"))
             else:
@@ -320,6 +382,8 @@ def _check_container(c: Any, path: tuple, volumes: set) -> list[Problem]:
         if source is not None:
             if env.get("value") not in (None, ""):
                 out.append(_p(epath, "env may not have both value and valueFrom", "env-value-from"))
+            if isinstance(source, dict):
+                out += _check_divisor(source.get("resourceFieldRef"), epath + ("valueFrom", "resourceFieldRef"))
             count = sum(1 for s in _ENV_SOURCES if isinstance(source, dict) and source.get(s) is not None)
             if count != 1:
                 out.append(_p(epath + ("valueFrom",), f"valueFrom must name exactly one source ({', '.join(_ENV_SOURCES[:4])}), "
@@ -338,6 +402,22 @@ def _check_container(c: Any, path: tuple, volumes: set) -> list[Problem]:
         if isinstance(sub, str) and (sub.startswith("/") or ".." in sub.split("/")):
             out.append(_p(mpath + ("subPath",), f"subPath {sub!r} must be a relative path without '..'", "volume-mount"))
     out += _check_resources(c.get("resources"), path + ("resources",))
+    out += _check_handlers(c, path)
+    image = c.get("image")
+    if not isinstance(image, str) or not image:
+        out.append(_p(path + ("image",), "a container needs an image", "image"))
+    policy = c.get("terminationMessagePolicy")
+    if policy is not None and policy not in TERMINATION_MESSAGE_POLICIES:
+        out.append(_p(path + ("terminationMessagePolicy",), f"terminationMessagePolicy {policy!r} must be one of "
+                                                            f"{', '.join(TERMINATION_MESSAGE_POLICIES)}", "termination-message-policy"))
+    for i, port in enumerate(c.get("ports") or []):
+        if isinstance(port, dict) and port.get("protocol") is not None and port.get("protocol") not in PROTOCOLS:
+            out.append(_p(path + ("ports", i, "protocol"), f"protocol {port.get('protocol')!r} must be one of {', '.join(PROTOCOLS)}",
+                          "port-protocol"))
+    policy = c.get("imagePullPolicy")
+    if policy is not None and policy not in IMAGE_PULL_POLICIES:
+        out.append(_p(path + ("imagePullPolicy",), f"imagePullPolicy {policy!r} must be one of {', '.join(IMAGE_PULL_POLICIES)}",
+                      "image-pull-policy"))
     return out
 
 
@@ -356,27 +436,53 @@ def check_pod_template(template: Any, path: tuple, added_volumes: tuple = ()) ->
         if not isinstance(vol, dict):
             continue
         vname = vol.get("name")
-        if not isinstance(vname, str) or len(vname) > 63 or not _DNS1123_LABEL.match(vname):
+        if not isinstance(vname, str) or len(vname) > 63 or not _DNS1123_LABEL.fullmatch(vname):
             out.append(_p(spath + ("volumes", i, "name"), f"volume name {vname!r} must be a DNS-1123 label", "volume-name"))
         if vname in added_volumes:
             out.append(_p(spath + ("volumes", i, "name"), f"volume name {vname!r} is the one the operator adds to these "
                           "pods, so the pod would list it twice", "volume-name"))
         volumes.add(vname)  # (duplicate names: a list-map key, checked by the schema)
+        empty = vol.get("emptyDir")
+        if isinstance(empty, dict) and empty.get("sizeLimit") is not None:
+            why = quantity_problem(empty["sizeLimit"])
+            if why:
+                out.append(_p(spath + ("volumes", i, "emptyDir", "sizeLimit"), why, "quantity"))
         sources = [k for k, v in vol.items() if k != "name" and v is not None]
         if len(sources) > 1:
             out.append(_p(spath + ("volumes", i), f"a volume has one source, this one has {len(sources)} ({', '.join(map(str, sources))})",
                           "volume-source"))
-    for field in ("initContainers", "containers"):  # (duplicate container names: list-map keys, the schema)
+        downward = vol.get("downwardAPI")
+        for k, item in enumerate((downward.get("items") or []) if isinstance(downward, dict) else []):
+            if isinstance(item, dict):
+                out += _check_divisor(item.get("resourceFieldRef"), spath + ("volumes", i, "downwardAPI", "items", k, "resourceFieldRef"))
+    container_names: set = set()
+    for field in ("initContainers", "containers"):  # (duplicates within one list: list-map keys, the schema)
         for i, c in enumerate(spec.get(field) or []):
             out += _check_container(c, spath + (field, i), volumes)
+            cname = c.get("name") if isinstance(c, dict) else None
+            if field == "containers" and cname in container_names:
+                out.append(_p(spath + (field, i, "name"), f"container name {cname!r} is also an init container's", "container-name"))
+            container_names.add(cname)
+    overhead = spec.get("overhead")
+    for name, value in (overhead.items() if isinstance(overhead, dict) else ()):
+        why = quantity_problem(value)
+        if why:
+            out.append(_p(spath + ("overhead", str(name)), why, "quantity"))
+    policy = spec.get("dnsPolicy")
+    if policy is not None and policy not in DNS_POLICIES:
+        out.append(_p(spath + ("dnsPolicy",), f"dnsPolicy {policy!r} must be one of {', '.join(DNS_POLICIES)}", "dns-policy"))
+    deadline = spec.get("activeDeadlineSeconds")
+    if _is_int(deadline) and not 1 <= deadline <= INT32[1]:
+        out.append(_p(spath + ("activeDeadlineSeconds",), f"a pod's activeDeadlineSeconds must be between 1 and {INT32[1]}, got {deadline}",
+                      "positive"))
     for field in ("hostname", "subdomain"):
         value = spec.get(field)
-        if value not in (None, "") and (not isinstance(value, str) or len(value) > 63 or not _DNS1123_LABEL.match(value)):
+        if value not in (None, "") and (not isinstance(value, str) or len(value) > 63 or not _DNS1123_LABEL.fullmatch(value)):
             out.append(_p(spath + (field,), f"{field} {value!r} must be a DNS-1123 label", field))
     # (schedulerName is not checked: the API server takes any string there, tests/e2e/test_refusals.py)
     for field in ("serviceAccountName", "priorityClassName"):
         value = spec.get(field)
-        if value not in (None, "") and (not isinstance(value, str) or len(value) > 253 or not _DNS1123_SUB.match(value)):
+        if value not in (None, "") and (not isinstance(value, str) or len(value) > 253 or not _DNS1123_SUB.fullmatch(value)):
             out.append(_p(spath + (field,), f"{field} {value!r} must be a DNS-1123 subdomain", field))
     out += check_labels(spec.get("nodeSelector"), spath + ("nodeSelector",))
     return out
@@ -395,6 +501,27 @@ def check_jobset_objects(jobset: dict) -> list[Problem]:
         out += check_object_meta(template.get("metadata"), tpath + ("metadata",))
         job_spec = template.get("spec") or {}
         out += check_pod_template(job_spec.get("template"), tpath + ("spec", "template"))
+        containers = ((job_spec.get("template") or {}).get("spec") or {}).get("containers")
+        if isinstance(containers, list) and not containers:
+            out.append(_p(tpath + ("spec", "template", "spec", "containers"), "a pod needs at least one container", "container"))
+        out += _check_job_spec(job_spec, tpath + ("spec",))
+    return out
+
+
+def _check_job_spec(job_spec: Any, path: tuple) -> list[Problem]:
+    """batch/v1 Job rules on the child Job's own fields (the template's are check_pod_template's)."""
+    if not isinstance(job_spec, dict):
+        return []
+    out = []
+    mode = job_spec.get("completionMode")
+    if mode is not None and mode not in COMPLETION_MODES:
+        out.append(_p(path + ("completionMode",), f"completionMode {mode!r} must be NonIndexed or Indexed", "completion-mode"))
+    if mode == "Indexed":
+        # parallelism always; completions only with backoffLimitPerIndex (batch validation)
+        for field in ("completions", "parallelism") if job_spec.get("backoffLimitPerIndex") is not None else ("parallelism",):
+            value = job_spec.get(field)
+            if _is_int(value) and value > INDEXED_JOB_MAX:
+                out.append(_p(path + (field,), f"an Indexed Job's {field} must be at most {INDEXED_JOB_MAX}, got {value}", "indexed-limit"))
     return out
 
 
@@ -403,7 +530,7 @@ def check_configmap(cm: dict, path: tuple = ()) -> list[Problem]:
     meta = cm.get("metadata") or {}
     out = []
     name = meta.get("name")
-    if not isinstance(name, str) or len(name) > 253 or not _DNS1123_SUB.match(name):
+    if not isinstance(name, str) or len(name) > 253 or not _DNS1123_SUB.fullmatch(name):
         out.append(_p(path + ("metadata", "name"), f"ConfigMap name {name!r} must be a DNS-1123 subdomain", "configmap-name"))
     out += check_object_meta(meta, path + ("metadata",))
     total = 0
@@ -415,7 +542,7 @@ def check_configmap(cm: dict, path: tuple = ()) -> list[Problem]:
             out.append(_p(path + (field,), f"{field} must be a map", "configmap-data"))
             continue
         for key, value in block.items():
-            if not isinstance(key, str) or len(key) > 253 or not _CONFIGMAP_KEY.match(key) or key in (".", ".."):
+            if not isinstance(key, str) or len(key) > 253 or not _CONFIGMAP_KEY.fullmatch(key) or key in (".", ".."):
                 out.append(_p(path + (field, str(key)), f"ConfigMap key {key!r} must be alphanumerics, '-', '_' or '.'", "configmap-key"))
             if not isinstance(value, str):
                 out.append(_p(path + (field, str(key)), "ConfigMap values must be strings", "configmap-data"))

@@ -9,7 +9,9 @@ validity (tests/test_schema_fast_path.py holds them to it).
 
 Exactly the keywords of Draft 2020-12 used by schemas/ are compiled, with jsonschema's semantics
 (bool is not an integer, 1.0 is, `pattern` is re.search, a keyword applies only to instances of its
-type); a schema with any other assertion keyword is not compiled (None: always jsonschema).
+type) except where the API server decides otherwise, and then as it does (schemas.py uses the same
+two functions): `integer` is `_is_integer` (int64 range, go-openapi's float rule) and a `pattern`
+is read as Go reads it (`go_pattern`); a schema with any other assertion keyword is not compiled (None: always jsonschema).
 Instances are read as `normalise` (below) leaves them: a mapping entry whose value is null is
 absent. Non-string keys and dates raise Unsure (the slow path normalises them).
 """
@@ -37,10 +39,53 @@ class NotCompilable(Exception):
     """The schema uses a keyword the fast path does not implement."""
 
 
+_INT64 = (-(2 ** 63), 2 ** 63 - 1)
+_MAX_SAFE = float(2 ** 53 - 1)  # go-openapi/swag maxJSONFloat
+
+
 def _is_integer(v) -> bool:
+    """`type: integer` as the API server's OpenAPI validator (kube-openapi) decides it. Its JSON
+    decoder keeps an integer literal as int64 when it fits and reads anything else as float64; a
+    float64 is an integer when it is whole and within +-(2^53 - 1) (go-openapi/swag's
+    IsFloat64AJSONInteger for the type, then a range check that re-parses it as an int64)."""
     if isinstance(v, bool):
         return False
-    return isinstance(v, int) or (isinstance(v, float) and v.is_integer())
+    if isinstance(v, int):
+        if _INT64[0] <= v <= _INT64[1]:
+            return True
+        try:
+            v = float(v)
+        except OverflowError:
+            return False
+    if not isinstance(v, float):
+        return False
+    return -_MAX_SAFE <= v <= _MAX_SAFE and v == int(v)
+
+
+def go_pattern(pattern: str) -> str:
+    """A regular expression as Go's RE2 (the API server) reads it, for Python's `re`: `$` outside
+    a character class means the end of the text (Python's `$` also matches before a final newline,
+    so "a\\n" would pass `^[a-z]+$`)."""
+    out, i, in_class = [], 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            if pattern[i + 1:i + 2] == "]":  # a leading ] is a literal inside the class
+                out.append("[]")
+                i += 2
+                continue
+        elif c == "$":
+            c = r"\Z"
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def _is_number(v) -> bool:
@@ -235,7 +280,7 @@ class Compiler:
         return lambda v: not isinstance(v, str) or len(v) >= value
 
     def _k_pattern(self, value, schema, base) -> Check:
-        search = re.compile(value).search
+        search = re.compile(go_pattern(value)).search
         return lambda v: not isinstance(v, str) or search(v) is not None
 
     def _k_items(self, value, schema, base) -> Check:
@@ -334,7 +379,7 @@ class Compiler:
 
     def _object_properties(self, schema, base) -> Check:
         props = {name: self.compile(sub, base) for name, sub in (schema.get("properties") or {}).items()}
-        patterns = [(re.compile(p).search, self.compile(sub, base))
+        patterns = [(re.compile(go_pattern(p)).search, self.compile(sub, base))
                     for p, sub in (schema.get("patternProperties") or {}).items()]
         extra_schema = schema.get("additionalProperties", True)
         extra = None if extra_schema is True else self.compile(extra_schema, base)

@@ -137,10 +137,26 @@ def _validator(schema_name: str):
 
 
 def _kubernetes_validator_class():
-    """Draft 2020-12 plus the API server's list semantics (`x-kubernetes-list-type`)."""
+    """Draft 2020-12 plus the API server's list semantics (`x-kubernetes-list-type`), its idea of an
+    integer (int64, or a float go-openapi calls whole) and Go's reading of `pattern` ($ is the end)."""
     from jsonschema import Draft202012Validator, validators
 
-    return validators.extend(Draft202012Validator, {"x-kubernetes-list-type": _list_type})
+    from .schemacheck import _is_integer
+
+    checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", lambda _checker, v: _is_integer(v))
+    return validators.extend(Draft202012Validator, {"x-kubernetes-list-type": _list_type, "pattern": _pattern},
+                             type_checker=checker)
+
+
+def _pattern(validator, pattern, instance, schema):
+    import re
+
+    from jsonschema.exceptions import ValidationError
+
+    from .schemacheck import go_pattern
+
+    if isinstance(instance, str) and not re.search(go_pattern(pattern), instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
 def _list_type(validator, list_type, instance, schema):
@@ -322,6 +338,8 @@ def _issues_from(error) -> list[SchemaIssue]:
     if kind == "minLength":
         return [SchemaIssue(path, f"must be at least {value} characters long")]
     if kind == "pattern":
+        if error.schema.get("type") == ["integer", "string"]:  # resource.Quantity (k8s.schema.json)
+            return [SchemaIssue(path, f"{inst!r} is not a Kubernetes quantity (e.g. 500m, 2, 1.5Gi)")]
         return [SchemaIssue(path, f"must match the pattern {value}")]
     if kind in ("anyOf", "oneOf"):
         alternatives = [s for s in value if isinstance(s, dict)]

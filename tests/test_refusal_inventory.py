@@ -31,6 +31,14 @@ _KF2JOBSET_WRITES = ("kf2jobset writes this JobSet field itself, from values oth
 
 # rule id -> why no v1 job can reach it (checked: every key is in the inventory and has no fixture)
 NO_FIXTURE: dict[str, str] = {
+    "completion-mode": "kf2jobset writes every child Job's completionMode (Indexed) itself",
+    "indexed-limit": "kf2jobset writes completions = parallelism = 1 on every child Job",
+    "coordinator": "kf2jobset never writes spec.coordinator",
+    "image": "a container without an image is refused at parse first ([containers], fixtures/errors/no-image "
+             "style cases in tests/test_golden.py)",
+    "rjob-name": "replicatedJob names are the lower-cased replica types; a type the child Job name or label "
+                 "cannot carry is refused at parse as inherited first (replica-type-name), and one that can "
+                 "converts (fixtures/tfjob/replica-type-leading-digit, accepted by the real JobSet admission)",
     "labels": _SCHEMA_FIRST.format(what="labels field that is not a map"),
     "annotations": _SCHEMA_FIRST.format(what="annotations field that is not a map"),
     "annotation-value": _SCHEMA_FIRST.format(what="non-string annotation value"),

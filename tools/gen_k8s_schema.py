@@ -20,8 +20,11 @@ Where the facts come from
 Special cases (the client types these loosely or wrongly)
 ---------------------------------------------------------
 * Resource quantities (ResourceList values, emptyDir.sizeLimit, resourceFieldRef.divisor)
-  are typed 'str' by the client, but manifests write `cpu: 1`, `nvidia.com/gpu: 1`:
-  they accept a string or a number.
+  are typed 'str' by the client, but manifests write `cpu: 1`, `nvidia.com/gpu: 1`. The pod
+  templates we validate live in CRDs (the Kubeflow jobs, JobSet), whose structural schemas type
+  a quantity `x-kubernetes-int-or-string` with the quantity pattern: an integer or a string
+  matching QUANTITY_PATTERN. A fractional number (`cpu: 0.5`) is refused there, although a
+  built-in Pod would take it (checked on the real API server: tools/validator_vs_apiserver.py).
 * IntOrString fields (probe/handler ports) are typed 'object': integer or string.
 * Other 'object' fields are free-form ('any', or 'object' when the client says it is a
   mapping); 'datetime' is a string; int32/int64 are both 'integer'.
@@ -99,6 +102,9 @@ NON_CORE_NAMES = {
 QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 RESOURCE_LIST = CORE_V1 + "ResourceList"
+# The pattern controller-gen writes for resource.Quantity (the same in the JobSet, Training Operator
+# and mpi-operator CRDs); `pattern` applies to strings only, so integers pass as they are.
+QUANTITY_PATTERN = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
 EMBEDDED_META = "kf2jobset.EmbeddedObjectMeta"
 
 # (class, attribute) -> replacement kind
@@ -309,7 +315,7 @@ def build() -> dict:
         "additionalProperties": False,
         "properties": {k: meta["properties"][k] for k in EMBEDDED_META_FIELDS},
     }
-    defs[QUANTITY] = {"type": ["string", "number"]}
+    defs[QUANTITY] = {"type": ["integer", "string"], "pattern": QUANTITY_PATTERN}
     defs[INT_OR_STRING] = {"type": ["integer", "string"]}
     defs[RESOURCE_LIST] = {"type": "object", "additionalProperties": _ref(QUANTITY)}
     return {

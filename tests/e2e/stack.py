@@ -79,8 +79,12 @@ MXJOB_COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "traini
 # "volcano": the v1 stack with the Training Operator run with --gang-scheduler-name=volcano and a
 # PodGroup CRD (scheduling.volcano.sh/v1beta1, written here: schema-less) so that the kind is served.
 # No Volcano scheduler runs: nothing moves a PodGroup out of Pending but the test itself.
+# "jobset-admission": only the API server and the JobSet controller (its webhooks), no CRD but JobSet's:
+# the admission chain a JobSet meets, for tools/validator_vs_apiserver.py. (The controller also
+# reconciles, but dry-run requests create nothing.)
+ADMISSION_COMPONENTS = ("etcd", "kube-apiserver", "jobset-controller")
 FLAVOURS = {"training-operator": COMPONENTS, "mpi-operator": MPI_COMPONENTS, "volcano": COMPONENTS,
-            MXJOB_FLAVOUR: MXJOB_COMPONENTS}
+            MXJOB_FLAVOUR: MXJOB_COMPONENTS, "jobset-admission": ADMISSION_COMPONENTS}
 
 VOLCANO_PODGROUP_CRD = {
     "apiVersion": "apiextensions.k8s.io/v1",
@@ -311,7 +315,9 @@ class GroundTruthStack:
 
         mpi = self.flavour == "mpi-operator"
         mx = self.flavour == MXJOB_FLAVOUR
-        operator_mod = module_dir(*(MPI_OPERATOR_MODULE if mpi else MXJOB_OPERATOR_MODULE if mx else OPERATOR_MODULE))
+        admission = self.flavour == "jobset-admission"
+        operator_mod = None if admission else module_dir(
+            *(MPI_OPERATOR_MODULE if mpi else MXJOB_OPERATOR_MODULE if mx else OPERATOR_MODULE))
         jobset_mod = module_dir(*JOBSET_MODULE)
         lap("locate upstream modules")
 
@@ -320,7 +326,9 @@ class GroundTruthStack:
         certs = self.apiserver._certs
         lap("etcd + kube-apiserver")
 
-        if mpi:  # the v2beta1 MPIJob CRD (it has the same name as the v1 one: hence this separate stack)
+        if admission:
+            crds = []
+        elif mpi:  # the v2beta1 MPIJob CRD (it has the same name as the v1 one: hence this separate stack)
             crds = [operator_mod / "manifests" / "base" / "kubeflow.org_mpijobs.yaml"]
         elif mx:  # v1.8.1's MXJob CRD only
             crds = [operator_mod / "manifests" / "base" / "crds" / "kubeflow.org_mxjobs.yaml"]
@@ -332,18 +340,19 @@ class GroundTruthStack:
             crds.append(pg_crd)
         crds.append(jobset_mod / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml")
         self.apiserver.install_crds(crds)
-        lap(f"CRDs ({'MPIJob v2beta1' if mpi else 'MXJob' if mx else '6 kubeflow.org'} + JobSet)")
+        lap(f"CRDs ({'none' if admission else 'MPIJob v2beta1' if mpi else 'MXJob' if mx else '6 kubeflow.org'} + JobSet)")
 
-        op_dir = None if mpi else self._webhook_cert_dir("training-operator", certs)
+        op_dir = None if mpi or admission else self._webhook_cert_dir("training-operator", certs)
         js_dir = self._webhook_cert_dir("jobset-controller", certs)
         # after the CRDs: the garbage collector would otherwise redo discovery for each new CRD
         for attempt in range(3):  # a free port can be taken by another process before we bind it
             self.ports = dict(zip(PORT_NAMES, free_ports(len(PORT_NAMES))))
-            self._start_kcm()
-            if mpi:
-                self._start_mpi_operator()
-            else:
-                self._start_operator(op_dir)
+            if not admission:  # the admission stack needs no Job controller and no operator
+                self._start_kcm()
+                if mpi:
+                    self._start_mpi_operator()
+                else:
+                    self._start_operator(op_dir)
             self._start_jobset(js_dir)
             try:
                 self._wait_ready()
@@ -357,7 +366,7 @@ class GroundTruthStack:
         lap("controllers ready")
 
         ca_pem = certs.ca_crt.read_bytes()
-        self.webhook_configs = [] if mpi else operator_webhook_configs(
+        self.webhook_configs = [] if mpi or admission else operator_webhook_configs(
             operator_mod, self.ports["operator-webhook"], ca_pem, only=[MXJOB_WEBHOOK] if mx else ())
         self.webhook_configs += jobset_webhook_configs(jobset_mod, self.ports["jobset-webhook"], ca_pem)
         self._register_webhooks(self.webhook_configs)
@@ -472,6 +481,10 @@ class GroundTruthStack:
         insecure = ssl.create_default_context()
         insecure.check_hostname = False
         insecure.verify_mode = ssl.CERT_NONE  # kube-controller-manager's self-signed serving cert
+        if self.flavour == "jobset-admission":
+            wait_http(f"http://127.0.0.1:{self.ports['jobset-probe']}/readyz", deadline, self.procs["jobset-controller"],
+                      self.logs["jobset-controller"])
+            return
         wait_http(
             f"https://127.0.0.1:{self.ports['kcm']}/healthz",
             deadline,
@@ -537,7 +550,7 @@ class GroundTruthStack:
                 ),
                 "jobset mutating": lambda: _expect_mutated(custom),
             }
-            if self.flavour == "mpi-operator":  # mpi-operator has no webhooks
+            if self.flavour in ("mpi-operator", "jobset-admission"):  # no training-operator webhooks there
                 del checks["training-operator validating"]
             elif self.flavour == MXJOB_FLAVOUR:  # v1.8.1's MXJob webhook denies nothing (see _expect_webhook_called)
                 checks["training-operator validating"] = lambda: _expect_webhook_called(
