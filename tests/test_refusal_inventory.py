@@ -38,7 +38,8 @@ NO_FIXTURE: dict[str, str] = {
              "style cases in tests/test_golden.py)",
     "rjob-name": "replicatedJob names are the lower-cased replica types; a type the child Job name or label "
                  "cannot carry is refused at parse as inherited first (replica-type-name), and one that can "
-                 "converts (fixtures/tfjob/replica-type-leading-digit, accepted by the real JobSet admission)",
+                 "converts (a leading digit, e.g. 2ndEval: accepted by the real JobSet admission, "
+                 "tools/validator_vs_apiserver.py)",
     "labels": _SCHEMA_FIRST.format(what="labels field that is not a map"),
     "annotations": _SCHEMA_FIRST.format(what="annotations field that is not a map"),
     "annotation-value": _SCHEMA_FIRST.format(what="non-string annotation value"),

@@ -83,6 +83,7 @@ from kf2jobset.runtime.structure import Difference
 from kf2jobset.yamlio import to_plain
 
 from ..conftest import CORPUS, FIXTURES
+from ..templates import case_values, fill
 from .nodeagent import OWN_COMMAND, NodeAgent
 from .stack import MXJOB_FLAVOUR
 
@@ -155,7 +156,10 @@ def fixture_cases() -> list[Case]:
         if not (case / "expected.yaml").exists():
             continue
         args = [a for a in (case / "args").read_text().splitlines() if a.strip() and not a.startswith("#")] if (case / "args").exists() else []
-        jobs = [j for d in yaml.safe_load_all(inp.read_text()) for j in _jobs_in(d)]
+        # an envsubst template (fixtures/envsubst) runs as applied: filled with the case's values in both
+        # worlds (tests/test_envsubst.py holds that filling the output equals converting the filled input)
+        text = fill(inp.read_text(), case_values(case))
+        jobs = [j for d in yaml.safe_load_all(text) for j in _jobs_in(d)]
         for n, job in enumerate(jobs):
             out.append(Case(f"{case.parent.name}/{case.name}" + (f"#{n}" if len(jobs) > 1 else ""), job, _options(args)))
     return out
