@@ -166,7 +166,8 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
                 if dep.get("name") not in names[:i + 1]:  # (the webhook lets a replicatedJob name itself)
                     out.append(_p(path + ("dependsOn", d, "name"), f"dependsOn {dep.get('name')!r} must name a replicatedJob listed earlier",
                                   "depends-on-order"))
-        out += _job_rules(job_spec, path + ("template", "spec"))
+        if rj.get("replicas", 1) >= 1:  # a replicatedJob with no Jobs meets no batch/v1 rules (the real server)
+            out += _job_rules(job_spec, path + ("template", "spec"))
 
     if too_long:
         # every replicatedJob has its own limit; the one that matters is the tightest
