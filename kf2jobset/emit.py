@@ -217,7 +217,7 @@ def _yield_to_user(job: TrainingJob, rtype: str, idx: int, container: dict, user
     entry stays in force and ours is left out. A helper variable (KF2JOBSET_*) the user happens to
     set is renamed instead, since kf2jobset's values read it.
     """
-    from .envmerge import _fresh, _retarget, describe
+    from .envmerge import fresh_name, retarget, describe
 
     mine = {e.get("name"): e for e in user if isinstance(e, dict)}
     if not mine:
@@ -226,11 +226,11 @@ def _yield_to_user(job: TrainingJob, rtype: str, idx: int, container: dict, user
     where = f"container {container.get('name')!r} of the {rtype} pods"
     src = f"{job.mapping.replica_specs_field}.{rtype}.template.spec.containers[{idx}].env"
     for h in [h for h in helpers if h.get("name") in mine]:
-        new = _fresh(h["name"], taken)
+        new = fresh_name(h["name"], taken)
         taken.add(new)
         old = h["name"]
         helpers = [{**e, "name": new} if e is h else e for e in helpers]
-        injected = [{**e, "value": _retarget(str(e["value"]), old, new)} if "value" in e else e for e in injected]
+        injected = [{**e, "value": retarget(str(e["value"]), old, new)} if "value" in e else e for e in injected]
         ctx.note(Note("JS062", "rewritten",
                       f"{old} in {where} is yours; kf2jobset's helper variable of that name is {new} here",
                       source_path=f"{src}[{old}]", replica_type=rtype, explains=(("env", new),)))

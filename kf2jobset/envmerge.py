@@ -32,7 +32,7 @@ def references(value: str, name: str) -> bool:
     return any(m.group(1) == name for m in _REF.finditer(value))
 
 
-def _retarget(value: str, name: str, new: str) -> str:
+def retarget(value: str, name: str, new: str) -> str:
     return _REF.sub(lambda m: f"$({new})" if m.group(1) == name else m.group(0), value)
 
 
@@ -59,11 +59,11 @@ def merge_env(entries: list[dict]) -> tuple[list[dict], list[Override]]:
             out[i] = None
             overrides.append(Override(name, entry, winner, None, ()))
             continue
-        new = _fresh(SHADOW_PREFIX + str(name), taken)
+        new = fresh_name(SHADOW_PREFIX + str(name), taken)
         taken.add(new)
         out[i] = {**entry, "name": new}
         for j in readers:
-            out[j] = {**out[j], "value": _retarget(str(out[j]["value"]), name, new)}
+            out[j] = {**out[j], "value": retarget(str(out[j]["value"]), name, new)}
         overrides.append(Override(name, entry, winner, new, tuple(out[j].get("name") for j in readers)))
     return [e for e in out if e is not None], overrides
 
@@ -76,7 +76,7 @@ def _final(entries: list, start: int, name) -> dict:
     return entries[last]
 
 
-def _fresh(base: str, taken: set) -> str:
+def fresh_name(base: str, taken: set) -> str:
     name, n = base, 2
     while name in taken:
         name, n = f"{base}_{n}", n + 1
