@@ -197,12 +197,17 @@ class Ctx:
 
 def parse_verdicts(log: str) -> list[dict]:
     out = []
+    # a verdict may follow another process's unfinished stderr write on the same line (C++ logging of
+    # torch/gloo writes in pieces): find the tag anywhere and read one JSON value after it
+    decoder = json.JSONDecoder()
     for line in log.splitlines():
-        if line.startswith(TAG + " "):
-            try:
-                out.append(json.loads(line[len(TAG) + 1:]))
-            except ValueError:
-                pass
+        at = line.find(TAG + " ")
+        if at < 0:
+            continue
+        try:
+            out.append(decoder.raw_decode(line, at + len(TAG) + 1)[0])
+        except ValueError:
+            pass
     return out
 
 

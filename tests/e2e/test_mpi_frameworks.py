@@ -315,7 +315,9 @@ def runs_for(command: list[str], launchers: tuple[str, ...], discovery: bool) ->
     out = []
     for label in launchers:
         if label == OMPI41:
-            out.append((label, [BINARIES[OMPI41], *opts, *RANK]))
+            # --stdin none: Open MPI 4.1's orted can crash (orte_iof_orted_recv, a NULL sink) when the
+            # stdin EOF for rank 0 reaches it before that rank is set up; the harness feeds no stdin anyway
+            out.append((label, [BINARIES[OMPI41], "--stdin", "none", *opts, *RANK]))
         elif label == OMPI5:
             out.append((label, [BINARIES[OMPI5], *["-" + w if _ONE_DASH.match(w) else w for w in opts], *RANK]))
             if any(_ONE_DASH.match(w) for w in opts):  # after: a failed prterun may leave daemons behind
