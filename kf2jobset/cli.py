@@ -48,7 +48,8 @@ def main():
 @repo_options
 @click.option("--report", "report_specs", multiple=True, metavar="FORMAT[:FILE]",
               help="Also write the semantic diff report (text, markdown, json, junit, sarif, github) to stderr or FILE.")
-def convert(paths, report_specs=(), **kw):
+@click.option("--verbose", "-v", is_flag=True, help="Print every job's own warnings (default: one line per code).")
+def convert(paths, report_specs=(), verbose=False, **kw):
     from .errors import Kf2JobSetError, UsageError
     from .pipeline import convert_text, read_text, stream_for_stdout
 
@@ -58,7 +59,7 @@ def convert(paths, report_specs=(), **kw):
         fail(err)
     if report_specs and (kw.get("in_place") or kw.get("out_dir") or kw.get("check")):
         fail(UsageError("--report goes with the stream mode; for a repository run `kf2jobset report PATH...`"))
-    code = repo_mode(paths, kw, options)  # --in-place / --out-dir / --check (kf2jobset.repo)
+    code = repo_mode(paths, dict(kw, verbose=verbose), options)  # --in-place / --out-dir / --check (kf2jobset.repo)
     if code is not None:
         sys.exit(code)
     results, errors = [], []
@@ -85,13 +86,15 @@ def convert(paths, report_specs=(), **kw):
         if katib:
             click.echo(f"kf2jobset: hint: {katib} Katib Experiment(s) embed v1 jobs in trialTemplate.trialSpec; "
                        "passed through unchanged: pass --katib to convert them", err=True)
+    from .notes import warning_lines
+
     for r in results:
         for line in r.unconverted_lines():
             click.echo(f"kf2jobset: warning: {line}", err=True)
-        for conv in r.conversions:
-            for note in conv.notes:
-                if note.printed:
-                    click.echo(f"kf2jobset: warning: {r.path}: {conv.job.display_name()}: {note.warning_text()}", err=True)
+    printed = [(r.path, conv.job.display_name(), note) for r in results for conv in r.conversions
+               for note in conv.notes if note.printed]
+    for line in warning_lines(printed, verbose):
+        click.echo(f"kf2jobset: {line}", err=True)
     if report_specs:
         _convert_report(results, options, report_specs)
     sys.stdout.write(stream_for_stdout(results))
@@ -101,7 +104,7 @@ _REPORT_HELP = """Semantic diff report: what changes for every pod when the v1 j
 
 Each job is converted (same options as `convert`), then what the v1 operator ran is compared with
 what the JobSet will run, pod by pod and rule by rule. Findings: unchanged, rewritten (same meaning),
-approximated, dropped, breaking, unexplained (a kf2jobset gap).
+approximated, dropped, prerequisite (act before applying), breaking, unexplained (a kf2jobset gap).
 
 \b
 Formats: text, markdown, json, junit, sarif, github. Repeat --format to write several in one

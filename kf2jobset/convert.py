@@ -478,7 +478,7 @@ def _katib_fields(template: dict, conv: Conversion) -> None:
 
 def _katib_note(selector):
     shown = ", ".join(f"{k}={v}" for k, v in (selector or {}).items())
-    return Note("KT001", "rewritten",
+    return Note("KT001", "prerequisite",
                 "Katib trial template: success/failure conditions read the JobSet's Completed/Failed conditions"
                 + (f"; primaryPodLabels select {shown}" if selector else ""),
                 source_path="spec.trialTemplate", target_path="spec.trialTemplate",

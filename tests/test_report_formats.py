@@ -46,17 +46,28 @@ def test_text_snapshot(case):
     assert ESC not in text
 
 
-def test_text_reads_worst_first_and_grouped(mixed):
-    text = render(mixed, "text")
-    lines = text.splitlines()
-    first_mpi = next(i for i, l in enumerate(lines) if "MPIJob horovod-mnist" in l)
-    cats = [l.split()[0] for l in lines[first_mpi:] if re.match(r"^    [a-z]+ +[A-Z]+\d+ ", l)]
+def test_text_reads_worst_first_and_grouped():
+    one = report_for(fixture("mpijob-v1/accepted"), "input.yaml", accept_mpi_ssh=True)
+    lines = render(one, "text").splitlines()
+    cats = [l.split()[0] for l in lines if re.match(r"^    [a-z]+ +[A-Z]+\d+ ", l)]
     # within the "whole job" group, categories never get milder then worse again
-    order = ["unexplained", "breaking", "dropped", "approximated", "rewritten", "unchanged"]
+    order = ["unexplained", "breaking", "prerequisite", "dropped", "approximated", "rewritten", "unchanged"]
     whole = cats[: cats.index("rewritten") + 1]
     assert [order.index(c) for c in whole] == sorted(order.index(c) for c in whole)
-    assert lines[first_mpi + 1].strip() == "1 breaking, 1 dropped, 1 approximated, 5 rewritten"  # MPI009: PRTE_MCA_ variables
+    assert lines[1].strip() == "1 breaking, 1 dropped, 6 rewritten"  # MPI009: PRTE_MCA_ variables; MPI004 unused
     assert "  Launcher" in lines
+    assert lines[-1].startswith("1 job in 1 file: ")
+
+
+def test_text_of_several_jobs_is_one_entry_per_code_worst_first(mixed):
+    lines = render(mixed, "text").splitlines()
+    assert lines[0].startswith("Findings by code, 3 jobs")
+    entries = [re.match(r"^    ([a-z]+) +([A-Z]+\d+) ", l) for l in lines]
+    entries = [m.groups() for m in entries if m]
+    order = ["unexplained", "breaking", "prerequisite", "dropped", "approximated", "rewritten", "unchanged"]
+    summary = entries[: len({c for _, c in entries})]
+    assert len({c for _, c in summary}) == len(summary)  # each code once
+    assert [order.index(c) for c, _ in summary] == sorted(order.index(c) for c, _ in summary)
     assert lines[-1].startswith("3 jobs in 3 files: ")
     assert "at or above --fail-on breaking" in lines[-1]
 
@@ -76,16 +87,24 @@ def test_markdown_layout(mixed):
     summary = md.splitlines()[2]
     assert summary.startswith("3 jobs in 3 files: **2** 🔴 breaking")
     assert "| file | job | JobSet |" in md  # overview table when there are several jobs
-    assert md.count("### `") == 3
-    section = md.split("### `mpijob-v1/accepted.yaml`")[1].split("### ")[0]
-    table = [l for l in section.splitlines() if l.startswith("| 🔴") or l.startswith("| 🟡") or l.startswith("| 🟠")]
-    assert table[0].startswith("| 🔴 breaking | `MPI001` |")
-    assert "<details><summary>" in section and "</details>" in section
+    assert md.index("### Findings by code") < md.index("### Jobs")
+    rows = [l for l in md.split("### Findings by code")[1].split("### ")[0].splitlines() if l.startswith("| 🔴")]
+    assert rows[0].startswith("| 🔴 breaking | `MPI001` | 1: horovod-mnist |")
+    assert "<details><summary>" in md and "</details>" in md
     # cells never break the table: no raw newlines or pipes inside a row
     for row in md.splitlines():
         if row.startswith("| ") and not row.startswith("|---"):
             assert row.endswith(" |")
-    assert "&lt;jobset&gt;" in md  # angle brackets are escaped, not swallowed as HTML
+    assert "&lt;job&gt;" in md  # angle brackets are escaped, not swallowed as HTML
+
+
+def test_markdown_of_one_job_sections_it(mixed):
+    one = report_for(fixture("mpijob-v1/accepted"), "input.yaml", accept_mpi_ssh=True)
+    md = render(one, "markdown")
+    assert md.count("### `") == 1
+    table = [l for l in md.splitlines() if l.startswith("| 🔴") or l.startswith("| 🟡") or l.startswith("| 🟠")]
+    assert table[0].startswith("| 🔴 breaking | `MPI001` |")
+    assert "&lt;jobset&gt;" in md
 
 
 # ---------------------------------------------------------------- json

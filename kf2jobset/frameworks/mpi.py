@@ -347,7 +347,7 @@ class MPIProfile(Profile):
         else:
             if ctx.jobset_name and not ctx.options.subdomain:
                 ctx.note(Note(
-                    "MPI008", "approximated",
+                    "MPI008", "prerequisite",
                     f"mpi-operator created a headless Service named {ctx.jobset_name!r}; the JobSet's Service has the "
                     "same name, and JobSet reuses an existing Service as it is (with the MPIJob's selector), so "
                     "hostnames would not resolve while the old Service exists", warn=True,
@@ -355,7 +355,7 @@ class MPIProfile(Profile):
                     action="delete the MPIJob (and its Service) before applying the JobSet, or pass --subdomain",
                 ))
             ctx.note(Note(
-                "MPI003", "rewritten",
+                "MPI003", "prerequisite",
                 f"the mpi-operator generated the SSH key Secret <job>-ssh; the JobSet mounts the Secret {secret!r} "
                 "that you provide (kf2jobset never writes key material)",
                 source_path="spec.mpiReplicaSpecs", target_path="volumes[ssh-auth]", action=create,
@@ -373,7 +373,7 @@ class MPIProfile(Profile):
             ))
         if implementation(job) != "OpenMPI" and ctx.jobset_name and not job.namespace:
             ctx.note(Note(
-                "MPI014", "approximated",
+                "MPI014", "prerequisite",
                 f"{'Intel MPI' if implementation(job) == 'Intel' else implementation(job)} workers reach the launcher by its short hostname through the pods' DNS search "
                 f"path, which must name the namespace; this manifest has none, so it names `default` "
                 f"({dns_search(job, ctx)}): created in another namespace, the workers cannot resolve the launcher "
@@ -386,7 +386,8 @@ class MPIProfile(Profile):
         elastic = uses_discovery(job)
         fmt = "<host>:<slots>" if job.is_mpi_v1 else "<host>"
         ctx.note(Note(
-            "MPI004", "approximated",
+            # unused by the launcher: the file differs, the run does not
+            "MPI004", "approximated" if elastic else "rewritten",
             f"/etc/mpi/{DISCOVER_FILE} (mode 0555) lists the workers by their JobSet hostnames in the operator's format "
             f"({fmt}), but the operator rewrote it as worker pods became Running and the JobSet has no such writer: "
             "this script prints a worker once its DNS name resolves (the headless Service publishes a pod as soon as it "

@@ -64,6 +64,15 @@ class TensorFlowProfile(Profile):
             ))
 
     def success_note(self, job, case, targets) -> Note:
+        if case == "TF_WORKER0_SUCCESS" and job.replicas["Worker"].replicas == 1:
+            # worker 0 is every worker: "worker 0 exited 0" and "all workers succeeded" are one event
+            return Note(
+                "TF002", "rewritten",
+                "with no Chief/Master, v1 called the TFJob Succeeded when worker 0 exited 0; with one worker the "
+                "JobSet's rule (every worker succeeded) is the same event",
+                source_path="spec.successPolicy", target_path="spec.successPolicy",
+                explains=(("lifecycle", "success"),),
+            )
         if case == "TF_WORKER0_SUCCESS":
             return Note(
                 "TF002", "approximated",
@@ -71,7 +80,8 @@ class TensorFlowProfile(Profile):
                 "target one Job of a replicatedJob, so it completes when every worker has succeeded "
                 "(it never cuts worker 0 short)",
                 source_path="spec.successPolicy", target_path="spec.successPolicy",
-                action="set successPolicy: AllWorkers on the TFJob to make this exact",
+                action="make every worker exit when training ends (the JobSet waits for all of them); a worker "
+                       "that runs until it is stopped keeps the JobSet running",
                 explains=(("lifecycle", "success"),),
             )
         return Note(

@@ -272,6 +272,7 @@ def get(kind, job_name, output, all_namespaces, selector, chunk_size, **kw):
         _exit_for(err)
     errors: list[Kf2JobSetError] = []
     collected: list[dict] = []
+    printed: list = []  # warnings, printed once per code at the end
     found = 0
     with cluster:
         try:
@@ -290,9 +291,7 @@ def get(kind, job_name, output, all_namespaces, selector, chunk_size, **kw):
                     _error(err)
                     errors.append(err)
                     continue
-                for note in conv.notes:
-                    if note.printed:
-                        _warn(f"{object_ref(obj)}: {note.warning_text()}")
+                printed += [(object_ref(obj), "", note) for note in conv.notes if note.printed]
                 if output == "yaml":  # stream job by job: constant memory for a whole cluster
                     sys.stdout.write(_dump(conv.objects, output, False))
                     sys.stdout.flush()
@@ -300,6 +299,10 @@ def get(kind, job_name, output, all_namespaces, selector, chunk_size, **kw):
                     collected += conv.objects
         except Kf2JobSetError as err:
             _exit_for(err)
+    from ..notes import warning_lines
+
+    for line in warning_lines(printed):
+        click.echo(f"kf2jobset: {line}", err=True)
     if output == "json" and collected:
         sys.stdout.write(_dump(collected, output, single=bool(name)))
     if not found:
@@ -311,7 +314,7 @@ _SCAN_HELP = """Inventory the v1 jobs: namespace, kind, name, state, replicas an
 
 STATE is the operator's latest condition (Created, Running, Restarting, Succeeded, Failed,
 Suspended; - before it has any). WORST is the most severe mapping note of the conversion
-(unchanged < rewritten < approximated < dropped < breaking) with its code, or `error: KIND` when
+(unchanged < rewritten < approximated < dropped < prerequisite < breaking) with its code, or `error: KIND` when
 the job cannot be converted as it is. MPIJob v1 is assessed as if --accept-mpi-ssh were given (the
 switch to SSH shows as breaking MPI001).
 

@@ -49,6 +49,7 @@ def repo_mode(paths, kw: dict, options) -> int | None:
     no_gitignore = kw.get("no_gitignore", False)
     jobs = kw.pop("jobs", 0)
     fail_on_change = kw.pop("fail_on_change", False)
+    verbose = kw.pop("verbose", False)
     if not (in_place or out_dir or check):
         if fail_on_change:
             return _usage("--fail-on-change needs --in-place or --out-dir")
@@ -63,7 +64,7 @@ def repo_mode(paths, kw: dict, options) -> int | None:
         return _usage("--fail-on-change does not apply to --check (which never writes)")
     mode = CHECK if check else IN_PLACE if in_place else OUT_DIR
     settings = Settings(mode=mode, options=options, out_dir=out_dir, excludes=excludes, jobs=jobs,
-                        fail_on_change=fail_on_change, gitignore=not no_gitignore)
+                        fail_on_change=fail_on_change, gitignore=not no_gitignore, verbose=verbose)
     del exitcodes
     return run(paths, settings)
 

@@ -36,6 +36,7 @@ class Settings:
     fail_on_change: bool = False
     gitignore: bool = True
     progress: bool | None = None  # None: only on a terminal and for runs longer than a second
+    verbose: bool = False  # every job's own warning lines, not one per code
 
 
 @dataclass
@@ -50,6 +51,7 @@ class Outcome:
     codes: list[int] = field(default_factory=list)
     reason: str | None = None  # skip reason
     notes: list[str] = field(default_factory=list)  # warnings that do not fail the file
+    warnings: list = field(default_factory=list)  # [(path, job name, Note)] the user must know: printed grouped by code
     katib_unconverted: int = 0  # Experiments embedding v1 jobs, left alone without --katib
 
 

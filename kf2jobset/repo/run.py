@@ -101,10 +101,8 @@ def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
     if result.dropped_comments:
         out.notes.append(f"{task.path}: {result.dropped_comments} comment(s) sat on v1 fields that have no JobSet "
                          "counterpart and were dropped")
-    for conv in result.conversions:
-        for note in conv.notes:
-            if note.printed:
-                out.notes.append(f"warning: {task.path}: {conv.job.display_name()}: {note.warning_text()}")
+    out.warnings += [(task.path, conv.job.display_name(), note)
+                     for conv in result.conversions for note in conv.notes if note.printed]
     if settings.mode == CHECK and task.target is None:
         out.status = CONVERTED
         out.findings += [f"{j}: Kubeflow v1 job; run kf2jobset convert --in-place" for j in jobs]
@@ -411,6 +409,11 @@ def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_
         for problem in o.problems:
             print(f"kf2jobset: {problem}", file=stderr)
         codes += o.codes
+    if settings.mode != CHECK:
+        from ..notes import warning_lines
+
+        for line in warning_lines([w for o in outcomes for w in o.warnings], settings.verbose):
+            print(f"kf2jobset: {line}", file=stderr)
     if helm_with_jobs and settings.mode != CHECK:
         for path in helm_with_jobs:
             print(f"kf2jobset: {path}: skipped: Helm template with a Kubeflow v1 job", file=stderr)

@@ -1,7 +1,10 @@
 """Helpers shared by the renderers: headings, evidence summaries, counts in words."""
 from __future__ import annotations
 
-from .model import CATEGORIES, Evidence, FileReport, Finding, JobReport, Report, fails
+from dataclasses import dataclass
+
+from .codes import title
+from .model import CATEGORIES, RANK, Evidence, FileReport, Finding, JobReport, Report, fails
 
 # Shown in summaries, worst first; `unchanged` is informational and left out of the headline.
 HEADLINE = tuple(reversed(CATEGORIES[1:]))
@@ -155,3 +158,83 @@ def fails_for(f: Finding, report: Report) -> bool:
 
 def file_jobs(report: Report) -> list[tuple[FileReport, JobReport]]:
     return [(fr, j) for fr in report.files for j in fr.jobs]
+
+
+# ---------------------------------------------------------------------------------------------
+# several jobs: one summary row per code, then only what sets a job apart
+
+
+@dataclass
+class CodeSummary:
+    """One finding code across the report's jobs: the variant most jobs share, and who has the code."""
+
+    code: str
+    category: str  # the worst category the code has in any job
+    jobs: list  # [(FileReport, JobReport)] that have the code, in report order
+    example: Finding  # the first finding of the shared variant (message/action with job names as <job>)
+    example_job: JobReport
+    message: str
+    action: str | None
+    shared: set  # ids of the jobs whose findings of this code are the shared variant
+
+
+def job_id(fr: FileReport, job: JobReport) -> tuple:
+    return (fr.path, job.document, job.embedded_path or "")
+
+
+def generic(text: str | None, job: JobReport) -> str | None:
+    """The text with the job's own names written as <job>, so that jobs alike read alike."""
+    if not text:
+        return text
+    for name in sorted({n for n in (job.jobset, job.name) if n and len(n) > 2}, key=len, reverse=True):
+        text = text.replace(name, "<job>")
+    return text
+
+
+def _variant(findings: list[Finding], job: JobReport) -> tuple:
+    if findings[0].code in EXAMPLE_ONLY:  # "reaches the same pods (worker/0-3)": alike whatever the pod count
+        return tuple(sorted(f.category for f in findings))
+    return tuple(sorted((f.category, f.replica_type or "", f.pod or "", generic(f.message, job) or "",
+                         generic(f.action, job) or "") for f in findings))
+
+
+def by_code(report: Report) -> list[CodeSummary]:
+    """Codes worst first (then by code); each with its most common variant across jobs."""
+    per_code: dict[str, list] = {}
+    for fr, job in file_jobs(report):
+        mine: dict[str, list[Finding]] = {}
+        for f in job.findings:
+            mine.setdefault(f.code, []).append(f)
+        for code, findings in mine.items():
+            per_code.setdefault(code, []).append((fr, job, findings))
+    out = []
+    for code, entries in per_code.items():
+        variants: dict[tuple, list] = {}
+        for fr, job, findings in entries:
+            variants.setdefault(_variant(findings, job), []).append((fr, job, findings))
+        shared = max(variants.values(), key=len)  # ties: the first seen (dicts keep order)
+        fr0, job0, findings0 = shared[0]
+        example = sorted(findings0, key=lambda f: -f.rank)[0]
+        worst = max((f for _, _, fs in entries for f in fs), key=lambda f: f.rank).category
+        message = title(code) if code in EXAMPLE_ONLY else generic(example.message, job0) or ""
+        out.append(CodeSummary(code, worst, [(fr, job) for fr, job, _ in entries], example, job0,
+                               message, generic(example.action, job0),
+                               {job_id(fr, job) for fr, job, _ in shared}))
+    return sorted(out, key=lambda s: (-RANK[s.category], s.code))
+
+
+def apart(report: Report, summaries: list[CodeSummary]) -> list[tuple[FileReport, JobReport, list[Finding]]]:
+    """Per job, the findings the summary does not already say (a code whose variant differs from the shared one)."""
+    shared = {s.code: s.shared for s in summaries}
+    out = []
+    for fr, job in file_jobs(report):
+        own = [f for f in job.findings if job_id(fr, job) not in shared.get(f.code, set())]
+        if own:
+            out.append((fr, job, own))
+    return out
+
+
+def job_names(jobs: list, limit: int = 6) -> str:
+    names = [j.name for _, j in jobs]
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")

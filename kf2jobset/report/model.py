@@ -1,20 +1,22 @@
 """The report's data: findings with stable codes, grouped by job and file, plus the fail-on rule.
 
 Categories, mildest first: unchanged, rewritten (different text, same meaning), approximated (close,
-not identical), dropped (no JobSet equivalent), breaking (the workload must change), and
+not identical), dropped (no JobSet equivalent), prerequisite (the same once you act before applying:
+create a Secret, delete the old object), breaking (the workload must change), and
 unexplained (a runtime difference no mapping note accounts for: a kf2jobset bug, please report it).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-CATEGORIES = ("unchanged", "rewritten", "approximated", "dropped", "breaking", "unexplained")
+CATEGORIES = ("unchanged", "rewritten", "approximated", "dropped", "prerequisite", "breaking", "unexplained")
 RANK = {c: i for i, c in enumerate(CATEGORIES)}
 
 # Severity, as CI systems know it (SARIF level, GitHub annotation, JUnit failure).
 SEVERITY = {
     "unexplained": "error",
     "breaking": "error",
+    "prerequisite": "warning",
     "dropped": "warning",
     "approximated": "warning",
     "rewritten": "note",

@@ -1,13 +1,13 @@
 """GitHub Actions workflow commands: one annotation per finding, on the v1 manifest's line.
 
-breaking/unexplained -> ::error, dropped/approximated -> ::warning, rewritten -> ::notice;
+breaking/unexplained -> ::error, prerequisite/dropped/approximated -> ::warning, rewritten -> ::notice;
 unchanged findings are not annotated. Findings of a file are wrapped in a ::group::.
 """
 from __future__ import annotations
 
 from .model import Report
 
-_LEVEL = {"unexplained": "error", "breaking": "error", "dropped": "warning", "approximated": "warning", "rewritten": "notice"}
+_LEVEL = {"unexplained": "error", "breaking": "error", "prerequisite": "warning", "dropped": "warning", "approximated": "warning", "rewritten": "notice"}
 
 
 def _escape_data(text: str) -> str:

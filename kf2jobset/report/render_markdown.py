@@ -1,17 +1,20 @@
-"""Markdown for a pull-request comment: counts first, then one section per job.
+"""Markdown for a pull-request comment: counts first, then the findings.
 
-Per job, findings that need a decision (breaking, dropped, approximated, unexplained) come first in
-a table, worst first and by replica type; changes that keep their meaning (rewritten, unchanged)
-and the runtime evidence are folded into <details> blocks so the comment stays short.
+One job: findings that need a decision (breaking, prerequisite, dropped, approximated, unexplained)
+come first in a table, worst first and by replica type; changes that keep their meaning (rewritten,
+unchanged) and the runtime evidence are folded into <details> blocks so the comment stays short.
+Several jobs: what to do before applying, then one row per code (how many jobs, which, the one
+action), then per job only what sets it apart from those rows: ten alike jobs read as one.
 """
 from __future__ import annotations
 
-from .common import EXAMPLE_ONLY, HEADLINE, evidence_lines, job_title, verdict
+from .common import EXAMPLE_ONLY, HEADLINE, apart, by_code, evidence_lines, generic, job_names, job_title, verdict
 from .model import RANK, Report
 
 _MARK = {
     "unexplained": "🟣 unexplained",
     "breaking": "🔴 breaking",
+    "prerequisite": "🔵 prerequisite",
     "dropped": "🟠 dropped",
     "approximated": "🟡 approximated",
     "rewritten": "🟢 rewritten",
@@ -64,20 +67,97 @@ def render(report: Report) -> str:
                f"{'s' if len(report.files) != 1 else ''}: {headline or 'no changes'}. Result: {verdict(report)}.")
     out.append("")
     if len(jobs) > 1:
-        out += ["| file | job | JobSet | " + " | ".join(HEADLINE) + " |", "|---|---|---|" + "---:|" * len(HEADLINE)]
-        for fr in report.files:
-            for j in fr.jobs:
-                c = j.counts()
-                out.append(f"| `{_cell(fr.path)}` | {j.kind} `{_cell(j.name)}` | `{_cell(j.jobset or '(generated)')}` | "
-                           + " | ".join(str(c[k]) if c[k] else "" for k in HEADLINE) + " |")
-        out.append("")
+        return "\n".join(out + _several(report)).rstrip("\n") + "\n"
+    out += _one_by_one(report)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _errors(fr) -> list[str]:
+    out = []
+    for err in fr.errors:
+        where = f"`{_cell(fr.path)}`" + (f" line {err.line}" if err.line else "") + (
+            f", column {err.column}" if err.line and err.column else "") + (
+            f", document {err.document + 1}" if err.document is not None else "") + (
+            f", at `{_cell(err.path)}`" if err.path else "")
+        out += [f"> **Error** in {where}: {_cell(err.text())}", ""]
+    return out
+
+
+def _code_rows(summaries, total: int) -> list[str]:
+    rows = ["| | code | jobs | what changes |", "|---|---|---|---|"]
+    for s in summaries:
+        n = len(s.jobs)
+        who = f"all {n}" if n == total else f"{n}: {_cell(job_names(s.jobs))}"
+        what = _cell(s.message)
+        if len(s.shared) < n:
+            k = n - len(s.shared)
+            what += f"<br>({k} job{'s differ' if k != 1 else ' differs'}: see below)"
+        if s.action:
+            what += f"<br>**Action:** {_cell(s.action)}"
+        rows.append(f"| {_MARK[s.category]} | `{s.code}` | {who} | {what} |")
+    return rows
+
+
+def _several(report: Report) -> list[str]:
+    jobs = report.jobs
+    total = len(jobs)
+    out = []
     for fr in report.files:
-        for err in fr.errors:
-            where = f"`{_cell(fr.path)}`" + (f" line {err.line}" if err.line else "") + (
-                f", column {err.column}" if err.line and err.column else "") + (
-                f", document {err.document + 1}" if err.document is not None else "") + (
-                f", at `{_cell(err.path)}`" if err.path else "")
-            out += [f"> **Error** in {where}: {_cell(err.text())}", ""]
+        out += _errors(fr)
+    summaries = by_code(report)
+    before = [s for s in summaries if s.category in ("breaking", "prerequisite") and s.action]
+    if before:
+        out += ["### Before you apply", ""]
+        for s in before:
+            n = len(s.jobs)
+            out.append(f"- `{s.code}` ({'all ' if n == total else ''}{n} job{'s' if n != 1 else ''}): {_cell(s.action)}")
+        out.append("")
+    attention = [s for s in summaries if RANK[s.category] >= ATTENTION]
+    calm = [s for s in summaries if RANK[s.category] < ATTENTION]
+    out += ["### Findings by code", ""]
+    out += _code_rows(attention, total) if attention else ["Nothing needs a decision: every change keeps its meaning."]
+    out.append("")
+    if calm:
+        out.append(f"<details><summary>{len(calm)} code{'s' if len(calm) != 1 else ''} for changes that keep their meaning</summary>")
+        out += [""] + _code_rows(calm, total) + ["", "</details>", ""]
+    out += ["### Jobs", "", "| file | job | JobSet | " + " | ".join(HEADLINE) + " |", "|---|---|---|" + "---:|" * len(HEADLINE)]
+    for fr in report.files:
+        for j in fr.jobs:
+            c = j.counts()
+            out.append(f"| `{_cell(fr.path)}` | {j.kind} `{_cell(j.name)}` | `{_cell(j.jobset or '(generated)')}` | "
+                       + " | ".join(str(c[k]) if c[k] else "" for k in HEADLINE) + " |")
+    out.append("")
+    own = apart(report, summaries)
+    if own:
+        out += ["### What sets a job apart", ""]
+        for fr, job, findings in own:
+            out.append(f"#### `{fr.path}`" + (f" (line {job.line})" if job.line else "") + f": {_cell(job_title(job)).replace(' -&gt; ', ' → ')}")
+            out += [""] + _rows(sorted(findings, key=lambda f: (-f.rank, f.code)), fr.path) + [""]
+    examples = [s for s in summaries if s.example.evidence]
+    if examples:
+        out.append("<details><summary>Runtime evidence, one job per code (every pod of every job: --format json)</summary>")
+        out.append("")
+        for s in examples:
+            lines = evidence_lines(s.example, limit=1 if s.code in EXAMPLE_ONLY else 3)
+            out.append(f"- `{s.code}` (e.g. `{_cell(s.example_job.name)}`): " + _cell(generic(lines[0], s.example_job)))
+            out += [f"  - {_cell(generic(line, s.example_job))}" for line in lines[1:]]
+        out += ["", "</details>", ""]
+    defaults: dict[tuple, int] = {}
+    for j in jobs:
+        for d in j.defaults:
+            defaults[d] = defaults.get(d, 0) + 1
+    if defaults:
+        out.append(f"<details><summary>{len(defaults)} operator default{'s' if len(defaults) != 1 else ''} made explicit</summary>")
+        out.append("")
+        out += [f"- `{_cell(p)}` = `{_cell(v)}`: {_cell(w)} ({n} job{'s' if n != 1 else ''})" for (p, v, w), n in defaults.items()]
+        out += ["", "</details>", ""]
+    return out
+
+
+def _one_by_one(report: Report) -> list[str]:
+    out = []
+    for fr in report.files:
+        out += _errors(fr)
         if not fr.jobs and not fr.errors:
             out += [f"`{fr.path}`: no Kubeflow jobs.", ""]
         for job in fr.jobs:
@@ -111,4 +191,4 @@ def render(report: Report) -> str:
                 out.append("")
                 out += [f"- `{_cell(p)}` = `{_cell(v)}`: {_cell(w)}" for p, v, w in job.defaults]
                 out += ["", "</details>", ""]
-    return "\n".join(out).rstrip("\n") + "\n"
+    return out

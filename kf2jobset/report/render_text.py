@@ -1,13 +1,18 @@
-"""Human text for a terminal: per file and job, findings grouped by replica type, worst first."""
+"""Human text for a terminal. One job: its findings grouped by replica type, worst first. Several
+jobs: one entry per code (how many jobs, which, the one action), then per job only what sets it
+apart, so that ten alike jobs read as one."""
 from __future__ import annotations
 
 import textwrap
 
 from .common import (
     EXAMPLE_ONLY,
+    apart,
+    by_code,
     counts_text,
     evidence_lines,
     groups,
+    job_names,
     job_title,
     verdict,
 )
@@ -16,6 +21,7 @@ from .model import Report
 _COLORS = {
     "unexplained": "\033[1;35m",
     "breaking": "\033[1;31m",
+    "prerequisite": "\033[1;34m",
     "dropped": "\033[33m",
     "approximated": "\033[33m",
     "rewritten": "\033[32m",
@@ -30,36 +36,64 @@ def render(report: Report, *, color: bool = False) -> str:
     def paint(text: str, style: str) -> str:
         return f"{style}{text}{_RESET}" if color else text
 
+    pad = " " * (4 + LABEL + 7)
+
+    def entry(category: str, code: str, text: str) -> list[str]:
+        lead = f"    {paint(category.ljust(LABEL), _COLORS[category])}{code:<7}"
+        wrapped = textwrap.wrap(text, WIDTH - len(pad), break_on_hyphens=False) or [""]
+        return [lead + wrapped[0]] + [pad + w for w in wrapped[1:]]
+
+    def fix(action: str | None) -> list[str]:
+        lines = textwrap.wrap(action or "", WIDTH - len(pad) - 5, break_on_hyphens=False)
+        return [pad + ("fix: " if i == 0 else "     ") + w for i, w in enumerate(lines)]
+
+    def finding(f, group: str) -> list[str]:
+        text = (f"[{f.pod}] " if f.pod and f.scope == "pod" and group != "whole job" else "") + f.message
+        lines = entry(f.category, f.code, text)
+        if f.source_path:
+            lines.append(pad + paint(f"at {f.source_path}" + (f", line {f.line}" if f.line else ""), _DIM))
+        for line in evidence_lines(f, limit=1 if f.code in EXAMPLE_ONLY else 4):
+            lines.append(pad + paint("- " + line, _DIM))
+        return lines + fix(f.action)
+
     out: list[str] = []
     for fr in report.files:
         for err in fr.errors:
             out.append(paint(f"{err.where(fr.path)}: error: {err.text()}", _COLORS["breaking"]))
-        if not fr.jobs and not fr.errors:
+        if not fr.jobs and not fr.errors and len(report.jobs) <= 1:
             out.append(paint(f"{fr.path}: no Kubeflow jobs", _DIM))
-        for job in fr.jobs:
-            if out:
-                out.append("")
-            head = f"{fr.path}:{job.line}: " if job.line else f"{fr.path}: "
-            out.append(paint(head + job_title(job), _BOLD))
-            out.append("  " + counts_text(job.counts()))
-            for name, findings in groups(job):
-                out.append(f"  {name}")
-                for f in findings:
-                    label = f.category.ljust(LABEL)
-                    lead = f"    {paint(label, _COLORS[f.category])}{f.code:<7}"
-                    pad = " " * (4 + LABEL + 7)
-                    text = (f"[{f.pod}] " if f.pod and f.scope == "pod" and name != "whole job" else "") + f.message
-                    wrapped = textwrap.wrap(text, WIDTH - len(pad), break_on_hyphens=False) or [""]
-                    out.append(lead + wrapped[0])
-                    out += [pad + w for w in wrapped[1:]]
-                    if f.source_path:
-                        out.append(pad + paint(f"at {f.source_path}" + (f", line {f.line}" if f.line else ""), _DIM))
-                    for line in evidence_lines(f, limit=1 if f.code in EXAMPLE_ONLY else 4):
-                        out.append(pad + paint("- " + line, _DIM))
-                    if f.action:
-                        for i, w in enumerate(textwrap.wrap(f.action, WIDTH - len(pad) - 5, break_on_hyphens=False)):
-                            out.append(pad + ("fix: " if i == 0 else "     ") + w)
     jobs = report.jobs
+    if len(jobs) > 1:
+        summaries = by_code(report)
+        if out:
+            out.append("")
+        out.append(paint(f"Findings by code, {len(jobs)} jobs (per pod: --format json)", _BOLD))
+        for s in summaries:
+            n = len(s.jobs)
+            out += entry(s.category, s.code, s.message)
+            who = f"all {n} jobs" if n == len(jobs) else f"{n} job{'s' if n != 1 else ''}: {job_names(s.jobs)}"
+            if len(s.shared) < n:
+                who += f" ({n - len(s.shared)} differ, below)"
+            out += [pad + paint(w, _DIM) for w in textwrap.wrap(who, WIDTH - len(pad), break_on_hyphens=False)]
+            out += fix(s.action)
+        for fr, job, findings in apart(report, summaries):
+            out.append("")
+            head = f"{fr.path}:{job.line}: " if job.line else f"{fr.path}: "
+            out.append(paint(head + job_title(job), _BOLD) + paint("  (what sets it apart)", _DIM))
+            for f in sorted(findings, key=lambda f: (-f.rank, f.code)):
+                out += finding(f, f.replica_type or "whole job")
+    else:
+        for fr in report.files:
+            for job in fr.jobs:
+                if out:
+                    out.append("")
+                head = f"{fr.path}:{job.line}: " if job.line else f"{fr.path}: "
+                out.append(paint(head + job_title(job), _BOLD))
+                out.append("  " + counts_text(job.counts()))
+                for name, findings in groups(job):
+                    out.append(f"  {name}")
+                    for f in findings:
+                        out += finding(f, name)
     files = len(report.files)
     out.append("")
     summary = (f"{len(jobs)} job{'s' if len(jobs) != 1 else ''} in {files} file{'s' if files != 1 else ''}: "
