@@ -20,6 +20,10 @@ def conversion_options(func):
                      help="MPI hostfile as a ConfigMap, or generated in the launcher at start-up (works without a known name)."),
         click.option("--cluster-domain", default=None, help="The operator's CUSTOM_CLUSTER_DOMAIN / --cluster-domain, if it had one."),
         click.option("--katib", is_flag=True, help="Also convert jobs inside Katib Experiments (trialTemplate.trialSpec)."),
+        click.option("--target", type=click.Choice(["jobset", "trainjob"]), default="jobset", show_default=True,
+                     help="Write JobSets, or Kubeflow Trainer v2 TrainJobs (each with the TrainingRuntime it runs on)."),
+        click.option("--trainer-version", default="v2.3", show_default=True,
+                     help="--target trainjob: the Kubeflow Trainer release whose API is written (v2.3)."),
     ]
     for opt in reversed(opts):
         func = opt(func)
@@ -27,7 +31,7 @@ def conversion_options(func):
 
 
 def build_options(kw: dict):
-    from .options import ConvertOptions, parse_version
+    from .options import ConvertOptions, parse_trainer_version, parse_version
 
     return ConvertOptions(
         jobset_version=parse_version(kw.pop("jobset_version")),
@@ -40,4 +44,6 @@ def build_options(kw: dict):
         mpi_hostfile=kw.pop("mpi_hostfile"),
         cluster_domain=kw.pop("cluster_domain"),
         katib=kw.pop("katib"),
+        target=kw.pop("target", "jobset"),
+        trainer_version=parse_trainer_version(kw.pop("trainer_version", "v2.3")),
     )

@@ -43,13 +43,16 @@ def convert_job(doc: dict, options: ConvertOptions, *, assumed_name_length: int 
         doc = kubernetes_value(doc)
     from . import envsubst
 
+    from .targets import apply_target
+
     placeholders = envsubst.find(doc) if _mentions_dollar(doc) else []
     if envsubst.is_template(placeholders):
         # Converted with stand-ins for the placeholders, which are put back (kf2jobset/envsubst.py).
         return envsubst.convert_template(
-            doc, placeholders, lambda d: _convert_checked(d, mapping, options, assumed_name_length, k8s_readings),
+            doc, placeholders,
+            lambda d: apply_target(_convert_checked(d, mapping, options, assumed_name_length, k8s_readings), options),
             check_name=lambda jobset, n: _name_fits(jobset, n, options))
-    return _convert_checked(doc, mapping, options, assumed_name_length, k8s_readings)
+    return apply_target(_convert_checked(doc, mapping, options, assumed_name_length, k8s_readings), options)
 
 
 def _mentions_dollar(doc) -> bool:

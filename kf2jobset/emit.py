@@ -33,10 +33,11 @@ class Conversion:
     companions: list[dict]
     notes: list[Note] = field(default_factory=list)
     upgrade: object = None  # upgrade.Upgrade when the job was written in an older apiVersion
+    output: list | None = None  # the objects written, as the target made them (kf2jobset/targets)
 
     @property
     def objects(self) -> list[dict]:
-        return [self.jobset, *self.companions]
+        return self.output if self.output is not None else [self.jobset, *self.companions]
 
 
 def emit(job: TrainingJob, options: ConvertOptions) -> Conversion:

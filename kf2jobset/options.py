@@ -19,7 +19,18 @@ FEATURE_VERSIONS = {
 }
 
 SCHEDULERS = ("none", "kueue", "volcano")
+TARGETS = ("jobset", "trainjob")  # kf2jobset/targets: one module each
+# Kubeflow Trainer releases whose TrainJob/TrainingRuntime API the trainjob target writes and was checked
+# against (the real controller in tests/e2e); the API changed in every minor release so far.
+TRAINER_VERSIONS = ((2, 3),)
 MPI_HOSTFILE_MODES = ("auto", "configmap", "generated")
+
+
+def parse_trainer_version(text: str) -> tuple[int, int]:
+    m = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", text.strip())
+    if not m:
+        raise UsageError(f"--trainer-version {text!r}: expected a version such as v2.3 or 2.3.0")
+    return int(m.group(1)), int(m.group(2))
 
 
 def parse_version(text: str) -> tuple[int, int]:
@@ -53,6 +64,8 @@ class ConvertOptions:
     mpi_hostfile: str = "auto"  # configmap | generated | auto (configmap when the name is known)
     cluster_domain: str | None = None  # the operator's CUSTOM_CLUSTER_DOMAIN / --cluster-domain
     katib: bool = False  # convert jobs embedded in Katib Experiments' trialTemplate.trialSpec
+    target: str = "jobset"  # what the output is: jobset | trainjob (kf2jobset/targets)
+    trainer_version: tuple[int, int] = TRAINER_VERSIONS[-1]  # --target trainjob: the Trainer API written
 
     def has(self, feature: str) -> bool:
         return self.jobset_version >= FEATURE_VERSIONS[feature]
@@ -60,5 +73,15 @@ class ConvertOptions:
     def __post_init__(self):
         if self.scheduler not in SCHEDULERS:
             raise UsageError(f"--scheduler {self.scheduler!r}: choose one of {', '.join(SCHEDULERS)}")
+        if self.target not in TARGETS:
+            raise UsageError(f"--target {self.target!r}: choose one of {', '.join(TARGETS)}")
+        if self.trainer_version not in TRAINER_VERSIONS:
+            known = ", ".join(f"v{a}.{b}" for a, b in TRAINER_VERSIONS)
+            raise UsageError(f"--trainer-version v{self.trainer_version[0]}.{self.trainer_version[1]}: kf2jobset writes "
+                             f"and has checked the TrainJob API of Kubeflow Trainer {known} only (the API changes "
+                             "between minor releases)")
+        if self.target == "trainjob" and self.katib:
+            raise UsageError("--katib with --target trainjob: Katib trials as TrainJobs are not written yet; "
+                             "convert the Experiments with --target jobset")
         if self.mpi_hostfile not in MPI_HOSTFILE_MODES:
             raise UsageError(f"--mpi-hostfile {self.mpi_hostfile!r}: choose one of {', '.join(MPI_HOSTFILE_MODES)}")

@@ -71,6 +71,10 @@ def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
             result.errors.append(_locate(err, path, doc))
     if result.errors or not any(r.changed for r in result.results):
         return result
+    if options.target == "trainjob":
+        from .targets.trainjob import share_runtimes
+
+        share_runtimes([r.outputs for r in result.results if r.changed])
     if path.lower().endswith(".json"):
         json_text = _render_json(text, docs, result.results)
         if json_text is not None:

@@ -2,7 +2,7 @@
 its meaning forever; a new meaning gets a new code.
 
 Prefixes: JS (JobSet layout and run policy), PT/TF/XGB/PD/MPI/MX/KT (framework profiles, Katib),
-RT (found by the runtime comparison itself), K8S (how Kubernetes reads the YAML), TPL (envsubst templates),
+TJ (the TrainJob target: what Trainer adds on top of the JobSet), RT (found by the runtime comparison itself), K8S (how Kubernetes reads the YAML), TPL (envsubst templates),
 UP (an older apiVersion read as v1: kf2jobset/upgrade.py).
 """
 from __future__ import annotations
@@ -36,6 +36,9 @@ TITLES = {
     "JS071": "replica spec the operator ignored (it made no pods for it)",
     "JS080": "the v1.8+ operator webhook rejects this job: it never ran there",
     "KT001": "Katib trial template reads JobSet status",
+    "TJ001": "the JobSet runs as the template of a generated TrainingRuntime",
+    "TJ002": "outcome read from the TrainJob's Complete/Failed conditions",
+    "TJ003": "Kueue labels on the TrainJob, which Kueue admits",
     "TPL001": "the JobSet is an envsubst template: variables still to substitute",
     "TPL002": "a name or namespace placeholder could not be checked: the limit its value must meet",
     "MPI001": "MPIJob v1: kubectl exec replaced by SSH",

@@ -1,0 +1,75 @@
+"""`--target trainjob` output against the real API server with the real Trainer v2.3.0 CRDs
+(../shared/reference/trainer-v2.3.0/crds): server-side dry run, strict field validation, the CRDs'
+own CEL rules (TrainJob name, runtimeRef, managedBy, the runtime's JobSet template). The Trainer
+controller and its webhooks hold the same output in tests/e2e/test_trainjob_target.py."""
+from __future__ import annotations
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kf2jobset.cli import main
+
+from ..templates import case_values, fill
+from .conftest import SHARED_DIR
+
+pytestmark = pytest.mark.apiserver
+
+REPO_FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[2] / "fixtures"
+TRAINER_CRDS = SHARED_DIR / "reference" / "trainer-v2.3.0" / "crds"
+CASES = sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml"))
+PLURAL = {"TrainJob": "trainjobs", "TrainingRuntime": "trainingruntimes"}
+
+
+@pytest.fixture(scope="module")
+def custom(apiserver):
+    if not TRAINER_CRDS.is_dir():
+        pytest.skip(f"the real Trainer CRDs are not at {TRAINER_CRDS} (needs <repo>/../shared)")
+    apiserver.install_crds([str(p) for p in sorted(TRAINER_CRDS.glob("*.yaml"))])
+    from kubernetes import client
+
+    with apiserver.api_client() as api_client:
+        yield client.CustomObjectsApi(api_client)
+
+
+def _outputs(case) -> list[dict]:
+    args = []
+    if (case / "args").exists():
+        args = [a for a in (case / "args").read_text().splitlines() if a.strip() and not a.startswith("#")]
+    if "--katib" in args:
+        return []
+    text = fill((case / "input.yaml").read_text(), case_values(case))
+    result = CliRunner().invoke(main, ["convert", "-", *args, "--target", "trainjob"], input=text, catch_exceptions=False)
+    if result.exit_code != 0:
+        return []
+    return [d for d in yaml.safe_load_all(result.stdout) if isinstance(d, dict) and d.get("kind") in PLURAL]
+
+
+def test_every_fixture_trainjob_and_runtime_is_accepted_by_the_real_api_server(custom):
+    refused, sent = [], 0
+    for case in CASES:
+        for body in _outputs(case):
+            body["metadata"].pop("namespace", None)
+            if not body["metadata"].get("name"):
+                body["metadata"].pop("generateName", None)
+                body["metadata"]["name"] = "trial-abcdefgh"
+            sent += 1
+            try:
+                custom.create_namespaced_custom_object("trainer.kubeflow.org", "v1alpha1", "default", PLURAL[body["kind"]],
+                                                       body, dry_run="All", field_validation="Strict")
+            except Exception as e:  # kubernetes ApiException: keep the server's words
+                refused.append(f"{case.relative_to(REPO_FIXTURES)} {body['kind']}: {getattr(e, 'body', e)}")
+    assert not refused, "\n".join(refused)
+    assert sent > 100  # a TrainJob and a runtime for most fixtures
+
+
+def test_the_server_refuses_what_the_crd_refuses(custom):
+    """The check bites: a TrainJob name that is not an RFC 1035 label is refused by the CRD's CEL rule."""
+    from kubernetes.client.exceptions import ApiException
+
+    body = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": {"name": "1job"},
+            "spec": {"runtimeRef": {"name": "torch-distributed"}}}
+    with pytest.raises(ApiException) as info:
+        custom.create_namespaced_custom_object("trainer.kubeflow.org", "v1alpha1", "default", "trainjobs", body,
+                                               dry_run="All", field_validation="Strict")
+    assert info.value.status == 422

@@ -1,0 +1,130 @@
+"""`--target trainjob` (kf2jobset/targets/trainjob.py): every fixture job as a TrainJob on a generated
+TrainingRuntime that holds the very JobSet `--target jobset` writes. The real Trainer v2.3.0 controller
+holds it in tests/e2e/test_trainjob_target.py; the real API server (Trainer CRDs) in
+tests/live/test_trainjob_dry_run.py."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kf2jobset.cli import main
+from kf2jobset.targets.trainjob import ANCESTOR_LABEL, FRAMEWORK_LABEL, KUEUE_LABELS
+
+from .conftest import FIXTURES
+from .templates import case_values, fill
+
+CASES = sorted(p.parent for p in FIXTURES.glob("*/*/input.yaml"))
+
+
+def args_of(case) -> list[str]:
+    if not (case / "args").exists():
+        return []
+    return [a for a in (case / "args").read_text().splitlines() if a.strip() and not a.startswith("#")]
+
+
+def convert(case, *extra):
+    text = fill((case / "input.yaml").read_text(), case_values(case))
+    return CliRunner().invoke(main, ["convert", "-", *args_of(case), *extra], input=text, catch_exceptions=False)
+
+
+def objects(result) -> list[dict]:
+    return [d for d in yaml.safe_load_all(result.stdout) if isinstance(d, dict)]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.parent.name}/{c.name}")
+def test_every_fixture_becomes_a_trainjob_on_a_runtime_holding_its_jobset(case):
+    as_jobset = convert(case)
+    as_trainjob = convert(case, "--target", "trainjob")
+    if as_jobset.exit_code != 0:
+        # refused for the job itself: the same refusal, whichever the target
+        assert as_trainjob.exit_code == as_jobset.exit_code and as_trainjob.stdout == ""
+        return
+    if "--katib" in args_of(case):
+        assert as_trainjob.exit_code == 2 and "--katib with --target trainjob" in as_trainjob.stderr
+        return
+    assert as_trainjob.exit_code == 0, as_trainjob.stderr
+    jobsets = [o for o in objects(as_jobset) if o.get("kind") == "JobSet"]
+    out = objects(as_trainjob)
+    runtimes = {o["metadata"]["name"]: o for o in out if o.get("kind") == "TrainingRuntime"}
+    trainjobs = [o for o in out if o.get("kind") == "TrainJob"]
+    assert len(trainjobs) == len(jobsets) and runtimes
+    assert not [o for o in out if o.get("kind") == "JobSet"]
+    # everything else (ConfigMaps, PodGroups, passed-through documents) is as --target jobset wrote it
+    others = lambda objs: [o for o in objs if o.get("kind") not in ("JobSet", "TrainJob", "TrainingRuntime")]  # noqa: E731
+    assert others(out) == others(objects(as_jobset))
+    for jobset, trainjob in zip(jobsets, trainjobs):
+        meta = jobset["metadata"]
+        ref = trainjob["spec"]["runtimeRef"]
+        assert ref == {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime", "name": ref["name"]}
+        runtime = runtimes[ref["name"]]
+        # written before the TrainJob (Trainer's webhook wants the runtime to exist), same namespace
+        assert out.index(runtime) < out.index(trainjob)
+        assert runtime["metadata"].get("namespace") == meta.get("namespace") == trainjob["metadata"].get("namespace")
+        assert runtime["metadata"]["labels"][FRAMEWORK_LABEL]
+        # the JobSet Trainer builds is kf2jobset's: same spec, named after the TrainJob
+        for k in ("name", "generateName"):
+            assert trainjob["metadata"].get(k) == meta.get(k)
+        spec = copy.deepcopy(jobset["spec"])
+        assert trainjob["spec"].get("suspend") == spec.pop("suspend", None)
+        assert trainjob["spec"].get("managedBy") == spec.pop("managedBy", None)
+        assert runtime["spec"]["template"]["spec"] == spec
+        assert "mlPolicy" not in runtime["spec"]  # PlainML: Trainer leaves the template as written
+        for rj in spec["replicatedJobs"]:
+            job = rj["template"]["spec"]
+            assert job.get("parallelism", 1) == job.get("completions", job.get("parallelism", 1))
+            assert ANCESTOR_LABEL not in ((rj["template"].get("metadata") or {}).get("labels") or {})
+        # labels: the JobSet's reach it through the runtime; Kueue's stay on the TrainJob only
+        labels = dict(meta.get("labels") or {})
+        runtime_labels = ((runtime["spec"]["template"].get("metadata") or {}).get("labels") or {})
+        assert runtime_labels == {k: v for k, v in labels.items() if k not in KUEUE_LABELS}
+        assert (trainjob["metadata"].get("labels") or {}) == labels
+
+
+def test_alike_jobs_share_one_runtime_and_others_get_their_own():
+    text = (FIXTURES / "pytorchjob" / "master-workers" / "input.yaml").read_text()
+    two = text + "\n---\n" + text.replace("name: resnet-ddp", "name: resnet-ddp-b")
+    other = two + "\n---\n" + text.replace("name: resnet-ddp", "name: resnet-ddp-c").replace('"90"', '"91"')
+    result = CliRunner().invoke(main, ["convert", "-", "--target", "trainjob"], input=other, catch_exceptions=False)
+    out = objects(result)
+    runtimes = [o["metadata"]["name"] for o in out if o["kind"] == "TrainingRuntime"]
+    refs = [o["spec"]["runtimeRef"]["name"] for o in out if o["kind"] == "TrainJob"]
+    assert len(runtimes) == len(set(runtimes)) == 2
+    assert refs[0] == refs[1] != refs[2] and set(refs) == set(runtimes)
+
+
+def test_kueue_labels_go_to_the_trainjob_and_the_report_says_so():
+    case = FIXTURES / "scheduling" / "kueue"
+    result = convert(case, "--target", "trainjob", "--scheduler", "kueue")
+    out = objects(result)
+    (trainjob,) = [o for o in out if o["kind"] == "TrainJob"]
+    (runtime,) = [o for o in out if o["kind"] == "TrainingRuntime"]
+    assert KUEUE_LABELS[0] in trainjob["metadata"]["labels"]
+    assert KUEUE_LABELS[0] not in str(runtime)
+    report = CliRunner().invoke(main, ["report", str(case / "input.yaml"), "--target", "trainjob",
+                                       "--scheduler", "kueue", "--format", "json"], catch_exceptions=False)
+    codes = {f["code"] for f in report.stdout and __import__("json").loads(report.stdout)["files"][0]["jobs"][0]["findings"]}
+    assert {"TJ001", "TJ002", "TJ003"} <= codes
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["--trainer-version", "v2.2"], "Kubeflow Trainer v2.3 only"),
+    (["--trainer-version", "two"], "expected a version"),
+    (["--katib"], "--katib with --target trainjob"),
+])
+def test_what_is_not_written_is_refused_as_a_usage_error(flags, words):
+    result = CliRunner().invoke(main, ["convert", str(FIXTURES / "pytorchjob" / "master-workers" / "input.yaml"),
+                                       "--target", "trainjob", *flags])
+    assert result.exit_code == 2 and words in result.stderr and result.stdout == ""
+
+
+def test_a_jobset_whose_jobs_run_several_pods_is_refused_not_shrunk():
+    from kf2jobset.errors import UnsupportedError
+    from kf2jobset.targets.trainjob import _check_pod_counts
+
+    spec = {"replicatedJobs": [{"name": "w", "template": {"spec": {"completions": 4}}}]}
+    with pytest.raises(UnsupportedError, match="completions = parallelism"):
+        _check_pod_counts(spec)
+    _check_pod_counts({"replicatedJobs": [{"name": "w", "template": {"spec": {"completions": 4, "parallelism": 4}}}]})
