@@ -445,6 +445,10 @@ def apply(kind, job_name, dry_run, suspend_source, output, **kw):
             raise UsageError("apply needs KIND NAME (or KIND/NAME)")
         live_kind = resolve_kind(kind)
         options = build_options(kw)
+        if options.target != "jobset":
+            raise UsageError(f"apply --target {options.target} is not written yet (it creates a JobSet owned by "
+                             f"nothing else); use: kubectl kf2jobset get {kind} {name} --target {options.target} "
+                             "-o yaml | kubectl apply -f -")
         cluster = _connect(kw)
     except Kf2JobSetError as err:
         _exit_for(err)
