@@ -14,11 +14,12 @@ IN_PLACE, OUT_DIR, CHECK = "in-place", "out-dir", "check"
 # file statuses
 UNCHANGED = "unchanged"  # nothing to do (no v1 job, or output already up to date)
 CONVERTED = "converted"  # rewritten (in-place / out-dir) or would be (check)
-SKIPPED = "skipped"  # not parsed on purpose (Helm template), or an envsubst template that needs values
+SKIPPED = "skipped"  # not parsed on purpose (Helm template), an envsubst template that needs values, or not YAML and no job
 FAILED = "failed"  # left untouched because of an error
 
 PARALLEL_MIN_FILES = 16  # below this, worker start-up costs more than it saves
 
+UNPARSABLE = "unparsable"  # skip reason: not YAML, and no `kind:` names a Kubeflow job (classify.has_job_evidence)
 ENVSUBST_TEMPLATE = "envsubst template"  # skip reason: placeholders where kf2jobset needs the values
 ENVSUBST_HINT = ("substitute the placeholders first (VAR=... envsubst < FILE | kf2jobset convert -), "
                  "then carry the changes back into the template by hand")

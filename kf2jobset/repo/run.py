@@ -28,7 +28,7 @@ from . import classify as cls
 from ..yamlio import first_content_line
 
 from .outcome import (CHECK, CONVERTED, ENVSUBST_HINT, ENVSUBST_TEMPLATE, FAILED, HELM_HINT, IN_PLACE, OUT_DIR, PARALLEL_MIN_FILES,  # noqa: F401
-                      SKIPPED, UNCHANGED, Outcome, Settings, deliver, read_bytes)
+                      SKIPPED, UNCHANGED, UNPARSABLE, Outcome, Settings, deliver, read_bytes)
 
 
 @dataclass
@@ -71,6 +71,13 @@ def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
         out.problems.append(f"{task.path}: internal error: {type(exc).__name__}: {exc} (please report it)")
         out.codes.append(exitcodes.INTERNAL)
         return out
+    if result.errors and unparsable_without_job(result, settings.options.katib):
+        # The pre-filter let it through (it mentions kubeflow.org and a job kind) but it is not YAML
+        # and no `kind:` names a job: a file that cannot hold a job never fails a run.
+        out.status, out.reason = SKIPPED, UNPARSABLE
+        first = result.errors[0].problems[0]
+        out.notes.append(f"skipped (not YAML, and no Kubeflow job in it): {first}")
+        return out
     if result.errors and _needs_values(result):
         # Like a Helm template: skipped and counted, named with the way forward; --check counts it as a job left.
         out.status, out.reason = SKIPPED, ENVSUBST_TEMPLATE
@@ -111,6 +118,15 @@ def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
         return out
     deliver(out, task.path, data, task.target, settings, pending)
     return out
+
+
+def unparsable_without_job(result, katib: bool) -> bool:
+    """Every error is a document that did not parse, nothing parsed holds a job, and the text has no
+    `kind: <job kind>` with kubeflow.org (classify.has_job_evidence)."""
+    if any(r.errors or r.conversions or r.unconverted for r in result.results):
+        return False
+    parse_errors = {id(doc.error) for doc in result.documents if doc.error is not None}
+    return all(id(err) in parse_errors for err in result.errors) and not cls.has_job_evidence(result.text, katib)
 
 
 def _needs_values(result) -> bool:
@@ -399,6 +415,8 @@ def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_
         elif o.status == SKIPPED and o.reason == ENVSUBST_TEMPLATE:
             summary.skipped["envsubst templates"] = summary.skipped.get("envsubst templates", 0) + 1
             envsubst += 1
+        elif o.status == SKIPPED and o.reason == UNPARSABLE:
+            summary.skipped["unparsable files"] = summary.skipped.get("unparsable files", 0) + 1
         for line in o.findings:
             print(line, file=stdout)
             needs_change = True
