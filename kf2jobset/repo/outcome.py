@@ -46,12 +46,17 @@ class Outcome:
     path: str
     status: str = UNCHANGED
     written: str | None = None  # the file written (in-place: path; out-dir: the mirror)
-    findings: list[str] = field(default_factory=list)  # check: what still needs converting
+    findings: list[str] = field(default_factory=list)  # check: what is still in the tree, one line each
+    left: list[str] = field(default_factory=list)  # the category of each finding (repo.left)
     problems: list[str] = field(default_factory=list)  # errors, formatted file:line:col: ...
     codes: list[int] = field(default_factory=list)
     reason: str | None = None  # skip reason
     notes: list[str] = field(default_factory=list)  # warnings that do not fail the file
     katib_unconverted: int = 0  # Experiments embedding v1 jobs, left alone without --katib
+
+    def finding(self, category: str, line: str) -> None:
+        self.findings.append(line)
+        self.left.append(category)
 
 
 def read_bytes(path: str | None) -> bytes | None:
@@ -74,7 +79,7 @@ def deliver(out: Outcome, source: str, data: bytes, target: str | None, settings
         current = read_bytes(target)
         if current != data:
             out.status = CONVERTED
-            out.findings.append(f"{source}: converted output {target} is {'missing' if current is None else 'out of date'}")
+            out.finding("stale copy", f"{source}: converted output {target} is {'missing' if current is None else 'out of date'}")
         return
     dest = target if settings.mode == OUT_DIR else source
     try:
