@@ -9,7 +9,7 @@ from . import __version__, exitcodes
 from .clioptions import build_options, conversion_options  # noqa: F401  (also the plugin's)
 from .repo.cli import REPO_HELP, repo_mode, repo_options, stream_files
 
-_CONVERT_HELP = """Convert Kubeflow v1 jobs under PATH (files, directories or - for stdin) to JobSets.
+_CONVERT_HELP = """Convert Kubeflow Training Operator jobs (v1, MPIJob v2beta1) under PATH (files, directories or - for stdin) to JobSets.
 
 Prints one YAML stream on stdout: every Kubeflow job is replaced by its JobSet and companion
 objects (e.g. an MPI hostfile ConfigMap); every other document passes through byte for byte.

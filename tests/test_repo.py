@@ -252,7 +252,7 @@ def test_helm_templates_are_skipped_counted_and_hinted(converted):
     repo, before, after, code, out, err = converted
     assert after["chart/templates/job.yaml"] == before["chart/templates/job.yaml"]
     assert "2 skipped (2 Helm templates)" in err
-    assert "chart/templates/job.yaml: skipped: Helm template with a Kubeflow v1 job" in err
+    assert "chart/templates/job.yaml: skipped: Helm template with a Kubeflow job" in err
     assert "helm template" in err
 
 

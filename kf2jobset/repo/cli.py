@@ -12,9 +12,11 @@ Repo mode (instead of printing a stream):
   --in-place      rewrite files where they are; only converted documents change
   --out-dir DIR   write converted files to DIR at their paths relative to the working
                   directory (files with nothing to convert are not copied)
-  --check         change nothing; exit 1 and list the files that still hold v1 jobs
-                  (with --out-dir: whose converted copy is missing or out of date)
-Directories are walked for *.yaml, *.yml, *.json and Kustomization, honouring .gitignore
+  --check         change nothing; list every Kubeflow job still in the tree with why it is
+                  there (to convert, needs a decision, refused, embedded, template,
+                  Helm-skipped); exit 1 if any (with --out-dir: also missing or stale copies)
+Directories are walked for *.yaml, *.yml, *.json, YAML templates (*.yaml-template,
+*.yaml.template, *.yaml.tmpl) and Kustomization, honouring .gitignore
 files and --exclude (gitignore syntax); symlinks are never followed. Helm templates are
 skipped and counted; kustomize patches aimed at v1 jobs are rewritten or reported."""
 

@@ -451,7 +451,7 @@ def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_
         codes += o.codes
     if helm_with_jobs and settings.mode != CHECK:
         for path in helm_with_jobs:
-            print(f"kf2jobset: {path}: skipped: Helm template with a Kubeflow v1 job", file=stderr)
+            print(f"kf2jobset: {path}: skipped: Helm template with a Kubeflow job", file=stderr)
     if helm_with_jobs:  # the hint is for templates that hold a job, not for every chart in the repo
         print(f"kf2jobset: hint: Helm templates are not converted; {HELM_HINT}", file=stderr)
     if envsubst:
