@@ -20,7 +20,7 @@ from kf2jobset import exitcodes
 from kf2jobset.cli import main
 from kf2jobset.repo import left
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, repo_fixture_tree
 
 LEFT = FIXTURES / "repo-mode" / "left"
 LINE = re.compile(r"^(?P<file>[^:\s]+):(?P<line>\d+)(?::\d+)?: (?P<job>[^:]+): (?P<category>{}):".format(
@@ -30,10 +30,7 @@ SUMMARY = re.compile(r"(\d+) files? scanned, (\d+) to convert, (\d+) skipped.*?,
 
 @pytest.fixture()
 def tree(tmp_path, monkeypatch):
-    root = tmp_path / "repo"
-    shutil.copytree(LEFT, root)
-    monkeypatch.chdir(root)
-    return root
+    return repo_fixture_tree("left", tmp_path, monkeypatch)
 
 
 def check(*flags):

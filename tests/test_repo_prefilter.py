@@ -7,8 +7,6 @@ command exits 0 over it and leaves every byte where it was.
 """
 from __future__ import annotations
 
-import shutil
-
 import pytest
 from click.testing import CliRunner
 
@@ -16,7 +14,7 @@ from kf2jobset import exitcodes
 from kf2jobset.cli import main
 from kf2jobset.repo import classify
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, repo_fixture_tree
 
 UNRELATED = FIXTURES / "repo-mode" / "unrelated"
 
@@ -27,10 +25,7 @@ def snapshot(root):
 
 @pytest.fixture()
 def tree(tmp_path, monkeypatch):
-    root = tmp_path / "repo"
-    shutil.copytree(UNRELATED, root)
-    monkeypatch.chdir(root)
-    return root
+    return repo_fixture_tree("unrelated", tmp_path, monkeypatch)
 
 
 def invoke(*args):
