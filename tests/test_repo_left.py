@@ -132,7 +132,7 @@ def test_a_template_that_is_not_yaml_is_listed_not_failed(tree):
     assert res.exit_code == exitcodes.OK, res.output
     assert "skipped (template): envsubst/jinja.yaml.tmpl:5:2" in res.stderr
     res = CliRunner().invoke(main, ["convert", "envsubst", "--check"])
-    assert "envsubst/jinja.yaml.tmpl:1: PyTorchJob (document 1): template: not YAML: " in res.stdout
+    assert "envsubst/jinja.yaml.tmpl:5:2: PyTorchJob (document 1): template: invalid YAML: " in res.stdout
 
 
 def test_summary_counts_read_naturally():

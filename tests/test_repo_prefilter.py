@@ -114,4 +114,6 @@ def test_a_job_that_is_not_yaml_still_fails_with_its_position(tree):
         res = invoke(*args)
         assert res.exit_code == exitcodes.INPUT, res.output
         assert "job.yaml:5:16: document 1: " in res.stdout + res.stderr and "invalid YAML" in res.stdout + res.stderr, res.output
+        if "--check" in args:  # and the job is listed as left
+            assert "job.yaml:5:16: PyTorchJob (document 1): refused: invalid YAML: " in res.stdout
         assert not [line for line in res.stderr.splitlines() if "notes.yaml" in line and "skipped" not in line]

@@ -72,11 +72,14 @@ def file_lines(path: str, result, template: bool = False) -> list[tuple[str, str
     for i, (doc, res) in enumerate(zip(result.documents, result.results)):
         line = doc_line(doc)
         if doc.error is not None:
-            next(located, None)
+            err = next(located, doc.error)
             if has_job_evidence(doc.text):
-                kind = _kinds_in(doc.text)[0][1] if _kinds_in(doc.text) else "job"
+                kinds = _kinds_in(doc.text)
+                where = err.problems[0].location
+                at = f"{where.line}:{where.column}" if where.line and where.column else where.line or line
                 cat = TEMPLATE if template else REFUSED
-                out.append((cat, f"{path}:{line}: {kind} (document {i + 1}): {cat}: not YAML: {doc.error.problems[0].message}"))
+                out.append((cat, f"{path}:{at}: {kinds[0][1] if kinds else 'job'} (document {i + 1}): {cat}: "
+                                 f"{err.problems[0].message}"))
             continue
         for conv in res.conversions:
             label = f"{conv.job.kind} {conv.job.name or conv.job.generate_name or '(unnamed)'} ({conv.job.written_api_version})"
