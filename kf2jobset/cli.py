@@ -9,7 +9,7 @@ from . import __version__, exitcodes
 from .clioptions import build_options, conversion_options  # noqa: F401  (also the plugin's)
 from .repo.cli import REPO_HELP, repo_mode, repo_options, stream_files
 
-_CONVERT_HELP = """Convert Kubeflow v1 jobs under PATH (files, directories or - for stdin) to JobSets.
+_CONVERT_HELP = """Convert Kubeflow Training Operator jobs (v1, MPIJob v2beta1) under PATH (files, directories or - for stdin) to JobSets.
 
 Prints one YAML stream on stdout: every Kubeflow job is replaced by its JobSet and companion
 objects (e.g. an MPI hostfile ConfigMap); every other document passes through byte for byte.
@@ -52,6 +52,7 @@ def main():
 def convert(paths, report_specs=(), verbose=False, **kw):
     from .errors import Kf2JobSetError, UsageError
     from .pipeline import convert_text, read_text, stream_for_stdout
+    from .repo.run import unparsable_without_job
 
     try:
         options = build_options(kw)
@@ -63,13 +64,16 @@ def convert(paths, report_specs=(), verbose=False, **kw):
     if code is not None:
         sys.exit(code)
     results, errors = [], []
-    for path in stream_files(paths, kw):
+    for path, from_dir in stream_files(paths, kw):
         try:
             text = read_text(path)
         except Kf2JobSetError as err:
             errors.append(err)
             continue
         r = convert_text(text, "<stdin>" if path == "-" else path, options)
+        if from_dir and r.errors and unparsable_without_job(r, options.katib):
+            click.echo(f"kf2jobset: skipped (not YAML, and no Kubeflow job in it): {r.errors[0].problems[0]}", err=True)
+            continue
         results.append(r)
         errors += r.errors
     if options.name and sum(len(r.conversions) for r in results) > 1:
@@ -130,6 +134,7 @@ def report(paths, formats, output, fail_on, color, exclude, no_gitignore, **kw):
     from .errors import Kf2JobSetError, UsageError
     from .pipeline import FileResult, convert_text, read_text
     from .repo.cli import walk_for_jobs
+    from .repo.run import unparsable_without_job
     from .report import build_report
     from .report.outputs import resolve, write
 
@@ -141,6 +146,7 @@ def report(paths, formats, output, fail_on, color, exclude, no_gitignore, **kw):
     walked = walk_for_jobs(paths, exclude, gitignore=not no_gitignore, katib=options.katib)
     results, errors = [], []
     templates = 0  # envsubst templates whose placeholders need values (found under directories)
+    unparsable = 0  # files found under directories that are not YAML and hold no job
     for path, text, from_dir in walked.files:
         shown = "<stdin>" if path == "-" else path
         try:
@@ -154,6 +160,10 @@ def report(paths, formats, output, fail_on, color, exclude, no_gitignore, **kw):
             click.echo(f"kf2jobset: warning: {line}", err=True)
         if from_dir and not r.conversions and not r.errors:
             continue  # found by the walk, mentions a job kind, holds none (a CRD, docs): not news
+        if from_dir and r.errors and unparsable_without_job(r, options.katib):
+            unparsable += 1  # not YAML and no `kind:` names a job: a file that cannot hold a job fails nothing
+            click.echo(f"kf2jobset: skipped (not YAML, and no Kubeflow job in it): {r.errors[0].problems[0]}", err=True)
+            continue
         if from_dir and r.errors and all(p.rule == "envsubst" for e in r.errors for p in e.problems):
             templates += 1  # like a Helm template: counted, with the way forward
             for e in r.errors:
@@ -178,10 +188,12 @@ def report(paths, formats, output, fail_on, color, exclude, no_gitignore, **kw):
             line += f", {walked.helm} skipped (Helm templates)"
         if templates:
             line += f", {templates} skipped (envsubst templates)"
+        if unparsable:
+            line += f", {unparsable} skipped (not YAML, no job)"
         failed = sum(1 for r in results if r.errors)
         line += f", {failed} failed" if failed else ""
         click.echo(line, err=True)
-        if walked.helm:
+        if walked.helm_jobs:
             click.echo("kf2jobset: hint: Helm templates are not reported; render the chart (helm template CHART | "
                        "kf2jobset report -)", err=True)
         if templates:

@@ -1,7 +1,8 @@
 """Which files a run looks at: explicit files, `-` (stdin), and manifests below directories.
 
 Directory walks:
-- take `*.yaml`, `*.yml`, `*.json` and kustomize's extension-less `Kustomization`;
+- take `*.yaml`, `*.yml`, `*.json`, YAML templates (`*.yaml-template`, `*.yaml.template`,
+  `*.yaml.tmpl`, also `.yml`) and kustomize's extension-less `Kustomization`;
 - skip VCS/tooling directories (`.git`, `node_modules`, ...);
 - honour `.gitignore` files met on the way (each applies below its own directory) and the
   `--exclude` patterns (relative to the directory given on the command line), both with gitignore
@@ -24,10 +25,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-# Template names (`job.yaml-template`, `.yaml.tmpl`, `.yaml.in`) are not walked: such files may hold
-# `@VAR@`, Jinja or Go templates that are not YAML, and a walk must not fail on files it never read
-# before. Named on the command line they are converted like any file (envsubst templates: envsubst.py).
+# YAML templates filled in by envsubst (or sed) keep a YAML name with a template suffix:
+# `job.yaml-template`, `job.yaml.template`, `job.yaml.tmpl` (and `.yml`). They are walked and converted
+# like any manifest, their placeholders carried through (envsubst.py); one that is not YAML is
+# skipped and listed, never failed. Not walked: `.yaml.in` (autoconf/CMake `@VAR@`), `.j2`/`.jinja`
+# (Jinja: `{% %}` blocks are not YAML) and `.tpl` (Helm's partials, Go templates) — other template
+# languages, converted only when named on the command line.
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+TEMPLATE_SUFFIXES = tuple(f"{ext}{suffix}" for ext in (".yaml", ".yml") for suffix in ("-template", ".template", ".tmpl"))
 EXTRA_NAMES = ("Kustomization",)
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".tox", ".mypy_cache", ".pytest_cache"}
 
@@ -140,7 +145,12 @@ def _gitignore(directory: Path) -> list[Pattern]:
 
 
 def is_manifest_name(name: str) -> bool:
-    return name.endswith(MANIFEST_SUFFIXES) or name in EXTRA_NAMES
+    return name.endswith(MANIFEST_SUFFIXES) or name.endswith(TEMPLATE_SUFFIXES) or name in EXTRA_NAMES
+
+
+def is_template_name(path: str) -> bool:
+    """A YAML file named as a template (`job.yaml-template`, `.yaml.template`, `.yaml.tmpl`)."""
+    return path.endswith(TEMPLATE_SUFFIXES)
 
 
 def walk(paths, excludes=(), *, gitignore: bool = True, prune=()) -> Walk:

@@ -19,6 +19,16 @@ def mapping_fixture_dirs() -> list[str]:
     return sorted(p.stem for p in (REPO / "mappings").glob("*.yaml"))
 
 
+def repo_fixture_tree(name: str, tmp_path: Path, monkeypatch) -> Path:
+    """A copy of fixtures/repo-mode/<name> to run repo mode in (the working directory)."""
+    import shutil
+
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "repo-mode" / name, root)
+    monkeypatch.chdir(root)
+    return root
+
+
 def require_shared() -> Path:
     """Tests that read ../shared skip, visibly, when it is not there (e.g. a clone on its own)."""
     if not SHARED.is_dir():

@@ -264,24 +264,30 @@ def test_repo_mode_counts_templates_that_need_values(tmp_path, monkeypatch):
     k8s.mkdir()
     (k8s / "sft.yaml").write_text((CASES / "string-fields" / "input.yaml").read_text())
     (k8s / "scaled.yaml").write_text((CASES / "replicas-placeholder" / "input.yaml").read_text())
-    (k8s / "sft.yaml-template").write_text((CASES / "string-fields" / "input.yaml").read_text())  # not walked
+    (k8s / "sft.yaml-template").write_text((CASES / "string-fields" / "input.yaml").read_text())  # walked: a template name
     monkeypatch.chdir(tmp_path)
     check = CliRunner().invoke(main, ["convert", ".", "--check"], catch_exceptions=False)
     assert check.exit_code == exitcodes.FINDINGS
-    assert "k8s/scaled.yaml:17:7: document 1: spec.tfReplicaSpecs.Worker.replicas: envsubst placeholder" in check.stdout
-    assert "k8s/sft.yaml:4: PyTorchJob llama-sft" in check.stdout
-    assert "2 files scanned, 1 to convert, 1 skipped (1 envsubst template), 0 failed" in check.stderr
+    # one line per job, with why it is left
+    assert "k8s/scaled.yaml:17:7: TFJob wide-deep (kubeflow.org/v1): template: envsubst placeholder ${WORKER_REPLICAS}" in check.stdout
+    assert "k8s/sft.yaml:4: PyTorchJob llama-sft (kubeflow.org/v1): to convert" in check.stdout
+    assert "k8s/sft.yaml-template:4: PyTorchJob llama-sft (kubeflow.org/v1): to convert: a template, its placeholders are kept" in check.stdout
+    assert len(check.stdout.splitlines()) == 3
+    assert "3 files scanned, 2 to convert, 1 skipped (1 envsubst template), 0 failed; 3 left: 2 to convert, 1 template" in check.stderr
     assert "hint: envsubst templates whose placeholders sit where kf2jobset needs the values" in check.stderr
 
     before = (k8s / "scaled.yaml").read_text()
     done = CliRunner().invoke(main, ["convert", ".", "--in-place"], catch_exceptions=False)
     assert done.exit_code == exitcodes.OK, done.stderr
-    assert done.stdout == "Rewriting k8s/sft.yaml\n"
+    assert done.stdout == "Rewriting k8s/sft.yaml\nRewriting k8s/sft.yaml-template\n"
     assert (k8s / "scaled.yaml").read_text() == before
     assert "skipped (envsubst template): k8s/scaled.yaml:17:7" in done.stderr
     assert "TPL001" in done.stderr
     rewritten = (k8s / "sft.yaml").read_text()
     assert "team: ${TEAM}" in rewritten and "kind: JobSet" in rewritten
-    # a template file named explicitly is converted like any file
-    named = CliRunner().invoke(main, ["convert", "k8s/sft.yaml-template", "--in-place"], catch_exceptions=False)
-    assert named.exit_code == exitcodes.OK and (k8s / "sft.yaml-template").read_text() == rewritten
+    # the template is converted in place like any file, its placeholders carried through
+    assert (k8s / "sft.yaml-template").read_text() == rewritten
+    again = CliRunner().invoke(main, ["convert", ".", "--check"], catch_exceptions=False)
+    assert again.exit_code == exitcodes.FINDINGS  # the template that needs values is still there, and says so
+    assert again.stdout.splitlines() == [line for line in check.stdout.splitlines() if "scaled.yaml" in line]
+    assert again.stderr.endswith("; 1 left: 1 template\n")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO
+from .conftest import FIXTURES, REPO
 
 pytestmark = pytest.mark.skipif(shutil.which("pre-commit") is None or shutil.which("git") is None,
                                  reason="pre-commit and git are needed")
@@ -72,6 +72,8 @@ def project(tmp_path_factory, env):
     (root / "chart" / "templates").mkdir(parents=True)
     (root / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
     (root / "chart" / "templates" / "svc.yaml").write_text(TEMPLATE)
+    # files that mention Kubeflow without holding a job (a Prometheus config, a dashboard...): never fail a hook
+    shutil.copytree(FIXTURES / "repo-mode" / "unrelated", root / "unrelated")
     git(root, "init", "-q", env=env)
     git(root, "add", "-A", env=env)
     git(root, "commit", "-q", "-m", "init", env=env)
@@ -95,12 +97,14 @@ def test_hooks_fail_fix_then_pass(project, hook_repo, env):
     r = try_repo(project, hook_repo, env)
     out = r.stdout + r.stderr
     assert r.returncode == 1, out
-    check = _section(out, "kf2jobset (no Kubeflow v1 jobs left)")
+    check = _section(out, "kf2jobset (no Kubeflow Training Operator jobs left)")
     assert "Failed" in check and "- hook id: kf2jobset-check" in check and "- exit code: 1" in check
     assert "files were modified" not in check
     assert "job.yaml:2: PyTorchJob train (kubeflow.org/v1)" in check
-    assert "4 files scanned, 1 to convert, 1 skipped (1 Helm template), 0 failed" in check
-    fix = _section(out, "kf2jobset (convert Kubeflow v1 jobs to JobSet)")
+    # pre-commit passes the YAML/JSON files: 4 of the project, 7 of unrelated/ (not its .md and .sh)
+    assert "11 files scanned, 1 to convert, 2 skipped (1 Helm template, 1 unparsable file), 0 failed; 1 left: 1 to convert" in check
+    unrelated = {p: p.read_bytes() for p in (project / "unrelated").rglob("*") if p.is_file()}
+    fix = _section(out, "kf2jobset (convert Kubeflow Training Operator jobs to JobSet)")
     assert "Failed" in fix and "- hook id: kf2jobset-convert" in fix
     assert "- exit code: 1" in fix and "- files were modified by this hook" in fix
     assert "Rewriting job.yaml" in fix
@@ -109,12 +113,13 @@ def test_hooks_fail_fix_then_pass(project, hook_repo, env):
     assert b"\n" not in converted.replace(b"\r\n", b""), "CRLF kept"
     assert (project / "cm.yaml").read_text() == CONFIGMAP
     assert (project / "chart" / "templates" / "svc.yaml").read_text() == TEMPLATE
+    assert {p: p.read_bytes() for p in (project / "unrelated").rglob("*") if p.is_file()} == unrelated
 
     # second run on the converted repo: both hooks pass and change nothing
     subprocess.run(["git", "add", "-A"], cwd=project, env=env, check=True)
     r = try_repo(project, hook_repo, env)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
-    assert "Passed" in _section(out, "kf2jobset (no Kubeflow v1 jobs left)")
-    assert "Passed" in _section(out, "kf2jobset (convert Kubeflow v1 jobs to JobSet)")
+    assert "Passed" in _section(out, "kf2jobset (no Kubeflow Training Operator jobs left)")
+    assert "Passed" in _section(out, "kf2jobset (convert Kubeflow Training Operator jobs to JobSet)")
     assert (project / "job.yaml").read_bytes() == converted

@@ -252,7 +252,7 @@ def test_helm_templates_are_skipped_counted_and_hinted(converted):
     repo, before, after, code, out, err = converted
     assert after["chart/templates/job.yaml"] == before["chart/templates/job.yaml"]
     assert "2 skipped (2 Helm templates)" in err
-    assert "chart/templates/job.yaml: skipped: Helm template with a Kubeflow v1 job" in err
+    assert "chart/templates/job.yaml: skipped: Helm template with a Kubeflow job" in err
     assert "helm template" in err
 
 
@@ -559,7 +559,7 @@ def test_jobs_inside_appwrappers_and_configmaps_are_named_not_passed_silently(tm
     assert 'data["pytorch.yaml"] holds a PyTorchJob (kubeflow.org/v1) inside a ConfigMap' in stream.stderr
     check = CliRunner().invoke(main, ["convert", str(tmp_path), "--check"])
     assert check.exit_code == exitcodes.FINDINGS
-    assert check.stdout.count("(a Kubeflow v1 job is left)") == 2
+    assert check.stdout.count(": embedded: ") == 2
     in_place = CliRunner().invoke(main, ["convert", str(tmp_path), "--in-place"])
     assert in_place.exit_code == 0 and f.read_text() == EMBEDDED
     assert in_place.stderr.count("kf2jobset: warning:") == 2

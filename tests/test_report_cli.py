@@ -206,7 +206,7 @@ def test_report_dir_walks_like_convert_check(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     assert res.stdout == ""
     assert res.stderr.splitlines() == [
-        "kf2jobset: 6 files scanned, 1 job in 1 file, 1 skipped (Helm templates)",
+        "kf2jobset: 6 files scanned, 1 job in 1 file, 2 skipped (Helm templates)",
         "kf2jobset: hint: Helm templates are not reported; render the chart (helm template CHART | kf2jobset report -)",
     ]
     data = json.loads((root / "r.json").read_text())

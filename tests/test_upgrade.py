@@ -331,7 +331,7 @@ def test_repo_mode_counts_and_converts_older_versions(tmp_path):
     f.write_text(OLD_REPO_JOB)
     check = CliRunner().invoke(main, ["convert", str(tmp_path), "--check"])
     assert check.exit_code == exitcodes.FINDINGS, check.output
-    assert f"{f}:1: PyTorchJob legacy (kubeflow.org/v1beta2): Kubeflow v1 job" in check.stdout
+    assert f"{f}:1: PyTorchJob legacy (kubeflow.org/v1beta2): to convert" in check.stdout
     done = CliRunner().invoke(main, ["convert", str(tmp_path), "--in-place"])
     assert done.exit_code == 0, done.output
     text = f.read_text()

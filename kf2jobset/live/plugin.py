@@ -179,7 +179,7 @@ def _convert_live(obj: dict, options):
 
 def _no_jobs(namespace: str | None, selector: str | None) -> None:
     where = "in any namespace" if namespace is None else f"in namespace {namespace}"
-    click.echo(f"No Kubeflow v1 jobs found {where}" + (f" matching {selector!r}" if selector else "") + ".", err=True)
+    click.echo(f"No Kubeflow Training Operator jobs found {where}" + (f" matching {selector!r}" if selector else "") + ".", err=True)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,9 +1,13 @@
-"""What a file is, decided from its path and text alone (no YAML parsing): the repo-mode pre-filter.
+r"""What a file is, decided from its path and text alone (no YAML parsing): the repo-mode pre-filter.
 
-A file can only hold a v1 job if it mentions `kubeflow.org` and has a `kind:` key whose value is one
-of the job kinds (`kind: PyTorchJob`, `"kind": "PyTorchJob"`, `{kind: PyTorchJob}`); with --katib
-also `kind: Experiment`. A JobSet written by kf2jobset does not match: its source annotation names
-the old kind without a `kind:` key. Everything else is never parsed.
+A file can only hold a v1 job if it mentions `kubeflow.org` and names one of the job kinds as a word
+(`kind: PyTorchJob`, `"kind": "PyTorchJob"`, `{kind: PyTorchJob}`, an alias, a complex key...); with
+--katib also `kind: Experiment`. Both are looked for in the text as YAML and JSON would read it:
+the escapes of double-quoted scalars (`\x2e`, `\u002e`, `\U0000002e`, `\/`, an escaped line
+break) are decoded first, wherever they are — a superset of what a parser would decode, so no job
+is missed, and nothing else (a backslash in a regex, a script) makes a file a candidate. A JobSet
+written by kf2jobset does not match: its source annotation names the old kind after a `/`.
+Everything else is never parsed.
 """
 from __future__ import annotations
 
@@ -40,12 +44,43 @@ KUSTOMIZATION = "kustomization"  # a kustomization that mentions v1 kinds or fie
 PATCH_LIKE = "patch-like"  # may be a kustomize patch aimed at a v1 job (JSON6902 ops)
 
 
+# The escapes of YAML double-quoted scalars (JSON's are a subset) that can spell the characters of a
+# group or a kind: hex/Unicode code points, `\/`, and an escaped line break (joins the lines, the
+# next line's leading blanks dropped).
+_ESCAPE_RE = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(/)|(?:\r\n|\r|\n)[ \t]*)")
+
+
+def _decoded_escape(m: re.Match) -> str:
+    code = m.group(1) or m.group(2) or m.group(3)
+    if code is None:
+        return "/" if m.group(4) else ""
+    try:
+        return chr(int(code, 16))
+    except ValueError:  # beyond U+10FFFF: not a character, keep the text
+        return m.group(0)
+
+
+def unescaped(text: str) -> str:
+    """`text` with the escapes above decoded (no backslash: `text` itself, at no cost)."""
+    return _ESCAPE_RE.sub(_decoded_escape, text) if "\\" in text else text
+
+
 def may_hold_job(text: str, katib: bool = False) -> bool:
-    if "kubeflow.org" not in text and not ("kubeflow" in text and "\\" in text):  # escaped: "kubeflow\x2eorg"
+    text = unescaped(text)
+    if "kubeflow.org" not in text:
         return False
-    if "\\" in text and '"' in text and "kubeflow" in text:
-        return True  # escapes in double quotes can spell anything: parse and look
     return bool(JOB_KIND_RE.search(text) or LOOSE_JOB_RE.search(text) or (katib and KATIB_KIND_RE.search(text)))
+
+
+_COMMENT_LINE_RE = re.compile(r"^[ \t]*#.*$", re.M)
+
+
+def has_job_evidence(text: str, katib: bool = False) -> bool:
+    """Stricter than may_hold_job, for text that did not parse: a `kind` key whose value is a job kind
+    (or Experiment with --katib) outside comment lines, and `kubeflow.org`. A file without it that
+    is not YAML cannot hold a job and is skipped, not failed."""
+    text = _COMMENT_LINE_RE.sub("", unescaped(text))
+    return "kubeflow.org" in text and bool(JOB_KIND_RE.search(text) or (katib and KATIB_KIND_RE.search(text)))
 
 
 def is_helm_template(path: str, text: str | None = None) -> bool:

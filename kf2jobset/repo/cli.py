@@ -12,9 +12,11 @@ Repo mode (instead of printing a stream):
   --in-place      rewrite files where they are; only converted documents change
   --out-dir DIR   write converted files to DIR at their paths relative to the working
                   directory (files with nothing to convert are not copied)
-  --check         change nothing; exit 1 and list the files that still hold v1 jobs
-                  (with --out-dir: whose converted copy is missing or out of date)
-Directories are walked for *.yaml, *.yml, *.json and Kustomization, honouring .gitignore
+  --check         change nothing; list every Kubeflow job still in the tree with why it is
+                  there (to convert, needs a decision, refused, embedded, template,
+                  Helm-skipped); exit 1 if any (with --out-dir: also missing or stale copies)
+Directories are walked for *.yaml, *.yml, *.json, YAML templates (*.yaml-template,
+*.yaml.template, *.yaml.tmpl) and Kustomization, honouring .gitignore
 files and --exclude (gitignore syntax); symlinks are never followed. Helm templates are
 skipped and counted; kustomize patches aimed at v1 jobs are rewritten or reported."""
 
@@ -69,9 +71,10 @@ def repo_mode(paths, kw: dict, options) -> int | None:
     return run(paths, settings)
 
 
-def stream_files(paths, kw: dict) -> list[str]:
-    """The stream mode's files: the same walk as repo mode (excludes, .gitignore, no symlinks);
-    templates of Helm charts found in directories are skipped with one note on stderr."""
+def stream_files(paths, kw: dict) -> list[tuple[str, bool]]:
+    """The stream mode's files, each with whether a directory walk found it: the same walk as repo
+    mode (excludes, .gitignore, no symlinks); templates of Helm charts found in directories are
+    skipped with one note on stderr."""
     from ..files import walk
     from .classify import is_helm_template
 
@@ -84,21 +87,22 @@ def stream_files(paths, kw: dict) -> list[str]:
         elif f.path != "-" and _is_patch(f.path, found=kustomization_in):
             patches += 1
         else:
-            files.append(f.path)
+            files.append((f.path, f.base is not None))
     if patches:
         click.echo(f"kf2jobset: skipped {patches} kustomize patch file{'s' if patches != 1 else ''} (a patch is not a job: "
                    "repo mode rewrites patches with their kustomization: kf2jobset convert DIR --in-place)", err=True)
     if helm:
         click.echo(f"kf2jobset: skipped {helm} Helm template{'s' if helm != 1 else ''} (render first: "
                    "helm template CHART | kf2jobset convert -)", err=True)
-    return files + found.missing  # missing ones fail when read, with the usual message
+    return files + [(m, False) for m in found.missing]  # missing ones fail when read, with the usual message
 
 
 @dataclass
 class JobFiles:
     files: list = dc_field(default_factory=list)  # (path, text or None, found under a directory)
     scanned: int = 0  # files found under directories
-    helm: int = 0  # Helm templates that mention a job kind (skipped)
+    helm: int = 0  # Helm templates (skipped and counted, as `convert --check` counts them)
+    helm_jobs: int = 0  # those of them that mention a job kind (the hint is for these)
     walked_dirs: bool = False
 
 
@@ -125,7 +129,8 @@ def walk_for_jobs(paths, excludes=(), *, gitignore: bool = True, katib: bool = F
             continue
         kind = classify(f.path, text, katib)
         if kind == HELM:
-            out.helm += 1 if may_hold_job(text, katib) else 0
+            out.helm += 1
+            out.helm_jobs += 1 if may_hold_job(text, katib) else 0
         elif kind == CANDIDATE and not _is_patch(f.path, text, kustomization_in):
             out.files.append((f.path, None, True))
     out.files += [(m, None, False) for m in found.missing]

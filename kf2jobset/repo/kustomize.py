@@ -811,6 +811,7 @@ def _mentions(node):
 # ---- outcomes -------------------------------------------------------------------------------------------
 
 def _outcomes(unit: Unit, settings, targets) -> list:
+    from .left import PATCH
     from .outcome import CHECK, CONVERTED, FAILED, Outcome, deliver
 
     if unit.problems:
@@ -829,7 +830,8 @@ def _outcomes(unit: Unit, settings, targets) -> list:
         target = _target(path, settings, targets)
         if settings.mode == CHECK and target is None:
             out.status = CONVERTED
-            out.findings = [r for r in unit.rewrites if r.startswith(path + ":")] or [f"{path}: kustomize patch aims at a v1 job"]
+            for line in [r for r in unit.rewrites if r.startswith(path + ":")] or [f"{path}: kustomize patch aims at a v1 job"]:
+                out.finding(PATCH, line)
         else:
             deliver(out, path, data, target, settings)
         outcomes.append(out)

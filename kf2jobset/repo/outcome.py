@@ -14,11 +14,12 @@ IN_PLACE, OUT_DIR, CHECK = "in-place", "out-dir", "check"
 # file statuses
 UNCHANGED = "unchanged"  # nothing to do (no v1 job, or output already up to date)
 CONVERTED = "converted"  # rewritten (in-place / out-dir) or would be (check)
-SKIPPED = "skipped"  # not parsed on purpose (Helm template), or an envsubst template that needs values
+SKIPPED = "skipped"  # not parsed on purpose (Helm template), an envsubst template that needs values, or not YAML and no job
 FAILED = "failed"  # left untouched because of an error
 
 PARALLEL_MIN_FILES = 16  # below this, worker start-up costs more than it saves
 
+UNPARSABLE = "unparsable"  # skip reason: not YAML, and no `kind:` names a Kubeflow job (classify.has_job_evidence)
 ENVSUBST_TEMPLATE = "envsubst template"  # skip reason: placeholders where kf2jobset needs the values
 ENVSUBST_HINT = ("substitute the placeholders first (VAR=... envsubst < FILE | kf2jobset convert -), "
                  "then carry the changes back into the template by hand")
@@ -46,13 +47,18 @@ class Outcome:
     path: str
     status: str = UNCHANGED
     written: str | None = None  # the file written (in-place: path; out-dir: the mirror)
-    findings: list[str] = field(default_factory=list)  # check: what still needs converting
+    findings: list[str] = field(default_factory=list)  # check: what is still in the tree, one line each
+    left: list[str] = field(default_factory=list)  # the category of each finding (repo.left)
     problems: list[str] = field(default_factory=list)  # errors, formatted file:line:col: ...
     codes: list[int] = field(default_factory=list)
     reason: str | None = None  # skip reason
     notes: list[str] = field(default_factory=list)  # warnings that do not fail the file
     warnings: list = field(default_factory=list)  # [(path, job name, Note)] the user must know: printed grouped by code
     katib_unconverted: int = 0  # Experiments embedding v1 jobs, left alone without --katib
+
+    def finding(self, category: str, line: str) -> None:
+        self.findings.append(line)
+        self.left.append(category)
 
 
 def read_bytes(path: str | None) -> bytes | None:
@@ -75,7 +81,7 @@ def deliver(out: Outcome, source: str, data: bytes, target: str | None, settings
         current = read_bytes(target)
         if current != data:
             out.status = CONVERTED
-            out.findings.append(f"{source}: converted output {target} is {'missing' if current is None else 'out of date'}")
+            out.finding("stale copy", f"{source}: converted output {target} is {'missing' if current is None else 'out of date'}")
         return
     dest = target if settings.mode == OUT_DIR else source
     try:

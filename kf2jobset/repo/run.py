@@ -25,10 +25,9 @@ from typing import TextIO
 from .. import exitcodes
 from ..options import ConvertOptions
 from . import classify as cls
-from ..yamlio import first_content_line
 
 from .outcome import (CHECK, CONVERTED, ENVSUBST_HINT, ENVSUBST_TEMPLATE, FAILED, HELM_HINT, IN_PLACE, OUT_DIR, PARALLEL_MIN_FILES,  # noqa: F401
-                      SKIPPED, UNCHANGED, Outcome, Settings, deliver, read_bytes)
+                      SKIPPED, UNCHANGED, UNPARSABLE, Outcome, Settings, deliver, read_bytes)
 
 
 @dataclass
@@ -61,7 +60,9 @@ def _convert_chunk(tasks: list[Task]) -> list[Outcome]:
 
 
 def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
+    from ..files import is_template_name
     from ..pipeline import convert_text
+    from . import left
 
     out = Outcome(task.path)
     try:
@@ -71,44 +72,75 @@ def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
         out.problems.append(f"{task.path}: internal error: {type(exc).__name__}: {exc} (please report it)")
         out.codes.append(exitcodes.INTERNAL)
         return out
-    if result.errors and _needs_values(result):
-        # Like a Helm template: skipped and counted, named with the way forward; --check counts it as a job left.
+    check = settings.mode == CHECK
+    template = is_template_name(task.path)
+    if result.errors and unparsable_without_job(result, settings.options.katib):
+        # The pre-filter let it through (it mentions kubeflow.org and a job kind) but it is not YAML
+        # and no `kind:` names a job: a file that cannot hold a job never fails a run.
+        out.status, out.reason = SKIPPED, UNPARSABLE
+        first = result.errors[0].problems[0]
+        out.notes.append(f"skipped (not YAML, and no Kubeflow job in it): {first}")
+        return out
+    if result.errors and (_needs_values(result) or (template and _parse_errors_only(result))):
+        # Like a Helm template: skipped and counted, named with the way forward; --check lists its jobs.
+        # A template file that is not YAML (another template syntax) is skipped the same way.
         out.status, out.reason = SKIPPED, ENVSUBST_TEMPLATE
-        for err in result.errors:
-            for p in err.problems:
-                if settings.mode == CHECK:
-                    out.findings.append(f"{p} (not converted: a Kubeflow v1 job is left)")
-                else:
-                    out.notes.append(f"skipped (envsubst template): {p}")
+        if check:
+            for category, line in left.file_lines(task.path, result, template=True):
+                out.finding(category, line)
+        else:
+            out.notes += [f"skipped ({'envsubst ' if _needs_values(result) else ''}template): {p}"
+                          for err in result.errors for p in err.problems]
         return out
     if result.errors:
         out.status = FAILED
         for err in result.errors:
             out.problems += [str(p) for p in err.problems]
             out.codes.append(exitcodes.for_error(err))
+        if check:  # every job of the file is still there: each is listed with its reason
+            for category, line in left.file_lines(task.path, result, template):
+                out.finding(category, line)
         return out
     if not settings.options.katib:
         out.katib_unconverted = katib_embedded(result)
-    embedded = result.unconverted_lines()
-    if settings.mode == CHECK:
-        out.findings += [f"{line} (a Kubeflow v1 job is left)" for line in embedded]
-    else:
-        out.notes += [f"warning: {line}" for line in embedded]
+    lines = left.file_lines(task.path, result, template)
+    if not check:
+        out.notes += [f"warning: {line}" for category, line in lines if category == left.EMBEDDED]
     if not result.changed:
+        if check:
+            for category, line in lines:
+                out.finding(category, line)
         return out
     data = (b"\xef\xbb\xbf" if task.bom else b"") + result.new_text.encode("utf-8")
-    jobs = _job_lines(task.path, result)
     if result.dropped_comments:
         out.notes.append(f"{task.path}: {result.dropped_comments} comment(s) sat on v1 fields that have no JobSet "
                          "counterpart and were dropped")
     out.warnings += [(task.path, conv.job.display_name(), note)
                      for conv in result.conversions for note in conv.notes if note.printed]
-    if settings.mode == CHECK and task.target is None:
+    if check and task.target is None:
         out.status = CONVERTED
-        out.findings += [f"{j}: Kubeflow v1 job; run kf2jobset convert --in-place" for j in jobs]
+        for category, line in lines:
+            out.finding(category, line)
         return out
+    if check:  # --check --out-dir: jobs embedded in other objects stay in the copy too
+        for category, line in lines:
+            if category == left.EMBEDDED:
+                out.finding(category, line)
     deliver(out, task.path, data, task.target, settings, pending)
     return out
+
+
+def unparsable_without_job(result, katib: bool) -> bool:
+    """Every error is a document that did not parse, nothing parsed holds a job, and the text has no
+    `kind: <job kind>` with kubeflow.org (classify.has_job_evidence)."""
+    if any(r.errors or r.conversions or r.unconverted for r in result.results):
+        return False
+    return _parse_errors_only(result) and not cls.has_job_evidence(result.text, katib)
+
+
+def _parse_errors_only(result) -> bool:
+    parse_errors = {id(doc.error) for doc in result.documents if doc.error is not None}
+    return all(id(err) in parse_errors for err in result.errors)
 
 
 def _needs_values(result) -> bool:
@@ -116,18 +148,6 @@ def _needs_values(result) -> bool:
     from ..envsubst import RULE
 
     return all(p.rule == RULE for err in result.errors for p in err.problems)
-
-
-def _job_lines(path: str, result) -> list[str]:
-    out = []
-    for doc, res in zip(result.documents, result.results):
-        for conv in res.conversions:
-            job = conv.job
-            out.append(f"{path}:{doc.start_line + first_content_line(doc.text) + 1}: {job.kind} "
-                       f"{job.name or job.generate_name or '(unnamed)'} ({job.written_api_version})")
-    return out
-
-
 
 
 def katib_embedded(result) -> int:
@@ -201,7 +221,10 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
             if cls.may_hold_job(src.text, settings.options.katib):
                 helm_with_jobs.append(f.path)
                 if settings.mode == CHECK:
-                    out.findings.append(f"{f.path}: Helm template with a Kubeflow v1 job (not converted: {HELM_HINT})")
+                    from . import left
+
+                    for category, line in left.unparsed_lines(f.path, src.text, left.HELM, f"not converted: {HELM_HINT}"):
+                        out.finding(category, line)
             outcomes.append(out)
         elif kind == cls.KUSTOMIZATION:
             kustomizations.append((f, src))
@@ -243,9 +266,16 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
         # all of a kustomize family or none: a job whose overlays could not be rewritten stays as it is
         blocked = set().union(*(fam for fam in families if fam & failed_units)) if failed_units else set()
         for t in [t for t in tasks if os.path.realpath(t.path) in blocked]:
-            outcomes.append(Outcome(t.path, FAILED, codes=[exitcodes.UNSUPPORTED], problems=[
+            held = Outcome(t.path, FAILED, codes=[exitcodes.UNSUPPORTED], problems=[
                 f"{t.path}: not converted: it belongs to a kustomize unit that could not be rewritten (see that kustomization's message); "
-                "base and overlays are converted together or not at all"]))
+                "base and overlays are converted together or not at all"])
+            if settings.mode == CHECK:
+                from . import left
+
+                for category, line in left.unparsed_lines(t.path, t.text, left.REFUSED,
+                                                          "its kustomize unit could not be rewritten (see stderr)"):
+                    held.finding(category, line)
+            outcomes.append(held)
         tasks = [t for t in tasks if os.path.realpath(t.path) not in blocked]
 
     outcomes += _convert_all(tasks, settings, stderr, started)
@@ -382,8 +412,13 @@ class Progress:
 
 def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_with_jobs: list[str],
             stdout: TextIO, stderr: TextIO) -> int:
+    from collections import Counter
+
+    from . import left
+
     codes = []
     needs_change = False
+    left_counts: Counter = Counter()
     changed = False
     katib = envsubst = 0
     for o in outcomes:
@@ -397,9 +432,12 @@ def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_
         elif o.status == SKIPPED and o.reason == ENVSUBST_TEMPLATE:
             summary.skipped["envsubst templates"] = summary.skipped.get("envsubst templates", 0) + 1
             envsubst += 1
+        elif o.status == SKIPPED and o.reason == UNPARSABLE:
+            summary.skipped["unparsable files"] = summary.skipped.get("unparsable files", 0) + 1
         for line in o.findings:
             print(line, file=stdout)
             needs_change = True
+        left_counts.update(o.left)
         if o.written:
             changed = True
             print(f"Rewriting {o.written}" if settings.mode == IN_PLACE else f"Writing {o.written}", file=stdout)
@@ -416,7 +454,7 @@ def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_
             print(f"kf2jobset: {line}", file=stderr)
     if helm_with_jobs and settings.mode != CHECK:
         for path in helm_with_jobs:
-            print(f"kf2jobset: {path}: skipped: Helm template with a Kubeflow v1 job", file=stderr)
+            print(f"kf2jobset: {path}: skipped: Helm template with a Kubeflow job", file=stderr)
     if helm_with_jobs:  # the hint is for templates that hold a job, not for every chart in the repo
         print(f"kf2jobset: hint: Helm templates are not converted; {HELM_HINT}", file=stderr)
     if envsubst:
@@ -425,7 +463,10 @@ def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_
     if katib:
         print(f"kf2jobset: hint: {katib} Katib Experiment(s) embed v1 jobs in trialTemplate.trialSpec; "
               "pass --katib to convert them", file=stderr)
-    print("kf2jobset: " + _summary_line(summary, settings), file=stderr)
+    line = _summary_line(summary, settings)
+    if settings.mode == CHECK:  # the lines above, by category: exit 0 only when nothing is left and nothing failed
+        line += "; " + left.counted(left_counts)
+    print("kf2jobset: " + line, file=stderr)
     if codes:
         return exitcodes.worst(codes)
     if settings.mode == CHECK:

@@ -172,7 +172,7 @@ def _one_by_one(report: Report) -> list[str]:
                 out.append("Nothing here needs a decision: every change keeps its meaning.")
             out.append("")
             if calm:
-                out.append(f"<details><summary>{len(calm)} change{'s' if len(calm) != 1 else ''} that keep their meaning</summary>")
+                out.append(f"<details><summary>{len(calm)} {'change that keeps its' if len(calm) == 1 else 'changes that keep their'} meaning</summary>")
                 out.append("")
                 out += _rows(calm, fr.path)
                 out += ["", "</details>", ""]

@@ -210,7 +210,7 @@ def test_scan_selector_and_report(apiserver, v1_jobs, tmp_path):
     ns = sorted({ns for ns, _, _ in v1_jobs})[0]
     res = kf(apiserver.kubeconfig, "scan", "-n", ns, "-l", f"{RUN_LABEL}=nope")
     assert res.code == 0 and res.stdout == "", res
-    assert "No Kubeflow v1 jobs found" in res.stderr
+    assert "No Kubeflow Training Operator jobs found" in res.stderr
     # a report format to stdout replaces the table; one to a file comes with it
     res = kf(apiserver.kubeconfig, "scan", "-n", ns, "--report", "json")
     assert res.code == 0, res

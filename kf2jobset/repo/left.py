@@ -1,0 +1,133 @@
+"""What `convert --check` lists: every Kubeflow job still in the tree, one line each, with why it is there.
+
+A line is `FILE:LINE: KIND NAME (APIVERSION): CATEGORY: details`; the summary counts the lines by
+category, and the exit code follows (an error outranks them; any line left: 1; none: 0).
+Besides jobs, --check lists kustomize patches still aimed at v1 jobs and stale --out-dir copies.
+"""
+from __future__ import annotations
+
+import re
+
+from ..yamlio import first_content_line, position
+
+# categories, in the order the summary names them
+TO_CONVERT = "to convert"  # `convert --in-place` converts it
+DECISION = "needs a decision"  # a flag decides it (e.g. --accept-mpi-ssh), see its message
+REFUSED = "refused"  # invalid, an API version kf2jobset does not convert, a JobSet the API would reject, not YAML
+EMBEDDED = "embedded"  # inside another object (Argo manifest string, ConfigMap value, AppWrapper): found, not converted
+TEMPLATE = "template"  # an envsubst/template file kf2jobset cannot convert as it is (placeholders where values are needed, not YAML)
+HELM = "Helm-skipped"  # in a Helm chart template: never parsed
+PATCH = "kustomize patch"  # a kustomization/patch file still aimed at a v1 job
+STALE = "stale copy"  # --check --out-dir: the converted copy is missing or out of date
+ORDER = (TO_CONVERT, DECISION, REFUSED, EMBEDDED, TEMPLATE, HELM, PATCH, STALE)
+_PLURAL = {DECISION: "need a decision", PATCH: "kustomize patches", STALE: "stale copies"}
+
+
+def counted(counts: dict) -> str:
+    """`6 left: 2 to convert, 1 needs a decision, ...` (nonzero categories only)."""
+    total = sum(counts.values())
+    parts = [f"{counts[c]} {c if counts[c] == 1 else _PLURAL.get(c, c)}" for c in ORDER if counts.get(c)]
+    return f"{total} left" + (": " + ", ".join(parts) if parts else "")
+
+
+def job_label(obj, fallback_kind: str = "job") -> str:
+    """`PyTorchJob train (kubeflow.org/v1)` for a parsed job document."""
+    if not isinstance(obj, dict):
+        return fallback_kind
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    name = meta.get("name") or meta.get("generateName") or "(unnamed)"
+    return f"{obj.get('kind')} {name} ({str(obj.get('apiVersion', '')).strip()})"
+
+
+def error_category(err) -> str:
+    from ..envsubst import RULE
+
+    rules = {p.rule for p in err.problems}
+    if rules == {RULE}:
+        return TEMPLATE
+    if err.kind == "unsupported" and "api-version" not in rules:
+        return DECISION
+    return REFUSED
+
+
+def error_detail(err) -> str:
+    p = err.problems[0]
+    detail = p.message + (f" (hint: {p.hint})" if p.hint else "")
+    more = len(err.problems) - 1
+    return detail + (f" (+{more} more problem{'s' if more != 1 else ''} in this job)" if more else "")
+
+
+def doc_line(doc) -> int:
+    return doc.start_line + first_content_line(doc.text) + 1
+
+
+def file_lines(path: str, result, template: bool = False) -> list[tuple[str, str]]:
+    """(category, line) for every job of a converted file: jobs that convert, jobs that did not (with
+    their error), documents that did not parse but name a job kind, and jobs embedded in other objects."""
+    from .classify import has_job_evidence
+
+    out: list[tuple[str, str]] = []
+    held_back = bool(result.errors)
+    located = iter(result.errors)  # in document order: a parse error, or each of res.errors with its line
+    for i, (doc, res) in enumerate(zip(result.documents, result.results)):
+        line = doc_line(doc)
+        if doc.error is not None:
+            err = next(located, doc.error)
+            if has_job_evidence(doc.text):
+                kinds = _kinds_in(doc.text)
+                where = err.problems[0].location
+                at = f"{where.line}:{where.column}" if where.line and where.column else where.line or line
+                cat = TEMPLATE if template else REFUSED
+                out.append((cat, f"{path}:{at}: {kinds[0][1] if kinds else 'job'} (document {i + 1}): {cat}: "
+                                 f"{err.problems[0].message}"))
+            continue
+        for conv in res.conversions:
+            label = f"{conv.job.kind} {conv.job.name or conv.job.generate_name or '(unnamed)'} ({conv.job.written_api_version})"
+            if held_back:
+                why = f"{TO_CONVERT}: once this file's other problems are fixed (see stderr)"
+            elif template:
+                why = f"{TO_CONVERT}: a template, its placeholders are kept; run kf2jobset convert --in-place"
+            else:
+                why = f"{TO_CONVERT}: run kf2jobset convert --in-place"
+            out.append((TO_CONVERT, f"{path}:{line}: {label}: {why}"))
+        for err in res.errors:
+            item = _item(doc.data, err.problems[0].location.path)
+            err = next(located, err)
+            where = err.problems[0].location
+            at = f"{where.line}:{where.column}" if where.line and where.column else where.line or line
+            cat = error_category(err)
+            out.append((cat, f"{path}:{at}: {job_label(item)}: {cat}: {error_detail(err)}"))
+        for emb in res.unconverted:
+            at, _ = position(doc.data, emb.path, doc.start_line)
+            out.append((EMBEDDED, f"{path}:{at or line}: {emb.kind} ({emb.api_version}): {EMBEDDED}: {emb.message()}"))
+    return out
+
+
+def _item(data, path) -> object:
+    """The job an error is about: the document, or the List item / Katib trial its path starts in."""
+    if isinstance(data, dict) and path and path[0] == "items" and len(path) > 1 and isinstance(data.get("items"), list):
+        items = data["items"]
+        if isinstance(path[1], int) and 0 <= path[1] < len(items):
+            return items[path[1]]
+    if isinstance(data, dict) and data.get("kind") == "Experiment":
+        spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+        template = spec.get("trialTemplate") if isinstance(spec.get("trialTemplate"), dict) else {}
+        if isinstance(template.get("trialSpec"), dict):
+            return template["trialSpec"]
+    return data
+
+
+def _kinds_in(text: str) -> list[tuple[int, str]]:
+    """(line, kind) of every `kind: <job kind>` in unparsed text (Helm templates, blocked files)."""
+    from .classify import JOB_KIND_RE
+
+    return [(text.count("\n", 0, m.start()) + 1, re.findall(r"\w+", m.group(0))[-1]) for m in JOB_KIND_RE.finditer(text)]
+
+
+def unparsed_lines(path: str, text: str, category: str, detail: str) -> list[tuple[str, str]]:
+    """Jobs of a file that is not parsed (a Helm template, a file held back with its kustomize unit):
+    one line per `kind: <job kind>`, or one for the file when the kind is written some other way."""
+    kinds = _kinds_in(text)
+    if not kinds:
+        return [(category, f"{path}: a Kubeflow job: {category}: {detail}")]
+    return [(category, f"{path}:{line}: {kind}: {category}: {detail}") for line, kind in kinds]

@@ -1,0 +1,141 @@
+"""`convert --check` lists every job still in the tree, one line each, with why it is there; the
+summary counts those lines by category and the exit code follows the summary.
+
+fixtures/repo-mode/left holds one job of each kind of "left": plain jobs to convert (also an old
+v1alpha2 TFJob and a v2beta1 MPIJob), a YAML template converted with its placeholders, an MPIJob v1
+that needs --accept-mpi-ssh, a PaddleJob in an API version kf2jobset refuses, jobs embedded in an
+Argo Workflow manifest string and a Katib trial-template ConfigMap, an envsubst template whose
+replica count is a placeholder, and a Helm chart template.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+from collections import Counter
+
+import pytest
+from click.testing import CliRunner
+
+from kf2jobset import exitcodes
+from kf2jobset.cli import main
+from kf2jobset.repo import left
+
+from .conftest import FIXTURES, repo_fixture_tree
+
+LEFT = FIXTURES / "repo-mode" / "left"
+LINE = re.compile(r"^(?P<file>[^:\s]+):(?P<line>\d+)(?::\d+)?: (?P<job>[^:]+): (?P<category>{}):".format(
+    "|".join(re.escape(c) for c in left.ORDER)))
+SUMMARY = re.compile(r"(\d+) files? scanned, (\d+) to convert, (\d+) skipped.*?, (\d+) failed; (\d+) left(?:: (.*))?$")
+
+
+@pytest.fixture()
+def tree(tmp_path, monkeypatch):
+    return repo_fixture_tree("left", tmp_path, monkeypatch)
+
+
+def check(*flags):
+    """Run --check; return (exit code, {file: [categories]}, summary counts), holding the three to agree."""
+    res = CliRunner().invoke(main, ["convert", ".", "--check", *flags])
+    listed: dict[str, list[str]] = {}
+    for line in res.stdout.splitlines():
+        m = LINE.match(line)
+        assert m, f"not a job line: {line!r}"
+        listed.setdefault(m["file"], []).append(m["category"])
+    summary = res.stderr.splitlines()[-1]
+    m = SUMMARY.search(summary)
+    assert m, summary
+    counts = Counter()
+    for part in (m[6] or "").split(", "):
+        if part:
+            n, category = part.split(" ", 1)
+            counts[{"need a decision": left.DECISION, "kustomize patches": left.PATCH,
+                    "stale copies": left.STALE}.get(category, category)] += int(n)
+    assert counts == Counter(c for cats in listed.values() for c in cats), (summary, res.stdout)
+    assert int(m[5]) == sum(counts.values())
+    failed = int(m[4])
+    # the exit code follows the summary: an error outranks what is left; nothing left and nothing failed: 0
+    if failed:
+        assert res.exit_code in (exitcodes.INPUT, exitcodes.UNSUPPORTED), res.output
+    else:
+        assert res.exit_code == (exitcodes.FINDINGS if counts else exitcodes.OK), res.output
+    return res.exit_code, listed, counts
+
+
+def test_every_job_is_listed_with_its_reason(tree):
+    code, listed, counts = check()
+    assert code == exitcodes.UNSUPPORTED
+    assert listed == {
+        "argo/pipeline.yaml": [left.EMBEDDED],
+        "chart/templates/job.yaml": [left.HELM],
+        "envsubst/scale.yaml.tmpl": [left.TEMPLATE],
+        "envsubst/train.yaml-template": [left.TO_CONVERT],
+        "hpc/lammps-v1.yaml": [left.DECISION],
+        "hpc/legacy-tf.yaml": [left.TO_CONVERT],
+        "hpc/paddle-beta.yaml": [left.REFUSED],
+        "jobs/allreduce.yaml": [left.TO_CONVERT],
+        "jobs/bert.yaml": [left.TO_CONVERT],
+        "katib/trial-templates.yaml": [left.EMBEDDED],
+    }
+    res = CliRunner().invoke(main, ["convert", ".", "--check"])
+    assert "hpc/lammps-v1.yaml:1:1: MPIJob lammps (kubeflow.org/v1): needs a decision: " in res.stdout
+    assert "--accept-mpi-ssh" in res.stdout
+    assert "hpc/paddle-beta.yaml:1:1: PaddleJob ernie-pretrain (kubeflow.org/v1beta1): refused: PaddleJob kubeflow.org/v1beta1 is not supported" in res.stdout
+    assert "argo/pipeline.yaml:12: PyTorchJob (kubeflow.org/v1): embedded: spec.templates[0].resource.manifest" in res.stdout
+    assert "chart/templates/job.yaml:2: PyTorchJob: Helm-skipped: " in res.stdout
+    assert "Kubeflow v1 job" not in res.stdout  # a v2beta1 MPIJob is listed: say what it is, not "v1"
+    assert res.stderr.splitlines()[-1].endswith(
+        "; 10 left: 4 to convert, 1 needs a decision, 1 refused, 2 embedded, 1 template, 1 Helm-skipped")
+
+
+def test_after_in_place_only_what_could_not_be_converted_is_left(tree):
+    template = (tree / "envsubst" / "train.yaml-template").read_text()
+    res = CliRunner().invoke(main, ["convert", ".", "--in-place"])
+    assert res.exit_code == exitcodes.UNSUPPORTED, res.output
+    assert sorted(line for line in res.stdout.splitlines()) == [
+        "Rewriting envsubst/train.yaml-template", "Rewriting hpc/legacy-tf.yaml",
+        "Rewriting jobs/allreduce.yaml", "Rewriting jobs/bert.yaml"]
+    converted = (tree / "envsubst" / "train.yaml-template").read_text()
+    assert converted != template and "kind: JobSet" in converted
+    for placeholder in ("llama-${RUN_ID}", "${REGISTRY}/llm/llama:${TAG}", "value: ${DATASET}"):
+        assert placeholder in converted  # carried through
+
+    code, listed, counts = check()
+    assert code == exitcodes.UNSUPPORTED
+    assert counts == Counter({left.DECISION: 1, left.REFUSED: 1, left.EMBEDDED: 2, left.TEMPLATE: 1, left.HELM: 1})
+
+    # the decisions taken, the refused job rewritten by hand (here: removed)
+    (tree / "hpc" / "paddle-beta.yaml").unlink()
+    res = CliRunner().invoke(main, ["convert", ".", "--in-place", "--accept-mpi-ssh"])
+    assert res.exit_code == exitcodes.OK, res.output
+    code, listed, counts = check("--accept-mpi-ssh")
+    assert code == exitcodes.FINDINGS
+    assert counts == Counter({left.EMBEDDED: 2, left.TEMPLATE: 1, left.HELM: 1})
+
+    # a job inside an Argo Workflow string is counted: exit 1 says so, and the summary with it
+    for gone in ("chart", "katib", "envsubst/scale.yaml.tmpl"):
+        path = tree / gone
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    code, listed, counts = check()
+    assert (code, listed, counts) == (exitcodes.FINDINGS, {"argo/pipeline.yaml": [left.EMBEDDED]}, Counter({left.EMBEDDED: 1}))
+
+    (tree / "argo" / "pipeline.yaml").unlink()
+    code, listed, counts = check()
+    assert (code, listed, counts) == (exitcodes.OK, {}, Counter())
+    res = CliRunner().invoke(main, ["convert", ".", "--check"])
+    assert res.stderr.splitlines()[-1].endswith(", 0 failed; 0 left")
+
+
+def test_a_template_that_is_not_yaml_is_listed_not_failed(tree):
+    (tree / "envsubst" / "jinja.yaml.tmpl").write_text(
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: j\n{% if gpu %}\nspec: {}\n{% endif %}\n")
+    res = CliRunner().invoke(main, ["convert", "envsubst", "--in-place"])
+    assert res.exit_code == exitcodes.OK, res.output
+    assert "skipped (template): envsubst/jinja.yaml.tmpl:5:2" in res.stderr
+    res = CliRunner().invoke(main, ["convert", "envsubst", "--check"])
+    assert "envsubst/jinja.yaml.tmpl:5:2: PyTorchJob (document 1): template: invalid YAML: " in res.stdout
+
+
+def test_summary_counts_read_naturally():
+    assert left.counted({}) == "0 left"
+    assert left.counted({left.DECISION: 1, left.TO_CONVERT: 2}) == "3 left: 2 to convert, 1 needs a decision"
+    assert left.counted({left.DECISION: 2, left.STALE: 1}) == "3 left: 2 need a decision, 1 stale copy"
