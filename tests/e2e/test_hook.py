@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import FIXTURES, REPO
+from ..conftest import FIXTURES, REPO
 
 pytestmark = pytest.mark.skipif(shutil.which("pre-commit") is None or shutil.which("git") is None,
                                  reason="pre-commit and git are needed")
