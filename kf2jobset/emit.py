@@ -366,14 +366,6 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
                           action=None if job.by_mpi_operator else
                           "raise or remove the deadline if the job used to run past it",
                           explains=(("lifecycle", "activeDeadlineSeconds"),)))
-    if rp.backoff_limit is not None:
-        v2_launcher = job.by_mpi_operator
-        notes.append(Note("JS034", "approximated", f"backoffLimit {rp.backoff_limit}: " + (
-                          "mpi-operator gave it to the launcher Job only; every child Job now has it" if v2_launcher else
-                          "v1 counted container restarts summed over the whole job; each child Job now counts its own "
-                          "pod's failures and restarts"),
-                          source_path="runPolicy.backoffLimit", target_path="spec.replicatedJobs[*].template.spec.backoffLimit",
-                          explains=(("lifecycle", "backoffLimit"),)))
     if not rp.scheduling.is_empty() and options.scheduler == "none":
         fields = ", ".join(k for k in ("queue", "priorityClass", "minAvailable", "minResources", "scheduleTimeoutSeconds")
                            if getattr(rp.scheduling, _snake(k), None) not in (None, {}, ""))

@@ -129,6 +129,8 @@ def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
                 explains=(("start", rule.type),),
             ))
 
+    if job.run_policy.backoff_limit is not None:
+        notes.append(_backoff_note(job, rjobs))
     rule = next(r for r in job.mapping.success if _matches(r.when, job))
     targets = [r.name for t in rule.targets for r in rjobs if r.rtype == t]
     if not rule.exact:
@@ -146,6 +148,45 @@ def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
         startup_in_order=in_order,
         notes=notes,
     )
+
+
+def _backoff_note(job: TrainingJob, rjobs: list[ReplicatedJobPlan]) -> Note:
+    """JS034: where runPolicy.backoffLimit went, read from the plan that decided each Job's limit."""
+    from . import claims as c
+
+    limit = job.run_policy.backoff_limit
+    given = [r.name for r in rjobs if r.backoff_limit == limit]
+    others = [r for r in rjobs if r.backoff_limit != limit]
+
+    def limit_of(r):
+        return f"the {r.name} Job has no limit" if r.backoff_limit == MAX_INT32 else f"the {r.name} Job's limit is {r.backoff_limit}"
+
+    def why(r):
+        if job.by_mpi_operator:
+            return ("mpi-operator never retried a failed worker pod" if r.backoff_limit == 0 else
+                    "the kubelet restarted the worker's container in place without limit")
+        if r.backoff_limit == 0:
+            return f"under restartPolicy {job.replicas[r.rtype].restart_policy} v1 failed the job on its first failed pod"
+        return "v1 set no limit on it"
+
+    rest = "; ".join(f"{limit_of(r)} ({why(r)})" for r in others)
+    if job.by_mpi_operator:
+        text = (f"backoffLimit {limit}: mpi-operator gave it to the launcher Job only, and so does the JobSet"
+                + (f"; {rest}" if rest else ""))
+        category = "rewritten"
+    else:
+        text = (f"backoffLimit {limit}: v1 counted container restarts summed over the whole job (pods under "
+                "OnFailure, Always or ExitCode); "
+                + ("no child Job carries it" if not given else
+                   f"the {given[0]} Job now counts its own pod's failures and restarts against it" if len(given) == 1 else
+                   f"the child Jobs of {', '.join(given)} now each count their own pod's failures and restarts against it")
+                + (f"; {rest}" if rest else ""))
+        category = "approximated"
+    return Note("JS034", category, text, source_path="runPolicy.backoffLimit",
+                target_path="spec.replicatedJobs[*].template.spec.backoffLimit",
+                explains=(("lifecycle", "backoffLimit"),),
+                claims=tuple(c.equals(f"spec.replicatedJobs[{r.name}].template.spec.backoffLimit", r.backoff_limit)
+                             for r in rjobs))
 
 
 def _solo_first(job: TrainingJob) -> str | None:
@@ -214,6 +255,11 @@ def _plan_rjob(job: TrainingJob, rtype: str, options: ConvertOptions, notes: lis
     if job.by_mpi_operator and rtype == "Launcher":
         # mpi-operator v2beta1 ran the launcher as a batch Job with runPolicy.backoffLimit (default 6).
         backoff = rp.backoff_limit if rp.backoff_limit is not None else K8S_DEFAULT_BACKOFF
+    elif job.by_mpi_operator:
+        # mpi-operator made the worker pods itself, never through a Job: runPolicy.backoffLimit never
+        # reached them. A failed pod stayed failed (MPI007); OnFailure/Always restarted it in place
+        # without limit (the kubelet), which only an unlimited Job backoffLimit keeps.
+        backoff = 0 if pod_policy == "Never" and pfp is None else MAX_INT32
     elif pod_policy == "Never" and pfp is None:
         backoff = 0  # v1: a failed pod under Never failed the job
     elif rp.backoff_limit is not None:

@@ -55,7 +55,8 @@ def explain(notes: list[Note], diffs: list[Difference], equivalences: list[Equiv
     order = sorted(range(len(notes)), key=lambda i: -_rank(notes[i].category))
     for i, note in enumerate(notes):
         f = Finding(note.code, note.category, note.message, replica_type=note.replica_type,
-                    source_path=note.source_path, target_path=note.target_path, action=note.action)
+                    source_path=note.source_path, target_path=note.target_path, action=note.action,
+                    claims=note.claims, unchecked=note.unchecked)
         by_note[i] = f
         findings.append(f)
 
