@@ -20,14 +20,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-OPS = ("equals", "absent", "present", "contains", "count", "excludes")
+OPS = ("equals", "absent", "present", "contains", "count", "excludes", "atleast")
 _TOKEN = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")
 
 
 @dataclass(frozen=True)
 class Claim:
     path: str
-    op: str = "equals"  # equals | absent | present | contains (a substring or list item) | excludes | count
+    op: str = "equals"  # equals | absent | present | contains (a substring or list item) | excludes | count | atleast
     value: Any = None
     target: str = "JobSet"  # or a companion's kind ("ConfigMap", "PodGroup")
 
@@ -62,6 +62,22 @@ def excludes(path: str, value, target: str = "JobSet") -> Claim:
 
 def count(path: str, n: int, target: str = "JobSet") -> Claim:
     return Claim(path, "count", n, target)
+
+
+def atleast(path: str, n, target: str = "JobSet") -> Claim:
+    return Claim(path, "atleast", n, target)
+
+
+def success(targets: list) -> tuple:
+    """The JobSet completes when every Job of `targets` (none: of every replicatedJob) has succeeded."""
+    return (equals("spec.successPolicy.operator", "All"),
+            equals("spec.successPolicy.targetReplicatedJobs", list(targets)) if targets else
+            absent("spec.successPolicy.targetReplicatedJobs"))
+
+
+def retried_within_backoff(job, rjob_names: dict, rtypes) -> tuple:
+    """Each of these replica types' Jobs re-creates a failed pod (a backoffLimit of at least 1)."""
+    return tuple(atleast(f"spec.replicatedJobs[{rjob_names[t]}].template.spec.backoffLimit", 1) for t in rtypes)
 
 
 def pod_path(rjob: str = "*") -> str:
@@ -128,6 +144,8 @@ def check(claim: Claim, objects: list[dict]) -> str | None:
             return f"{claim.text()}: is {v!r}"
         if op == "contains" and not _has(v, want):
             return f"{claim.text()}: not in {v!r}"
+        if op == "atleast" and not (isinstance(v, int) and v >= want):
+            return f"{claim.text()}: is {v!r}"
     return None
 
 

@@ -102,6 +102,8 @@ def _count(job: TrainingJob, rtype: str) -> int:
 
 
 def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
+    from . import claims as c
+
     notes: list[Note] = []
     name = options.name or job.name
     rjobs = [_plan_rjob(job, rtype, options, notes) for rtype in job.replicas]
@@ -121,12 +123,17 @@ def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
         else:
             in_order = True  # replicatedJobs are already listed in start order
         if rule.type != "Worker" or job.kind != "PyTorchJob":  # PyTorch notes its init container itself
+            if options.has("dependsOn"):
+                claims = tuple(c.equals(f"spec.replicatedJobs[{t.name}].dependsOn[{r.name}].status", rule.status)
+                               for t in targets_of_rule for r in rjobs if r.rtype == rule.after)
+            else:
+                claims = (c.equals("spec.startupPolicy.startupPolicyOrder", "InOrder"),)
             notes.append(Note(
                 "JS010", "rewritten" if options.has("dependsOn") else "approximated",
                 f"{rule.type} starts after {rule.after} is {rule.status}"
                 + ("" if options.has("dependsOn") else " (startupPolicy InOrder: JobSet < v0.8 has no dependsOn)"),
                 target_path=f"spec.replicatedJobs[{names[rule.type]}]", replica_type=rule.type,
-                explains=(("start", rule.type),),
+                explains=(("start", rule.type),), claims=claims,
             ))
 
     if job.run_policy.backoff_limit is not None:
@@ -216,6 +223,9 @@ def _split_first(rjobs: list[ReplicatedJobPlan], rtype: str) -> list[ReplicatedJ
 
 
 def _plan_rjob(job: TrainingJob, rtype: str, options: ConvertOptions, notes: list[Note]) -> ReplicatedJobPlan:
+    from . import claims as c
+    from .claims import pod_path
+
     spec = job.replicas[rtype]
     rp = job.run_policy
     policy = spec.restart_policy
@@ -229,6 +239,7 @@ def _plan_rjob(job: TrainingJob, rtype: str, options: ConvertOptions, notes: lis
             "(a Job pod that exits 0 is done instead of restarted)",
             source_path=src, target_path=f"spec.replicatedJobs[{spec.rjob_name}].template.spec.template.spec.restartPolicy",
             replica_type=rtype, explains=(("restartPolicy", rtype),),
+            claims=(c.equals(pod_path(spec.rjob_name) + ".spec.restartPolicy", "OnFailure"),),
         ))
     elif policy == "ExitCode":
         pod_policy = "Never"
@@ -240,15 +251,6 @@ def _plan_rjob(job: TrainingJob, rtype: str, options: ConvertOptions, notes: lis
                 "action": "FailJob",
                 "onExitCodes": {"containerName": container["name"], "operator": "In", "values": list(range(1, 128))},
             }]}
-        notes.append(Note(
-            "JS021", "approximated",
-            f"{rtype}: restartPolicy ExitCode becomes pod restartPolicy Never plus a Job podFailurePolicy: exit codes "
-            f"1-127 of container {job.mapping.default_container!r} fail the Job (and so the JobSet), other failures "
-            "(exit >= 128, evictions) are retried by the Job under a new pod name, after the Job controller's back-off "
-            "(10 s, doubling up to 6 min); v1 recreated the pod at once under the same name",
-            source_path=src, target_path=f"spec.replicatedJobs[{spec.rjob_name}].template.spec.podFailurePolicy",
-            replica_type=rtype, explains=(("restartPolicy", rtype),),
-        ))
     else:
         pod_policy = policy
 
@@ -266,6 +268,30 @@ def _plan_rjob(job: TrainingJob, rtype: str, options: ConvertOptions, notes: lis
         backoff = rp.backoff_limit
     else:
         backoff = MAX_INT32  # v1 recreated/restarted without limit unless runPolicy.backoffLimit was set
+    if policy == "ExitCode":
+        rjob = f"spec.replicatedJobs[{spec.rjob_name}].template.spec"
+        if pfp is None:
+            text = "Never, and the Job retries no failure" if backoff == 0 else "Never, and the Job retries every failure"
+            claims = ()
+        else:
+            rule = pfp["rules"][0]["onExitCodes"]
+            text = (f"Never plus a Job podFailurePolicy: exit codes 1-127 of container {rule['containerName']!r} fail the "
+                    "Job (and so the JobSet), " + (
+                        "and so does any other failure (runPolicy.backoffLimit 0: the Job retries nothing)" if backoff == 0 else
+                        "other failures (exit >= 128, evictions) are retried by the Job under a new pod name, after the "
+                        "Job controller's back-off (10 s, doubling up to 6 min)"))
+            claims = (c.equals(f"{rjob}.podFailurePolicy.rules[0].onExitCodes.containerName", rule["containerName"]),
+                      c.equals(f"{rjob}.podFailurePolicy.rules[0].onExitCodes.values", rule["values"]),
+                      c.equals(f"{rjob}.podFailurePolicy.rules[0].action", "FailJob"))
+        notes.append(Note(
+            "JS021", "rewritten" if backoff == 0 else "approximated",
+            f"{rtype}: restartPolicy ExitCode becomes pod restartPolicy {text}; " + (
+                "v1 too failed the job on its first failed pod" if backoff == 0 else
+                "v1 recreated the pod at once under the same name"), source_path=src, target_path=f"{rjob}.podFailurePolicy",
+            replica_type=rtype, explains=(("restartPolicy", rtype),),
+            claims=claims + (c.equals(pod_path(spec.rjob_name) + ".spec.restartPolicy", "Never"),
+                             c.equals(f"{rjob}.backoffLimit", backoff)),
+        ))
     return ReplicatedJobPlan(
         rtype=rtype,
         name=spec.rjob_name,

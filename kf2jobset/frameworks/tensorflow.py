@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+from .. import claims
 from ..notes import Note
 from .base import EmitContext, Profile, Side
 
@@ -55,12 +56,14 @@ class TensorFlowProfile(Profile):
                 "enableDynamicWorker: v1 ignored Worker failures; in the JobSet a failed worker Job fails the JobSet",
                 source_path="spec.enableDynamicWorker", explains=(("lifecycle", "failure"),),
                 action="add a failurePolicy with restarts if workers may come and go",
+                claims=(claims.absent("spec.failurePolicy"),),
             ))
         if job.total_replicas() == 1:
             ctx.note(Note(
                 "TF001", "unchanged",
                 "a single-replica TFJob runs locally: no TF_CONFIG, as under the operator",
                 source_path="spec.tfReplicaSpecs",
+                claims=(claims.absent(claims.pod_path() + ".spec.containers[*].env[TF_CONFIG]"),),
             ))
 
     def success_note(self, job, case, targets) -> Note:
@@ -72,12 +75,12 @@ class TensorFlowProfile(Profile):
                 "(it never cuts worker 0 short)",
                 source_path="spec.successPolicy", target_path="spec.successPolicy",
                 action="set successPolicy: AllWorkers on the TFJob to make this exact",
-                explains=(("lifecycle", "success"),),
+                explains=(("lifecycle", "success"),), claims=claims.success(targets),
             )
         return Note(
             "TF003", "breaking",
             "a TFJob with no Chief, Master or Worker never succeeded under v1; the JobSet completes when all its Jobs do",
-            target_path="spec.successPolicy", explains=(("lifecycle", "success"),),
+            target_path="spec.successPolicy", explains=(("lifecycle", "success"),), claims=claims.success(targets),
         )
 
     def operator_success(self, job) -> tuple:
