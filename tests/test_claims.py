@@ -24,6 +24,7 @@ from kf2jobset.report.build import job_report
 from kf2jobset.yamlio import parse_documents, to_plain
 
 from .conftest import CORPUS, FIXTURES, require_shared
+from .test_report_k8syaml import JOB as K8S_BASE
 
 PACKAGE = Path(__file__).resolve().parent.parent / "kf2jobset"
 CASES = sorted(p.parent for p in FIXTURES.glob("*/*/input.yaml") if not (p.parent / "expected-error.txt").exists())
@@ -213,32 +214,9 @@ def test_uncheckable_codes_are_listed_with_reasons(fixture_findings, corpus_find
     assert len(checked) >= 40
 
 
-K8S_JOB = """\
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: readings}
-spec:
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 1
-      template:
-        spec:
-          hostNetwork: yes
-          containers:
-            - name: pytorch
-              image: trainer:1
-              volumeMounts: [{name: cfg, mountPath: /cfg}]
-          volumes:
-            - name: cfg
-              configMap: {name: cfg, defaultMode: 0644}
-    Worker:
-      replicas: 010
-      template:
-        spec:
-          containers:
-            - name: pytorch
-              image: trainer:1
-"""
+# tests/test_report_k8syaml.py's job with octal replicas and a YAML 1.1 boolean on the master's pod
+K8S_JOB = K8S_BASE.replace("{workers}", "010").replace("        spec:\n          containers:",
+                                                       "        spec:\n          hostNetwork: yes\n          containers:", 1)
 
 
 def test_yaml_reading_claims_hold():
