@@ -13,6 +13,7 @@ from typing import Any
 from .emit import Conversion, emit
 from .errors import InvalidJobError, Kf2JobSetError, Location, Problem, UnsupportedError
 from .mappings import convertible_mapping, kubeflow_job_kind, readable_versions
+from . import claims as claim
 from .notes import Note
 from .options import ConvertOptions
 from .parse import parse_job
@@ -107,6 +108,7 @@ def _convert_checked(doc: dict, mapping, options: ConvertOptions, assumed_name_l
             "JS003", "approximated",
             f"this job has no name (a template?): name-length rules were checked for a {TEMPLATE_NAME_LENGTH}-character name",
             source_path="metadata", action="check the name it will be created with against the JobSet limits",
+            claims=(claim.absent("metadata.name"), claim.absent("metadata.generateName")),
         ))
     candidate = conversion.jobset
     if assumed_name_length and not candidate["metadata"].get("name") and not candidate["metadata"].get("generateName"):
@@ -486,4 +488,6 @@ def _katib_note(selector):
                 + (f"; primaryPodLabels select {shown}" if selector else ""),
                 source_path="spec.trialTemplate", target_path="spec.trialTemplate",
                 action="add JobSet.v1alpha2.jobset.x-k8s.io to Katib's trialResources (katib-config) and RBAC",
-                warn=True)  # the Experiment does not run until the cluster is changed: print it
+                warn=True,  # the Experiment does not run until the cluster is changed: print it
+                unchecked="about the Katib Experiment's trialTemplate around the JobSet, not the JobSet itself; "
+                "the katib goldens (fixtures/katib) pin it")

@@ -11,6 +11,8 @@ from .notes import Note
 from .options import ConvertOptions
 from .plan import JobSetPlan, plan
 from .treecopy import copy_tree
+from . import claims as claim
+from .claims import pod_path
 
 from .jobset_api import API_VERSION  # noqa: E402  (re-exported: emit.API_VERSION)
 SOURCE_ANNOTATION = "kf2jobset.dev/source"
@@ -106,6 +108,9 @@ def _dns_note(job: TrainingJob, p: JobSetPlan, options: ConvertOptions) -> Note:
         "Addresses kf2jobset injects are rewritten",
         target_path="spec.network", action="change any pod address you wrote yourself (args, config files, code)",
         explains=(("dns", "*"), ("hostname", "*")),
+        claims=(claim.equals("spec.network.enableDNSHostnames", True), claim.equals("spec.network.publishNotReadyAddresses", True),
+                claim.equals("spec.network.subdomain", options.subdomain) if options.subdomain else
+                claim.absent("spec.network.subdomain"), *(claim.absent(pod_path("*") + f".spec.{f}") for f in ("hostname", "subdomain"))),
     )
 
 
@@ -123,13 +128,14 @@ def _metadata(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, notes: l
     annotations = {k: v for k, v in job.annotations.items() if k != LAST_APPLIED}
     if LAST_APPLIED in job.annotations:
         notes.append(Note("JS001", "dropped", f"annotation {LAST_APPLIED} described the old object; kubectl writes a new one",
-                          source_path=f"metadata.annotations[{LAST_APPLIED}]"))
+                          source_path=f"metadata.annotations[{LAST_APPLIED}]",
+                          claims=(claim.absent(f"metadata.annotations[{LAST_APPLIED}]"),)))
     annotations[SOURCE_ANNOTATION] = f"{job.written_api_version}/{job.kind}" + (f" {job.name}" if job.name else "")
     meta["annotations"] = annotations
     if options.name and job.name and options.name != job.name:
         notes.append(Note("JS002", "rewritten", f"JobSet named {options.name!r} (the {job.kind} was {job.name!r}); "
                           "pod addresses follow the JobSet name", source_path="metadata.name", target_path="metadata.name",
-                          explains=(("name", "job"),)))
+                          explains=(("name", "job"),), claims=(claim.equals("metadata.name", options.name),)))
     return meta
 
 
@@ -149,10 +155,11 @@ def _pod_template(job: TrainingJob, rtype: str, restart_policy: str, ctx: EmitCo
             c = containers[idx]
             user = list(c.get("env") or [])
             added = _yield_to_user(job, rtype, idx, c, user, side.helper_env(), injected,
-                                   _operator_env_names(job, rtype, prof, first_index), ctx)
+                                   _operator_env_names(job, rtype, prof, first_index), ctx,
+                                   pod_path(_rjob_of(ctx, rtype, first_index)) + f".spec.containers[{idx}].env")
             c["env"] = user + added
     prof.jobset_pod(job, rtype, template, ctx)
-    _one_entry_per_env_name(job, rtype, pod_spec, ctx)
+    _one_entry_per_env_name(job, rtype, pod_spec, ctx, first_index)
     if ctx.options.keep_kubeflow_labels:
         _kubeflow_labels(job, rtype, template, ctx)
     elif rtype == next(iter(job.replicas)) and first_index == 0:
@@ -163,8 +170,20 @@ def _pod_template(job: TrainingJob, rtype: str, restart_policy: str, ctx: EmitCo
                       "selectors, dashboards and log queries that use "
                       "them need the jobset.sigs.k8s.io/* labels instead", target_path="template.metadata.labels",
                       action="use --keep-kubeflow-labels to keep the static ones",
-                      explains=(("label", KUBEFLOW_LABEL + "*"), *CONTROLLER_LABELS)))
+                      explains=(("label", KUBEFLOW_LABEL + "*"), *CONTROLLER_LABELS),
+                      claims=tuple(claim.absent(pod_path("*") + f".metadata.labels[{KUBEFLOW_LABEL}{n}]")
+                                   for n in which.split(", ") if not _user_label(job, KUBEFLOW_LABEL + n))))
     return template
+
+
+def _user_label(job: TrainingJob, key: str) -> bool:
+    """A pod label the user wrote in some replica template (kept as written)."""
+    return any(key in ((s.template.get("metadata") or {}).get("labels") or {}) for s in job.replicas.values())
+
+
+def _rjob_of(ctx: EmitContext, rtype: str, first_index: int) -> str:
+    """The replicatedJob that holds replica `first_index` of `rtype` first (plan: a type may be split)."""
+    return next((n for n, first, _ in ctx.segments.get(rtype, []) if first == first_index), ctx.rjob_names[rtype])
 
 
 def _one_entry_per_port(job: TrainingJob, rtype: str, containers: list[dict], ctx: EmitContext) -> None:
@@ -188,6 +207,7 @@ def _one_entry_per_port(job: TrainingJob, rtype: str, containers: list[dict], ct
         if user is None:
             continue
         c["ports"] = [p for p in ports if p is not ours]
+        same = [p for p in c["ports"] if isinstance(p, dict) and p.get("containerPort") == key[0]]
         ctx.note(Note("JS063", "approximated",
                       f"port {key[0]}/{key[1]} of container {c.get('name')!r} in the {rtype} pods: the operator added "
                       f"{added!r} beside your {user.get('name') or 'unnamed'!r} entry for the same port; a JobSet's pod "
@@ -198,7 +218,12 @@ def _one_entry_per_port(job: TrainingJob, rtype: str, containers: list[dict], ct
                       action=f"nothing to do for the JobSet; under v1 the fix was to name the port {added!r}",
                       warn=True, replica_type=rtype,
                       source_path=f"{job.mapping.replica_specs_field}.{rtype}.template.spec.containers[{containers.index(c)}].ports",
-                      explains=(("port", added),)))
+                      explains=(("port", added),),
+                      claims=(claim.count(pod_path(ctx.rjob_names[rtype]) + f".spec.containers[{containers.index(c)}]"
+                                      f".ports[containerPort={key[0]}]", len(same)),
+                              claim.absent(pod_path(ctx.rjob_names[rtype]) + f".spec.containers[{containers.index(c)}]"
+                                       f".ports[name={added}]") if user.get("name") != added else
+                              claim.present(pod_path(ctx.rjob_names[rtype]) + f".spec.containers[{containers.index(c)}].ports"))))
 
 
 def _operator_env_names(job: TrainingJob, rtype: str, prof, index: int) -> set:
@@ -210,7 +235,7 @@ def _operator_env_names(job: TrainingJob, rtype: str, prof, index: int) -> set:
 
 
 def _yield_to_user(job: TrainingJob, rtype: str, idx: int, container: dict, user: list[dict], helpers: list[dict],
-                   injected: list[dict], operator_names: set, ctx: EmitContext) -> list[dict]:
+                   injected: list[dict], operator_names: set, ctx: EmitContext, env_path: str) -> list[dict]:
     """What kf2jobset appends after the user's env, minus what v1 never set and the user already sets.
 
     v1's own variables came after the user's and won (envmerge keeps that). A variable v1 never set
@@ -234,7 +259,8 @@ def _yield_to_user(job: TrainingJob, rtype: str, idx: int, container: dict, user
         injected = [{**e, "value": retarget(str(e["value"]), old, new)} if "value" in e else e for e in injected]
         ctx.note(Note("JS062", "rewritten",
                       f"{old} in {where} is yours; kf2jobset's helper variable of that name is {new} here",
-                      source_path=f"{src}[{old}]", replica_type=rtype, explains=(("env", new),)))
+                      source_path=f"{src}[{old}]", replica_type=rtype, explains=(("env", new),),
+                      claims=(claim.equals(f"{env_path}[{old}]", mine[old]), claim.present(f"{env_path}[{new}]"))))
     kept = []
     for e in injected:
         name = e.get("name")
@@ -242,16 +268,18 @@ def _yield_to_user(job: TrainingJob, rtype: str, idx: int, container: dict, user
             ctx.note(Note("JS062", "unchanged",
                           f"{name} in {where}: your value {describe(mine[name])} stays in force, as under v1 (which never "
                           f"set {name}); kf2jobset would otherwise add {describe(e)}",
-                          source_path=f"{src}[{name}]", replica_type=rtype))
+                          source_path=f"{src}[{name}]", replica_type=rtype,
+                          claims=(claim.equals(f"{env_path}[{name}]", mine[name]),)))
             continue
         kept.append(e)
     return helpers + kept
 
 
-def _one_entry_per_env_name(job: TrainingJob, rtype: str, pod_spec: dict, ctx: EmitContext) -> None:
+def _one_entry_per_env_name(job: TrainingJob, rtype: str, pod_spec: dict, ctx: EmitContext, first_index: int) -> None:
     """A JobSet may not repeat an env name; keep the value v1's later entry gave (envmerge)."""
     from .envmerge import describe, merge_env
 
+    rjob = pod_path(_rjob_of(ctx, rtype, first_index))
     for field in ("initContainers", "containers"):
         for c, container in enumerate(pod_spec.get(field) or []):
             merged, overrides = merge_env(list(container.get("env") or []))
@@ -273,7 +301,11 @@ def _one_entry_per_env_name(job: TrainingJob, rtype: str, pod_spec: dict, ctx: E
                              f"read{'s' if len(o.readers) == 1 else ''} it before the override (v1 gave them your value)")
                 ctx.note(Note("JS061", "rewritten", text, source_path=f"{src}[{o.name}]",
                               target_path=f"template.spec.{field}[{c}].env[{o.name}]", replica_type=rtype,
-                              action="remove your entry: the value it sets is replaced" if not o.renamed_to else None))
+                              action="remove your entry: the value it sets is replaced" if not o.renamed_to else None,
+                              claims=(claim.count(f"{rjob}.spec.{field}[{c}].env[{o.name}]", 1),
+                                      claim.equals(f"{rjob}.spec.{field}[{c}].env[{o.name}]", o.winner),
+                                      *([claim.equals(f"{rjob}.spec.{field}[{c}].env[{o.renamed_to}]",
+                                                      {**o.shadowed, "name": o.renamed_to})] if o.renamed_to else []))))
 
 
 def _snake(name: str) -> str:
@@ -305,6 +337,7 @@ def _kubeflow_labels(job: TrainingJob, rtype: str, template: dict, ctx: EmitCont
         static[KUBEFLOW_LABEL + "replica-type"] = rtype.lower()
         if rtype in job.mapping.master_role:
             static[KUBEFLOW_LABEL + "job-role"] = "master"
+    kept = {k: labels.get(k, v) for k, v in static.items()}  # a label the user wrote keeps its value
     for k, v in static.items():
         labels.setdefault(k, v)
     if rtype == next(iter(job.replicas)) and not any(n.code == "JS050" for n in ctx.notes):
@@ -314,7 +347,10 @@ def _kubeflow_labels(job: TrainingJob, rtype: str, template: dict, ctx: EmitCont
         ctx.note(Note("JS050", "dropped", f"--keep-kubeflow-labels keeps the static training.kubeflow.org labels but not {dropped}",
                       target_path="template.metadata.labels",
                       explains=(("label", KUBEFLOW_LABEL + "replica-index"), ("label", KUBEFLOW_LABEL + "job-role"),
-                                *CONTROLLER_LABELS)))
+                                *CONTROLLER_LABELS),
+                      claims=(*(claim.equals(f"{pod_path(ctx.rjob_names[rtype])}.metadata.labels[{k}]", v) for k, v in kept.items()),
+                              *(claim.absent(pod_path("*") + f".metadata.labels[{KUBEFLOW_LABEL}replica-index]")
+                                for _ in [0] if not _user_label(job, KUBEFLOW_LABEL + "replica-index")))))
 
 
 def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: list[Note]) -> None:
@@ -325,13 +361,15 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
         spec["ttlSecondsAfterFinished"] = rp.ttl_seconds_after_finished
         notes.append(Note("JS032", "rewritten", "ttlSecondsAfterFinished deletes the JobSet (and with it its Jobs and pods) "
                           "that long after it finishes, as v1 deleted the job", source_path="runPolicy.ttlSecondsAfterFinished",
-                          target_path="spec.ttlSecondsAfterFinished", explains=(("lifecycle", "ttl"),)))
+                          target_path="spec.ttlSecondsAfterFinished", explains=(("lifecycle", "ttl"),),
+                          claims=(claim.equals("spec.ttlSecondsAfterFinished", rp.ttl_seconds_after_finished),)))
     if rp.managed_by:
         if rp.managed_by == "kueue.x-k8s.io/multikueue":
             spec["managedBy"] = rp.managed_by
         else:
             notes.append(Note("JS035", "rewritten", f"managedBy {rp.managed_by!r} named the Kubeflow operator; the JobSet is "
-                              "reconciled by the JobSet controller", source_path="runPolicy.managedBy", explains=(("lifecycle", "managedBy"),)))
+                              "reconciled by the JobSet controller", source_path="runPolicy.managedBy", explains=(("lifecycle", "managedBy"),),
+                              claims=(claim.absent("spec.managedBy"),)))
     clean = rp.clean_pod_policy
     src = "runPolicy.cleanPodPolicy"
     if clean == "None":
@@ -342,15 +380,21 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
             "finished; a JobSet deletes its still-active Jobs as soon as it completes or fails",
             source_path=src, target_path="(JobSet controller behaviour)",
             action="nothing to do unless something relied on pods outliving the job",
-            explains=(("lifecycle", "cleanPodPolicy"),),
+            explains=(("lifecycle", "cleanPodPolicy"),), unchecked=CONTROLLER_BEHAVIOUR,
         ))
     elif clean == "Running":
         notes.append(Note("JS031", "rewritten", "cleanPodPolicy Running: the JobSet deletes still-active Jobs when it finishes, "
-                          "as v1 deleted running pods", source_path=src, explains=(("lifecycle", "cleanPodPolicy"),)))
+                          "as v1 deleted running pods", source_path=src, explains=(("lifecycle", "cleanPodPolicy"),),
+                          unchecked=CONTROLLER_BEHAVIOUR))
     else:
-        notes.append(Note("JS036", "approximated", "cleanPodPolicy All: finished pods stay until the JobSet is deleted; "
-                          "set ttlSecondsAfterFinished to remove them", source_path=src,
-                          action="add runPolicy.ttlSecondsAfterFinished", explains=(("lifecycle", "cleanPodPolicy"),)))
+        ttl = rp.ttl_seconds_after_finished
+        notes.append(Note("JS036", "approximated", "cleanPodPolicy All: finished pods stay until the JobSet is deleted"
+                          + ("; set ttlSecondsAfterFinished to remove them" if ttl is None else
+                             f", here by its ttlSecondsAfterFinished ({ttl} s after it finishes)"), source_path=src,
+                          action="add runPolicy.ttlSecondsAfterFinished" if ttl is None else None,
+                          explains=(("lifecycle", "cleanPodPolicy"),),
+                          claims=(claim.absent("spec.ttlSecondsAfterFinished") if ttl is None else
+                                  claim.equals("spec.ttlSecondsAfterFinished", ttl),)))
     if rp.active_deadline_seconds is not None:
         if job.by_mpi_operator:
             text = ("activeDeadlineSeconds: v1 measured it for the whole job; a JobSet has no such field, so every child "
@@ -366,32 +410,33 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
                           target_path="spec.replicatedJobs[*].template.spec.activeDeadlineSeconds",
                           action=None if job.by_mpi_operator else
                           "raise or remove the deadline if the job used to run past it",
-                          explains=(("lifecycle", "activeDeadlineSeconds"),)))
-    if rp.backoff_limit is not None:
-        v2_launcher = job.by_mpi_operator
-        notes.append(Note("JS034", "approximated", f"backoffLimit {rp.backoff_limit}: " + (
-                          "mpi-operator gave it to the launcher Job only; every child Job now has it" if v2_launcher else
-                          "v1 counted container restarts summed over the whole job; each child Job now counts its own "
-                          "pod's failures and restarts"),
-                          source_path="runPolicy.backoffLimit", target_path="spec.replicatedJobs[*].template.spec.backoffLimit",
-                          explains=(("lifecycle", "backoffLimit"),)))
+                          explains=(("lifecycle", "activeDeadlineSeconds"),),
+                          claims=(claim.equals("spec.replicatedJobs[*].template.spec.activeDeadlineSeconds",
+                                               rp.active_deadline_seconds),)))
     if not rp.scheduling.is_empty() and options.scheduler == "none":
         fields = ", ".join(k for k in ("queue", "priorityClass", "minAvailable", "minResources", "scheduleTimeoutSeconds")
                            if getattr(rp.scheduling, _snake(k), None) not in (None, {}, ""))
         notes.append(Note("JS040", "dropped", "schedulingPolicy is only read by a gang scheduler and none was named, so "
                           f"it is left out ({fields or 'schedulingPolicy'})",
                           source_path="runPolicy.schedulingPolicy", action="pass --scheduler kueue or --scheduler volcano to map it",
-                          explains=(("lifecycle", "schedulingPolicy"),), warn=True))
+                          explains=(("lifecycle", "schedulingPolicy"),), warn=True,
+                          claims=(claim.absent("kind", target="PodGroup"),
+                                  *(claim.absent(pod_path("*") + ".spec.priorityClassName")
+                                    for _ in [0] if rp.scheduling.priority_class and not _user_pod_field(job, "priorityClassName")))))
     from .errors import format_path
 
     for pruned in job.pruned:
         notes.append(Note("JS070", "dropped", f"unknown field {format_path(pruned.path)}: the API server prunes it, so the "
-                          "operator never saw it", source_path=format_path(pruned.path), action="remove or fix the field"))
+                          "operator never saw it", source_path=format_path(pruned.path), action="remove or fix the field",
+                          claims=_dropped_claims(job, pruned.path),
+                          unchecked=None if _dropped_claims(job, pruned.path) else
+                          "the pruned field is outside the pod templates: the JobSet has no field that could carry it"))
     for ignored in job.ignored:
         notes.append(Note("JS071", "dropped", f"replica spec {format_path(ignored.path)}: {ignored.why} (it validates "
                           f"only {' and '.join(job.mapping.known_types)}), so the job ran without it; the JobSet has "
                           "no replicatedJob for it either", source_path=format_path(ignored.path),
-                          action="remove the replica spec, or give it a job of its own"))
+                          action="remove the replica spec, or give it a job of its own",
+                          claims=(claim.absent(f"spec.replicatedJobs[{str(ignored.path[-1]).lower()}]"),)))
     default = job.mapping.default_container
     if default:
         missing = [s.type for s in job.replicas.values() if not any(c.get("name") == default for c in s.containers)]
@@ -399,7 +444,9 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
             notes.append(Note("JS060", "approximated", f"{', '.join(missing)}: no container is named {default!r}; the v1.9 "
                               "webhook rejects this job, older operators used container 0 as the default container, and "
                               "so does this conversion", source_path=f"{job.mapping.replica_specs_field}",
-                              action=f"rename the main container to {default!r}"))
+                              action=f"rename the main container to {default!r}",
+                              claims=tuple(claim.absent(pod_path(job.replicas[t].rjob_name) + f".spec.containers[{default}]")
+                                           for t in missing)))
     from .parse import v1_webhook_rejections
 
     rejected = v1_webhook_rejections(job)
@@ -409,7 +456,27 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
                           f"{job.kind}, so it never ran there: {reasons}. The JobSet runs what operators before v1.8 "
                           "(or with the webhook off) ran", source_path=rejected[0][0].removeprefix("spec."),
                           action="check which operator really ran this job; under v1.8+ it was refused when applied",
-                          warn=True))
+                          warn=True, unchecked="about which operator versions accepted the v1 job; the JobSet is the "
+                          "conversion of what it says (every other note's claims hold it to that)"))
+
+
+CONTROLLER_BEHAVIOUR = ("what the v1 operator and the JobSet controller do when the job finishes; the JobSet has "
+                        "no field for it (the runtime comparison holds both sides: report/build.py)")
+
+
+def _user_pod_field(job: TrainingJob, field: str) -> bool:
+    return any(field in (s.template.get("spec") or {}) for s in job.replicas.values())
+
+
+def _dropped_claims(job: TrainingJob, path: tuple) -> tuple:
+    """A pruned field inside a replica's pod template has a JobSet place it must not reach; elsewhere it has none."""
+    specs = job.mapping.replica_specs_field
+    if len(path) > 4 and path[0] == "spec" and path[1] == specs and path[3] == "template":
+        spec = next((s for s in job.replicas.values() if s.source_key == path[2]), None)
+        if spec is not None:
+            rest = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path[4:])
+            return (claim.absent(pod_path(spec.rjob_name) + rest),)
+    return ()
 
 
 def _scheduler(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, jobset: dict, notes: list[Note]) -> list[dict]:
@@ -418,6 +485,7 @@ def _scheduler(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, jobset:
         return []
     total = sum(r.replicas for r in p.rjobs)
     pods = [rj["template"]["spec"]["template"] for rj in jobset["spec"]["replicatedJobs"]]
+    priorities = [(pod.get("spec") or {}).get("priorityClassName", sp.priority_class) for pod in pods]  # yours stays
     if sp.priority_class and options.scheduler == "kueue":
         # Kueue reads a JobSet's priority from its pods. (Volcano: the operator set it on the PodGroup only.)
         for pod in pods:
@@ -427,12 +495,17 @@ def _scheduler(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, jobset:
             jobset["metadata"].setdefault("labels", {}).setdefault(KUEUE_QUEUE_LABEL, sp.queue)
         notes.append(Note("JS041", "rewritten", "schedulingPolicy for Kueue: queue -> label " + KUEUE_QUEUE_LABEL
                           + ", priorityClass -> pods' priorityClassName", source_path="runPolicy.schedulingPolicy",
-                          target_path="metadata.labels", explains=(("lifecycle", "schedulingPolicy"), ("scheduling", "*"))))
+                          target_path="metadata.labels", explains=(("lifecycle", "schedulingPolicy"), ("scheduling", "*")),
+                          claims=(*(claim.equals(f"metadata.labels[{KUEUE_QUEUE_LABEL}]", job.labels.get(KUEUE_QUEUE_LABEL, sp.queue))
+                                    for _ in [0] if sp.queue),
+                                  *(claim.equals(pod_path(rj.name) + ".spec.priorityClassName", pc)
+                                    for rj, pc in zip(p.rjobs, priorities) if pc))))
         dropped = [f for f, v in (("minAvailable", sp.min_available if sp.min_available not in (None, total) else None),
                                   ("minResources", sp.min_resources), ("scheduleTimeoutSeconds", sp.schedule_timeout_seconds)) if v]
         if dropped:
             notes.append(Note("JS042", "dropped", f"Kueue admits every pod of the JobSet together; {', '.join(dropped)} has no Kueue "
-                              "equivalent (see Kueue waitForPodsReady)", source_path="runPolicy.schedulingPolicy"))
+                              "equivalent (see Kueue waitForPodsReady)", source_path="runPolicy.schedulingPolicy",
+                              claims=(claim.absent("kind", target="PodGroup"),)))
         return []
     # volcano: a PodGroup named after the JobSet, and pods that point at it
     if not p.name:
@@ -454,5 +527,14 @@ def _scheduler(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, jobset:
     notes.append(Note("JS043", "rewritten", "schedulingPolicy for Volcano: a PodGroup named after the JobSet (with the "
                       "priorityClass, as the operator set it); pods use schedulerName volcano and the group-name annotation",
                       source_path="runPolicy.schedulingPolicy",
-                      explains=(("lifecycle", "schedulingPolicy"), ("scheduling", "*"))))
+                      explains=(("lifecycle", "schedulingPolicy"), ("scheduling", "*")),
+                      claims=(claim.equals("metadata.name", p.name, target="PodGroup"),
+                              claim.equals("spec.minMember", group["minMember"], target="PodGroup"),
+                              *(claim.equals("spec.priorityClassName", sp.priority_class, target="PodGroup")
+                                for _ in [0] if sp.priority_class),
+                              *(claim.equals(pod_path(rj.name) + ".metadata.annotations[scheduling.k8s.io/group-name]", p.name)
+                                for rj in p.rjobs),
+                              *(claim.equals(pod_path(rj.name) + ".spec.schedulerName",
+                                             (job.replicas[rj.rtype].template.get("spec") or {}).get("schedulerName", "volcano"))
+                                for rj in p.rjobs))))
     return [{"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": meta, "spec": group}]

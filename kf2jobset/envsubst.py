@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .errors import InvalidJobError, Kf2JobSetError, Location, Problem
+from . import claims as claim
 from .notes import Note
 
 # `${NAME}`, `${NAME<op>...}` (drone/a8m forms, not GNU), `$NAME`.
@@ -392,7 +393,8 @@ def template_notes(conv, placeholders: list[Placeholder], name_limit: int | None
         message += f"; kf2jobset's own scripts use {', '.join(own)}, which plain envsubst would blank"
     notes = [Note("TPL001", "unchanged", message, source_path="metadata",
                   action=f"substitute when applying, naming the variables: envsubst '{shell_format}' < FILE | kubectl apply -f -",
-                  warn=True)]
+                  warn=True, unchecked="says which envsubst variables the whole JobSet text holds; "
+                  "tests/test_envsubst.py substitutes them and validates the result")]
     meta = conv.jobset.get("metadata") or {}
     for p in template:
         if p.path == ("metadata", "name") and meta.get("name") == p.text:  # not renamed with --name
@@ -404,14 +406,16 @@ def template_notes(conv, placeholders: list[Placeholder], name_limit: int | None
                 f"letter) of at most {name_limit} characters (JobSet's name-length limits for this job)"
                 + (f", so {' '.join(p.names)} may add at most {name_limit - fixed}" if fixed else ""),
                 source_path="metadata.name", target_path="metadata.name",
-                action=f"keep the substituted name within {name_limit} characters", warn=True))
+                action=f"keep the substituted name within {name_limit} characters", warn=True,
+                claims=(claim.equals("metadata.name", p.text),)))
         elif p.path == ("metadata", "namespace"):
             notes.append(Note(
                 "TPL002", "approximated",
                 f"metadata.namespace {p.text} holds envsubst placeholder(s): it could not be checked; after "
                 "substitution it must be a DNS-1123 label (lower-case letters, digits, '-') of at most 63 characters",
                 source_path="metadata.namespace", target_path="metadata.namespace",
-                action="substitute an existing namespace", warn=True))
+                action="substitute an existing namespace", warn=True,
+                claims=(claim.equals("metadata.namespace", p.text),)))
     return notes
 
 

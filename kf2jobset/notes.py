@@ -25,6 +25,10 @@ class Note:
     explains: tuple = ()
     replica_type: str | None = None
     warn: bool = False  # the user must act before applying: `convert` prints it on stderr too
+    # What the message asserts about the emitted objects, checkable (kf2jobset/claims.py), or why
+    # nothing it asserts can be read from them (tests/test_claims.py holds every note to one of the two).
+    claims: tuple = ()
+    unchecked: str | None = None
 
     def __post_init__(self):
         if self.category not in CATEGORIES:

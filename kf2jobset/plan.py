@@ -102,6 +102,8 @@ def _count(job: TrainingJob, rtype: str) -> int:
 
 
 def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
+    from . import claims as c
+
     notes: list[Note] = []
     name = options.name or job.name
     rjobs = [_plan_rjob(job, rtype, options, notes) for rtype in job.replicas]
@@ -121,14 +123,21 @@ def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
         else:
             in_order = True  # replicatedJobs are already listed in start order
         if rule.type != "Worker" or job.kind != "PyTorchJob":  # PyTorch notes its init container itself
+            if options.has("dependsOn"):
+                claims = tuple(c.equals(f"spec.replicatedJobs[{t.name}].dependsOn[{r.name}].status", rule.status)
+                               for t in targets_of_rule for r in rjobs if r.rtype == rule.after)
+            else:
+                claims = (c.equals("spec.startupPolicy.startupPolicyOrder", "InOrder"),)
             notes.append(Note(
                 "JS010", "rewritten" if options.has("dependsOn") else "approximated",
                 f"{rule.type} starts after {rule.after} is {rule.status}"
                 + ("" if options.has("dependsOn") else " (startupPolicy InOrder: JobSet < v0.8 has no dependsOn)"),
                 target_path=f"spec.replicatedJobs[{names[rule.type]}]", replica_type=rule.type,
-                explains=(("start", rule.type),),
+                explains=(("start", rule.type),), claims=claims,
             ))
 
+    if job.run_policy.backoff_limit is not None:
+        notes.append(_backoff_note(job, rjobs))
     rule = next(r for r in job.mapping.success if _matches(r.when, job))
     targets = [r.name for t in rule.targets for r in rjobs if r.rtype == t]
     if not rule.exact:
@@ -146,6 +155,45 @@ def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
         startup_in_order=in_order,
         notes=notes,
     )
+
+
+def _backoff_note(job: TrainingJob, rjobs: list[ReplicatedJobPlan]) -> Note:
+    """JS034: where runPolicy.backoffLimit went, read from the plan that decided each Job's limit."""
+    from . import claims as c
+
+    limit = job.run_policy.backoff_limit
+    given = [r.name for r in rjobs if r.backoff_limit == limit]
+    others = [r for r in rjobs if r.backoff_limit != limit]
+
+    def limit_of(r):
+        return f"the {r.name} Job has no limit" if r.backoff_limit == MAX_INT32 else f"the {r.name} Job's limit is {r.backoff_limit}"
+
+    def why(r):
+        if job.by_mpi_operator:
+            return ("mpi-operator never retried a failed worker pod" if r.backoff_limit == 0 else
+                    "the kubelet restarted the worker's container in place without limit")
+        if r.backoff_limit == 0:
+            return f"under restartPolicy {job.replicas[r.rtype].restart_policy} v1 failed the job on its first failed pod"
+        return "v1 set no limit on it"
+
+    rest = "; ".join(f"{limit_of(r)} ({why(r)})" for r in others)
+    if job.by_mpi_operator:
+        text = (f"backoffLimit {limit}: mpi-operator gave it to the launcher Job only, and so does the JobSet"
+                + (f"; {rest}" if rest else ""))
+        category = "rewritten"
+    else:
+        text = (f"backoffLimit {limit}: v1 counted container restarts summed over the whole job (pods under "
+                "OnFailure, Always or ExitCode); "
+                + ("no child Job carries it" if not given else
+                   f"the {given[0]} Job now counts its own pod's failures and restarts against it" if len(given) == 1 else
+                   f"the child Jobs of {', '.join(given)} now each count their own pod's failures and restarts against it")
+                + (f"; {rest}" if rest else ""))
+        category = "approximated"
+    return Note("JS034", category, text, source_path="runPolicy.backoffLimit",
+                target_path="spec.replicatedJobs[*].template.spec.backoffLimit",
+                explains=(("lifecycle", "backoffLimit"),),
+                claims=tuple(c.equals(f"spec.replicatedJobs[{r.name}].template.spec.backoffLimit", r.backoff_limit)
+                             for r in rjobs))
 
 
 def _solo_first(job: TrainingJob) -> str | None:
@@ -175,6 +223,9 @@ def _split_first(rjobs: list[ReplicatedJobPlan], rtype: str) -> list[ReplicatedJ
 
 
 def _plan_rjob(job: TrainingJob, rtype: str, options: ConvertOptions, notes: list[Note]) -> ReplicatedJobPlan:
+    from . import claims as c
+    from .claims import pod_path
+
     spec = job.replicas[rtype]
     rp = job.run_policy
     policy = spec.restart_policy
@@ -188,6 +239,7 @@ def _plan_rjob(job: TrainingJob, rtype: str, options: ConvertOptions, notes: lis
             "(a Job pod that exits 0 is done instead of restarted)",
             source_path=src, target_path=f"spec.replicatedJobs[{spec.rjob_name}].template.spec.template.spec.restartPolicy",
             replica_type=rtype, explains=(("restartPolicy", rtype),),
+            claims=(c.equals(pod_path(spec.rjob_name) + ".spec.restartPolicy", "OnFailure"),),
         ))
     elif policy == "ExitCode":
         pod_policy = "Never"
@@ -199,27 +251,47 @@ def _plan_rjob(job: TrainingJob, rtype: str, options: ConvertOptions, notes: lis
                 "action": "FailJob",
                 "onExitCodes": {"containerName": container["name"], "operator": "In", "values": list(range(1, 128))},
             }]}
-        notes.append(Note(
-            "JS021", "approximated",
-            f"{rtype}: restartPolicy ExitCode becomes pod restartPolicy Never plus a Job podFailurePolicy: exit codes "
-            f"1-127 of container {job.mapping.default_container!r} fail the Job (and so the JobSet), other failures "
-            "(exit >= 128, evictions) are retried by the Job under a new pod name, after the Job controller's back-off "
-            "(10 s, doubling up to 6 min); v1 recreated the pod at once under the same name",
-            source_path=src, target_path=f"spec.replicatedJobs[{spec.rjob_name}].template.spec.podFailurePolicy",
-            replica_type=rtype, explains=(("restartPolicy", rtype),),
-        ))
     else:
         pod_policy = policy
 
     if job.by_mpi_operator and rtype == "Launcher":
         # mpi-operator v2beta1 ran the launcher as a batch Job with runPolicy.backoffLimit (default 6).
         backoff = rp.backoff_limit if rp.backoff_limit is not None else K8S_DEFAULT_BACKOFF
+    elif job.by_mpi_operator:
+        # mpi-operator made the worker pods itself, never through a Job: runPolicy.backoffLimit never
+        # reached them. A failed pod stayed failed (MPI007); OnFailure/Always restarted it in place
+        # without limit (the kubelet), which only an unlimited Job backoffLimit keeps.
+        backoff = 0 if pod_policy == "Never" and pfp is None else MAX_INT32
     elif pod_policy == "Never" and pfp is None:
         backoff = 0  # v1: a failed pod under Never failed the job
     elif rp.backoff_limit is not None:
         backoff = rp.backoff_limit
     else:
         backoff = MAX_INT32  # v1 recreated/restarted without limit unless runPolicy.backoffLimit was set
+    if policy == "ExitCode":
+        rjob = f"spec.replicatedJobs[{spec.rjob_name}].template.spec"
+        if pfp is None:
+            text = "Never, and the Job retries no failure" if backoff == 0 else "Never, and the Job retries every failure"
+            claims = ()
+        else:
+            rule = pfp["rules"][0]["onExitCodes"]
+            text = (f"Never plus a Job podFailurePolicy: exit codes 1-127 of container {rule['containerName']!r} fail the "
+                    "Job (and so the JobSet), " + (
+                        "and so does any other failure (runPolicy.backoffLimit 0: the Job retries nothing)" if backoff == 0 else
+                        "other failures (exit >= 128, evictions) are retried by the Job under a new pod name, after the "
+                        "Job controller's back-off (10 s, doubling up to 6 min)"))
+            claims = (c.equals(f"{rjob}.podFailurePolicy.rules[0].onExitCodes.containerName", rule["containerName"]),
+                      c.equals(f"{rjob}.podFailurePolicy.rules[0].onExitCodes.values", rule["values"]),
+                      c.equals(f"{rjob}.podFailurePolicy.rules[0].action", "FailJob"))
+        notes.append(Note(
+            "JS021", "rewritten" if backoff == 0 else "approximated",
+            f"{rtype}: restartPolicy ExitCode becomes pod restartPolicy {text}; " + (
+                "v1 too failed the job on its first failed pod" if backoff == 0 else
+                "v1 recreated the pod at once under the same name"), source_path=src, target_path=f"{rjob}.podFailurePolicy",
+            replica_type=rtype, explains=(("restartPolicy", rtype),),
+            claims=claims + (c.equals(pod_path(spec.rjob_name) + ".spec.restartPolicy", "Never"),
+                             c.equals(f"{rjob}.backoffLimit", backoff)),
+        ))
     return ReplicatedJobPlan(
         rtype=rtype,
         name=spec.rjob_name,

@@ -32,6 +32,9 @@ from .treecopy import copy_tree
 
 V1 = "kubeflow.org/v1"
 _TOKEN = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")  # a path as format_path writes it
+# UP notes describe the older apiVersion read as v1; the v1 job then converts like any other, and
+# the JobSet-side claims are its notes' own.
+UPGRADE_ONLY = "about reading the older apiVersion as kubeflow.org/v1, before any JobSet exists"
 RUN_FIELDS = ("cleanPodPolicy", "ttlSecondsAfterFinished", "activeDeadlineSeconds", "backoffLimit", "schedulingPolicy")
 
 
@@ -45,7 +48,7 @@ class Upgrade:
 
     def note(self, code, category, message, source=None, target=None, action=None, warn=False):
         self.notes.append(Note(code, category, message, source_path=_text(source), target_path=_text(target),
-                               action=action, warn=warn))
+                               action=action, warn=warn, unchecked=UPGRADE_ONLY))
 
     def move(self, new: tuple, old: tuple) -> None:
         self.moves.append((tuple(new), tuple(old)))
@@ -116,7 +119,7 @@ def upgrade(doc: dict, mapping) -> Upgrade:
     summary = SUMMARY[(mapping.kind, api)]
     up.notes.insert(0, Note("UP001", "rewritten", f"{mapping.kind} {api} read as {V1}: {summary}",
                             source_path="apiVersion", target_path="apiVersion",
-                            action="review the UP notes: each says what the jump to v1 changed"))
+                            action="review the UP notes: each says what the jump to v1 changed", unchecked=UPGRADE_ONLY))
     return up
 
 

@@ -7,6 +7,7 @@ Key material is never generated: the pods mount a Secret the user names (--ssh-s
 from __future__ import annotations
 
 from ..errors import Location, Problem, UnsupportedError
+from .. import claims
 from ..notes import Note
 import re
 
@@ -174,6 +175,35 @@ def ssh_secret_name(job, ctx: EmitContext) -> str:
         "(a kubernetes.io/ssh-auth Secret with ssh-privatekey and ssh-publickey)", rule="ssh-secret-name"))
 
 
+def _secret_claims(job, ctx: EmitContext, secret: str) -> tuple:
+    """Every pod mounts the Secret `secret` at sshAuthMountPath; kf2jobset writes no Secret itself."""
+    return (claims.equals(claims.pod_path() + f".spec.volumes[{SSH_VOLUME}].secret.secretName", secret),
+            claims.equals(claims.pod_path() + f".spec.containers[0].volumeMounts[{SSH_VOLUME}].mountPath",
+                          job.framework["sshAuthMountPath"]))
+
+
+def _file_claims(job, ctx: EmitContext, key: str, lines, mode: int | None = None) -> tuple:
+    """The launcher's /etc/mpi/<key> holds `lines(side)`: in the ConfigMap, or written by the init container."""
+    launcher = claims.pod_path(ctx.rjob_names["Launcher"])
+    if hostfile_mode(ctx) == "configmap":
+        out = tuple(claims.contains(f"data[{key}]", line, target="ConfigMap")
+                    for line in lines(ctx.side("Launcher", static=True)))
+        if mode is not None:
+            out += (claims.equals(f"{launcher}.spec.volumes[{CONFIG_VOLUME}].configMap.items[path={key}].mode", mode),)
+        return out
+    var = HOSTFILE_VAR if key == "hostfile" else DISCOVER_VAR
+    return tuple(claims.contains(f"{launcher}.spec.initContainers[{HOSTFILE_INIT}].env[{var}].value", line)
+                 for line in lines(ctx.side("Launcher")))
+
+
+def _command_kept(job, ctx: EmitContext, rtype: str) -> tuple:
+    """The container's command and args as the user wrote them."""
+    c0 = (job.replicas[rtype].template.get("spec") or {}).get("containers", [{}])[0]
+    path = claims.pod_path(ctx.rjob_names[rtype]) + ".spec.containers[0]"
+    return tuple(claims.equals(f"{path}.{k}", c0[k]) if c0.get(k) is not None else claims.absent(f"{path}.{k}")
+                 for k in ("command", "args"))
+
+
 def hostfile_mode(ctx: EmitContext) -> str:
     mode = ctx.options.mpi_hostfile
     if mode == "auto":
@@ -339,10 +369,13 @@ class MPIProfile(Profile):
                           ("env", "OMPI_MCA_orte_keep_fqdn_hostnames"), ("env", "OMPI_MCA_plm_rsh_args"),
                           ("env", "OMPI_MCA_orte_set_default_slots"), ("mount", job.framework["sshAuthMountPath"]),
                           ("hostfile", "names"), ("mount", MPI_DIR), ("file", "kubexec.sh")),
+                claims=_secret_claims(job, ctx, secret) + (
+                    claims.absent(claims.pod_path() + ".spec.initContainers[kubectl-delivery]"),),
             ))
             if job.framework.get("mainContainer"):
                 ctx.note(Note("MPI002", "dropped", "mainContainer only chose the `kubectl exec` target; SSH reaches the pod's sshd",
-                              source_path="spec.mainContainer"))
+                              source_path="spec.mainContainer",
+                              unchecked="mainContainer has no JobSet field; that SSH reaches sshd is MPI001's claim"))
             self._v1_failure_notes(job, ctx)
         else:
             if ctx.jobset_name and not ctx.options.subdomain:
@@ -353,6 +386,7 @@ class MPIProfile(Profile):
                     "hostnames would not resolve while the old Service exists", warn=True,
                     target_path="spec.network.subdomain",
                     action="delete the MPIJob (and its Service) before applying the JobSet, or pass --subdomain",
+                    claims=(claims.equals("metadata.name", ctx.jobset_name), claims.absent("spec.network.subdomain")),
                 ))
             ctx.note(Note(
                 "MPI003", "prerequisite",
@@ -361,7 +395,7 @@ class MPIProfile(Profile):
                 source_path="spec.mpiReplicaSpecs", target_path="volumes[ssh-auth]", action=create,
                 # the key files in the pods differ with the key (seen on the real mpi-operator v0.8.2)
                 explains=(("secret", "ssh"), ("file", "id_rsa"), ("file", "id_rsa.pub"), ("file", "authorized_keys")),
-                warn=True,
+                warn=True, claims=_secret_claims(job, ctx, secret) + (claims.absent("kind", target="Secret"),),
             ))
         if not job.is_mpi_v1 and job.has("Worker"):
             ctx.note(Note(
@@ -370,6 +404,7 @@ class MPIProfile(Profile):
                 "retried by its Job, failed instead); in the JobSet a worker Job that fails fails the JobSet",
                 source_path="spec.mpiReplicaSpecs.Worker.restartPolicy", replica_type="Worker",
                 explains=(("failure", "Worker"), ("backoffLimit", "Worker")),
+                claims=(claims.absent("spec.failurePolicy"),),
             ))
         if implementation(job) != "OpenMPI" and ctx.jobset_name and not job.namespace:
             ctx.note(Note(
@@ -381,7 +416,7 @@ class MPIProfile(Profile):
                 source_path="metadata.namespace", target_path="spec.replicatedJobs[*].template.spec.template.spec.dnsConfig",
                 action="set metadata.namespace (e.g. through kustomize's namespace) before converting, "
                        "or apply the JobSet in namespace default",
-                warn=True,
+                warn=True, claims=(claims.contains(claims.pod_path() + ".spec.dnsConfig.searches", dns_search(job, ctx)),),
             ))
         elastic = uses_discovery(job)
         fmt = "<host>:<slots>" if job.is_mpi_v1 else "<host>"
@@ -398,6 +433,7 @@ class MPIProfile(Profile):
             action="size the Worker replicatedJob for the run; expect a worker that fails to stay listed until "
                    "its pod is gone" if elastic else None,
             explains=(("file", DISCOVER_FILE),), warn=elastic,
+            claims=_file_claims(job, ctx, DISCOVER_FILE, lambda side: mpi_hosts(job, side), 0o555),
         ))
         # PRTE_* names the user set stay theirs (emit: JS062); the note names only what kf2jobset adds.
         prte = [f"{n}={v}" for n, v in ((PRTE_HOSTFILE, f"{MPI_DIR}/hostfile"), (PRTE_SSH_ARGS, "-o ConnectionAttempts=10"))
@@ -412,6 +448,8 @@ class MPIProfile(Profile):
                 "PRTE_MCA_ names, so it runs as before",
                 target_path="spec.replicatedJobs[launcher].template.spec.template.spec.containers[0].env",
                 replica_type="Launcher", explains=(("env", PRTE_HOSTFILE), ("env", PRTE_SSH_ARGS)),
+                claims=tuple(claims.equals(claims.pod_path(ctx.rjob_names["Launcher"]) + f".spec.containers[*].env[{n}].value", v)
+                             for n, v in (x.split("=", 1) for x in prte)),
             ))
             words = [w for w in one_dash_options(job)]
             if words:
@@ -423,6 +461,7 @@ class MPIProfile(Profile):
                     source_path="spec.mpiReplicaSpecs.Launcher.template.spec.containers[0]", replica_type="Launcher",
                     action="write --bind-to / --map-by / --rank-by (two dashes, accepted by both) before moving to an "
                            "Open MPI 5 image",
+                    claims=_command_kept(job, ctx, "Launcher"),
                 ))
         if implementation(job) == "MPICH" and job.framework.get("runLauncherAsWorker"):
             ctx.note(Note(
@@ -432,6 +471,7 @@ class MPIProfile(Profile):
                 "must run sshd and accept the key too; this is how mpi-operator ran it",
                 source_path="spec.runLauncherAsWorker", replica_type="Launcher",
                 action="with MPICH 4.x, start sshd in the launcher container before mpirun (or use MPICH 5)",
+                claims=_file_claims(job, ctx, "hostfile", lambda side: hostfile_lines(job, side)[:1]),
             ))
         if hostfile_mode(ctx) == "generated":
             ctx.note(Note(
@@ -439,6 +479,8 @@ class MPIProfile(Profile):
                 "the JobSet name is not known in advance, so an init container in the launcher writes "
                 "/etc/mpi/hostfile from the pod's jobset-name label instead of a ConfigMap",
                 target_path=f"initContainers[{HOSTFILE_INIT}]", explains=(("init", HOSTFILE_INIT),),
+                claims=(claims.present(claims.pod_path(ctx.rjob_names["Launcher"]) + f".spec.initContainers[{HOSTFILE_INIT}]"),
+                        claims.absent("kind", target="ConfigMap")),
             ))
         if job.framework.get("launcherCreationPolicy") == "AtStartup" and not job.is_mpi_v1 and job.has("Worker"):
             ctx.note(Note(
@@ -446,6 +488,9 @@ class MPIProfile(Profile):
                 "launcherCreationPolicy AtStartup created the launcher with the workers; the JobSet starts it "
                 "once every worker is Ready (dependsOn), which avoids ssh retries",
                 source_path="spec.launcherCreationPolicy", explains=(("start", "Launcher"),),
+                claims=(claims.equals(f"spec.replicatedJobs[{ctx.rjob_names['Launcher']}].dependsOn[{ctx.rjob_names['Worker']}]"
+                                      ".status", "Ready") if ctx.options.has("dependsOn") else
+                        claims.equals("spec.startupPolicy.startupPolicyOrder", "InOrder"),),
             ))
 
     def _v1_failure_notes(self, job, ctx: EmitContext) -> None:
@@ -461,6 +506,8 @@ class MPIProfile(Profile):
                     "re-created the pod, so the job neither failed nor went on, whatever the exit code; in the JobSet exit "
                     "codes 1-127 fail it and other failures re-create the pod",
                     source_path=src, replica_type=rtype, explains=(("failure", rtype), ("backoffLimit", rtype)),
+                    claims=(claims.present(f"spec.replicatedJobs[{ctx.rjob_names[rtype]}].template.spec.podFailurePolicy"),
+                            *claims.retried_within_backoff(job, ctx.rjob_names, [rtype])),
                 ))
             elif spec.restart_policy in ("OnFailure", "Always"):
                 ctx.note(Note(
@@ -469,6 +516,8 @@ class MPIProfile(Profile):
                     f"{spec.restart_policy} (an eviction, a pod deadline); in the JobSet the pod's Job re-creates it "
                     "instead (exits under OnFailure are restarted in place in both worlds)",
                     source_path=src, replica_type=rtype, explains=(("failure", rtype),),
+                    claims=claims.retried_within_backoff(job, ctx.rjob_names, [rtype])
+                    + (claims.equals(claims.pod_path(ctx.rjob_names[rtype]) + ".spec.restartPolicy", "OnFailure"),),
                 ))
 
     def operator_success(self, job) -> tuple:

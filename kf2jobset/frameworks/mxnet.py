@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 
+from .. import claims
 from ..notes import Note
 from .base import EmitContext, Profile, Side, env
 
@@ -77,13 +78,14 @@ class MXNetProfile(Profile):
 
     def notes(self, job, ctx: EmitContext) -> None:
         in_place = sorted(t for t, s in job.replicas.items() if s.restart_policy in ("OnFailure", "Always"))
-        if in_place:
+        if in_place and job.run_policy.backoff_limit != 0:  # with backoffLimit 0 the JobSet fails too
             ctx.note(Note(
                 "MX001", "approximated",
                 f"{', '.join(in_place)}: v1.8.1 marked the whole MXJob Failed when any pod reached phase Failed under "
                 f"OnFailure or Always (e.g. after an eviction); the JobSet retries that pod within its Job's backoffLimit "
                 f"instead",
                 source_path="mxReplicaSpecs.*.restartPolicy", explains=(("lifecycle", "failure"),),
+                claims=claims.retried_within_backoff(job, ctx.rjob_names, in_place),
             ))
 
     def success_note(self, job, case, targets) -> Note:
@@ -95,7 +97,7 @@ class MXNetProfile(Profile):
                 f"of any one replica type had succeeded (the Worker, or all of {others}); the JobSet completes when the "
                 f"worker succeeds",
                 source_path="spec.mxReplicaSpecs", target_path="spec.successPolicy",
-                explains=(("lifecycle", "success"),),
+                explains=(("lifecycle", "success"),), claims=claims.success(targets),
             )
         mode = (job.source.get("spec") or {}).get("jobMode") if isinstance(job.source, dict) else None
         return Note(
@@ -106,7 +108,7 @@ class MXNetProfile(Profile):
             f"seen on the real v1.8.1). The JobSet completes when every Job has succeeded",
             source_path="spec.mxReplicaSpecs", target_path="spec.successPolicy",
             action="if one replica type alone decides the run (e.g. the Tuner), list it in successPolicy.targetReplicatedJobs",
-            explains=(("lifecycle", "success"),),
+            explains=(("lifecycle", "success"),), claims=claims.success(targets),
         )
 
     def operator_success(self, job) -> tuple:

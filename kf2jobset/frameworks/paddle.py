@@ -8,6 +8,7 @@ the first replica type has several pods, its pod 0 gets a replicatedJob of its o
 """
 from __future__ import annotations
 
+from .. import claims
 from ..notes import Note
 from .base import EmitContext, Profile, Side, env, field_env
 
@@ -64,12 +65,17 @@ class PaddleProfile(Profile):
                 action=f"select {kind} pods by the replicatedjob-name labels {solo!r} and {rest!r} (or by job-global-index); "
                        f"to resize, change the replicas of {rest!r} (total {kind}s = 1 + its replicas) and PADDLE_NNODES",
                 replica_type=first, warn=True,
+                claims=(claims.equals(f"spec.replicatedJobs[{solo}].replicas", 1),
+                        claims.equals(f"spec.replicatedJobs[{rest}].replicas", count),
+                        claims.present(claims.pod_path(solo) + f".spec.containers[*].env[{POD_IP_VAR}]"),
+                        claims.absent(claims.pod_path(rest) + f".spec.containers[*].env[{POD_IP_VAR}]")),
             ))
         if job.framework.get("elasticPolicy") is not None:
             ctx.note(Note(
                 "PD010", "breaking",
                 "elasticPolicy: a JobSet runs a fixed number of workers; min/max replicas and any HPA are gone",
                 source_path="spec.elasticPolicy", action="size the worker replicatedJob for the run",
+                claims=(claims.absent("kind", target="HorizontalPodAutoscaler"),),
             ))
 
     def operator_success(self, job) -> tuple:

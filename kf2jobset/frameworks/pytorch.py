@@ -1,6 +1,7 @@
 """PyTorchJob: MASTER_*/PET_* env, ranks, init-pytorch. Facts: training-operator.md §3."""
 from __future__ import annotations
 
+from .. import claims
 from ..notes import Note
 from .base import EmitContext, OperatorSide, Profile, Side, env
 
@@ -87,6 +88,10 @@ class PyTorchProfile(Profile):
                 "the operator's init-pytorch container is replaced by startupPolicy InOrder (master first)",
                 source_path="pytorchReplicaSpecs.Worker", target_path="spec.replicatedJobs[worker].dependsOn",
                 explains=(("init", INIT_CONTAINER),), replica_type="Worker",
+                claims=(claims.absent(claims.pod_path() + f".spec.initContainers[{INIT_CONTAINER}]"),
+                        claims.equals(f"spec.replicatedJobs[{ctx.rjob_names['Worker']}].dependsOn[{ctx.rjob_names['Master']}]"
+                                      ".status", "Ready") if ctx.options.has("dependsOn") else
+                        claims.equals("spec.startupPolicy.startupPolicyOrder", "InOrder")),
             ))
         elastic = job.framework.get("elasticPolicy")
         if elastic is not None:
@@ -97,6 +102,9 @@ class PyTorchProfile(Profile):
                 "(torchrun still gets the PET_RDZV_* and PET_NNODES range, so rendezvous works at the fixed size)",
                 source_path="spec.elasticPolicy", target_path="spec.replicatedJobs[worker].replicas",
                 action="size the worker replicatedJob for the run, or move to Kubeflow Trainer v2 for elastic training",
+                claims=(claims.equals(f"spec.replicatedJobs[{ctx.rjob_names['Worker']}].replicas",
+                                      job.replicas["Worker"].replicas),
+                        claims.absent("kind", target="HorizontalPodAutoscaler")),
             ))
             if elastic.get("metrics"):
                 ctx.note(Note(
@@ -104,6 +112,7 @@ class PyTorchProfile(Profile):
                     "elasticPolicy.metrics: the operator created a HorizontalPodAutoscaler on the PyTorchJob; "
                     "a JobSet has no scale subresource, so no HPA is emitted",
                     source_path="spec.elasticPolicy.metrics", action="remove the autoscaling expectation",
+                    claims=(claims.absent("kind", target="HorizontalPodAutoscaler"),),
                 ))
 
     def operator_success(self, job) -> tuple:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+from .. import claims
 from ..notes import Note
 from .base import EmitContext, Profile, Side
 
@@ -55,12 +56,14 @@ class TensorFlowProfile(Profile):
                 "enableDynamicWorker: v1 ignored Worker failures; in the JobSet a failed worker Job fails the JobSet",
                 source_path="spec.enableDynamicWorker", explains=(("lifecycle", "failure"),),
                 action="add a failurePolicy with restarts if workers may come and go",
+                claims=(claims.absent("spec.failurePolicy"),),
             ))
         if job.total_replicas() == 1:
             ctx.note(Note(
                 "TF001", "unchanged",
                 "a single-replica TFJob runs locally: no TF_CONFIG, as under the operator",
                 source_path="spec.tfReplicaSpecs",
+                claims=(claims.absent(claims.pod_path() + ".spec.containers[*].env[TF_CONFIG]"),),
             ))
 
     def success_note(self, job, case, targets) -> Note:
@@ -71,7 +74,7 @@ class TensorFlowProfile(Profile):
                 "with no Chief/Master, v1 called the TFJob Succeeded when worker 0 exited 0; with one worker the "
                 "JobSet's rule (every worker succeeded) is the same event",
                 source_path="spec.successPolicy", target_path="spec.successPolicy",
-                explains=(("lifecycle", "success"),),
+                explains=(("lifecycle", "success"),), claims=claims.success(targets),
             )
         if case == "TF_WORKER0_SUCCESS":
             return Note(
@@ -82,12 +85,12 @@ class TensorFlowProfile(Profile):
                 source_path="spec.successPolicy", target_path="spec.successPolicy",
                 action="make every worker exit when training ends (the JobSet waits for all of them); a worker "
                        "that runs until it is stopped keeps the JobSet running",
-                explains=(("lifecycle", "success"),),
+                explains=(("lifecycle", "success"),), claims=claims.success(targets),
             )
         return Note(
             "TF003", "breaking",
             "a TFJob with no Chief, Master or Worker never succeeded under v1; the JobSet completes when all its Jobs do",
-            target_path="spec.successPolicy", explains=(("lifecycle", "success"),),
+            target_path="spec.successPolicy", explains=(("lifecycle", "success"),), claims=claims.success(targets),
         )
 
     def operator_success(self, job) -> tuple:

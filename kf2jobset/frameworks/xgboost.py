@@ -1,6 +1,7 @@
 """XGBoostJob: Rabit tracker env (MASTER_*, WORKER_ADDRS, RANK). Facts: training-operator.md §4."""
 from __future__ import annotations
 
+from .. import claims
 from ..notes import Note
 from .base import EmitContext, Profile, Side, env
 
@@ -25,12 +26,14 @@ class XGBoostProfile(Profile):
         return out
 
     def notes(self, job, ctx: EmitContext) -> None:
-        if any(s.restart_policy == "OnFailure" for s in job.replicas.values()):
+        in_place = [t for t, s in job.replicas.items() if s.restart_policy == "OnFailure"]
+        if in_place and job.run_policy.backoff_limit != 0:  # with backoffLimit 0 the JobSet fails too
             ctx.note(Note(
                 "XGB001", "approximated",
                 "v1 marked the whole XGBoostJob Failed when any pod reached phase Failed under OnFailure "
                 "(e.g. after an eviction); the JobSet retries that pod within its Job's backoffLimit instead",
                 source_path="xgbReplicaSpecs.*.restartPolicy", explains=(("lifecycle", "failure"),),
+                claims=claims.retried_within_backoff(job, ctx.rjob_names, in_place),
             ))
 
     def operator_success(self, job) -> tuple:

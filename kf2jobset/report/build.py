@@ -102,7 +102,7 @@ def job_report(conv, doc, embedded: tuple, options) -> JobReport:
     readings = k8syaml.readings(source) if hasattr(source, "ca") else []  # JSON/API objects have no plain scalars
     # convert_job already parsed the Kubernetes reading of the job, and the dumper quotes every string
     # YAML 1.1 would not keep as text, so both worlds below are what Kubernetes runs.
-    findings += _reading_findings(readings)
+    findings += _reading_findings(readings, conv)
     op_job = job
     jobset = conv.jobset
     companions = conv.companions
@@ -131,7 +131,14 @@ def job_report(conv, doc, embedded: tuple, options) -> JobReport:
     diffs += d
     same += s
 
-    findings += explain(conv.notes, diffs, same, conv.plan.rjob_names, pod_roles)
+    def pod_rjob(pod: tuple):
+        """(role, index) -> the replicatedJob holding that pod."""
+        for name, first, count in conv.plan.segments.get(pod_roles.get(pod[0]), []):
+            if first <= pod[1] < first + count:
+                return name
+        return None
+
+    findings += explain(conv.notes, diffs, same, conv.plan.rjob_names, pod_roles, pod_rjob)
     for f in findings:
         if conv.upgrade is not None and f.source_path and not f.source_path.startswith("("):
             f.source_path = conv.upgrade.old_path_text(f.source_path)  # where it was written in the older version
@@ -212,23 +219,48 @@ def _jobset_files(js, companions) -> dict:
     return files
 
 
-def _reading_findings(readings) -> list[Finding]:
+def _reading_claims(r, conv) -> dict:
+    """Where the scalar went in the JobSet, holding what Kubernetes read from the v1 text."""
+    job, path = conv.job, tuple(r.path)
+    target = None
+    if r.kind != "key" and len(path) == 3 and path[0] == "metadata" and path[1] in ("labels", "annotations"):
+        target = [f"metadata.{path[1]}[{path[2]}]"]
+    elif r.kind != "key" and len(path) > 3 and path[:2] == ("spec", job.mapping.replica_specs_field):
+        spec = next((s for s in job.replicas.values() if s.source_key == path[2]), None)
+        rjobs = conv.plan.rjob_names_of(spec.type) if spec else []
+        rest = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path[4:])
+        if path[3] == "template" and rjobs:
+            target = [f"spec.replicatedJobs[{n}].template.spec.template{rest}" for n in rjobs]
+        elif path[3:] == ("replicas",) and len(rjobs) == 1:
+            target = [f"spec.replicatedJobs[{rjobs[0]}].replicas"]
+    if target is None:
+        return {"unchecked": "the scalar sits where the JobSet has no place named after it (a key, a run field, "
+                             "a framework field); the conversion read it the Kubernetes way (tests/test_report_k8syaml.py)"}
+    from ..claims import equals
+
+    return {"claims": tuple(equals(t, r.kubernetes) for t in target)}
+
+
+def _reading_findings(readings, conv) -> list[Finding]:
     out = []
     for r in readings:
         path = format_path(r.path)
+        claimed = _reading_claims(r, conv)
         if r.kind == "octal" and r.path and r.path[-1] in NUMBERS_READ:
             out.append(Finding("K8S002", "rewritten",
                                f"{path}: {r.describe()}; kf2jobset converts with {r.kubernetes}, as the operator ran it",
-                               source_path=path, action=f"write it as {r.kubernetes} (decimal) so every reader agrees"))
+                               source_path=path, action=f"write it as {r.kubernetes} (decimal) so every reader agrees",
+                               **claimed))
         elif r.kind == "octal":
             f = Finding("K8S002", "unchanged",
                         f"{path}: {r.describe()}; the JobSet keeps the text, so Kubernetes reads it alike",
-                        source_path=path, action=f"write 0o{r.text.lstrip('0')} or {r.kubernetes} to make the intent explicit")
+                        source_path=path, action=f"write 0o{r.text.lstrip('0')} or {r.kubernetes} to make the intent explicit",
+                        **claimed)
             out.append(f)
         else:
             out.append(Finding("K8S001", "unchanged",
                                f"{path}: {r.describe()}; the JobSet keeps the text, so Kubernetes reads it alike",
-                               source_path=path, action=f"quote it ('{r.text}') if you mean the text"))
+                               source_path=path, action=f"quote it ('{r.text}') if you mean the text", **claimed))
     return out
 
 

@@ -15,6 +15,7 @@ replica type only explains differences of that type.
 """
 from __future__ import annotations
 
+from ..claims import pod_path, present
 from ..notes import Note
 from ..runtime.lifecycle import ROLE_RULES
 from ..runtime.structure import Difference, Equivalence
@@ -26,6 +27,9 @@ UNEXPLAINED_CODES = {
     "lifecycle": "RT911", "start": "RT911", "failure": "RT911", "backoffLimit": "RT911",
     "hostfile": "RT912", "file": "RT912",
 }
+
+DERIVED = ("derived from the emitted JobSet by the runtime comparison (report/build.py reads the JobSet's pods, "
+           "env and /etc/mpi files); its evidence holds the JobSet-side values")
 
 _CHANGE_WORDS = {"missing": "only under the operator", "extra": "only under JobSet", "changed": "differs"}
 
@@ -48,14 +52,16 @@ def evidence(d: Difference) -> Evidence:
 
 
 def explain(notes: list[Note], diffs: list[Difference], equivalences: list[Equivalence],
-            rjob_names: dict, pod_roles: dict) -> list[Finding]:
-    """`rjob_names`: replica type -> replicatedJob name; `pod_roles`: lower-case role -> replica type."""
+            rjob_names: dict, pod_roles: dict, pod_rjob=None) -> list[Finding]:
+    """`rjob_names`: replica type -> replicatedJob name; `pod_roles`: lower-case role -> replica type;
+    `pod_rjob`: (role, index) -> the replicatedJob that holds that pod (a type may span two)."""
     findings: list[Finding] = []
     by_note: dict[int, Finding] = {}
     order = sorted(range(len(notes)), key=lambda i: -_rank(notes[i].category))
     for i, note in enumerate(notes):
         f = Finding(note.code, note.category, note.message, replica_type=note.replica_type,
-                    source_path=note.source_path, target_path=note.target_path, action=note.action)
+                    source_path=note.source_path, target_path=note.target_path, action=note.action,
+                    claims=note.claims, unchecked=note.unchecked)
         by_note[i] = f
         findings.append(f)
 
@@ -73,6 +79,7 @@ def explain(notes: list[Note], diffs: list[Difference], equivalences: list[Equiv
                     replica_type=d.role, container=d.container,
                     action="use the JobSet hostname (<jobset>-<replicatedJob>-<index>-0.<subdomain>) or read "
                            "the address from the env kf2jobset injects (e.g. $(MASTER_ADDR))",
+                    unchecked=DERIVED,
                 )
                 stale[key] = f
                 findings.append(f)
@@ -90,12 +97,13 @@ def explain(notes: list[Note], diffs: list[Difference], equivalences: list[Equiv
                 f"{_label(d)} {_CHANGE_WORDS.get(d.change, d.change)} and no mapping note explains why",
                 replica_type=d.role, container=d.container,
                 action="report this to kf2jobset (it is a gap in the converter) and check the pod by hand",
+                unchecked=DERIVED,
             )
             unexplained[key] = f
             findings.append(f)
         f.evidence.append(evidence(d))
 
-    findings += _equivalence_findings(equivalences, rjob_names)
+    findings += _equivalence_findings(equivalences, rjob_names, pod_rjob)
     for f in findings:
         if len({ev.where.split(" ")[0] for ev in f.evidence}) == 1 and f.evidence and "/" in f.evidence[0].where:
             f.pod = f.evidence[0].where.split(" ")[0]
@@ -139,7 +147,7 @@ def _reaches(pods: tuple) -> str:
     return ", ".join(names)
 
 
-def _equivalence_findings(equivalences: list[Equivalence], rjob_names: dict) -> list[Finding]:
+def _equivalence_findings(equivalences: list[Equivalence], rjob_names: dict, pod_rjob=None) -> list[Finding]:
     """One finding per changed variable (or file), merging variables that changed identically."""
     groups: dict[tuple, list[Equivalence]] = {}
     for e in equivalences:
@@ -154,8 +162,10 @@ def _equivalence_findings(equivalences: list[Equivalence], rjob_names: dict) -> 
         subjects = [b[0].subject for b in batches]
         roles = {m.role for m in first}
         uniform = len({(m.operator, m.jobset) for m in first}) == 1
+        rjobs = {pod_rjob(m.pod) for m in first if m.pod} if pod_rjob else set()
         f = _equivalence_finding(first[0], subjects, roles.pop() if len(roles) == 1 else None, rjob_names,
-                                 tuple(r for m in first for r in m.reaches), uniform)
+                                 tuple(r for m in first for r in m.reaches), uniform,
+                                 rjobs.pop() if len(rjobs) == 1 and None not in rjobs else None)
         for m in first:
             where = (f"{m.pod[0]}/{m.pod[1]}" + (f" {m.container}" if m.container else "")) if m.pod else (m.role or "job").lower()
             f.evidence.append(Evidence(m.aspect, ", ".join(subjects), "equivalent", where, m.operator, m.jobset))
@@ -164,7 +174,7 @@ def _equivalence_findings(equivalences: list[Equivalence], rjob_names: dict) -> 
 
 
 def _equivalence_finding(e: Equivalence, subjects: list, role, rjob_names: dict, reaches: tuple,
-                         uniform: bool = True) -> Finding:
+                         uniform: bool = True, rjob: str | None = None) -> Finding:
     reach = _reaches(reaches)
     plural = "s" if len(set(reaches)) > 1 else ""
     names = ", ".join(subjects)
@@ -175,14 +185,16 @@ def _equivalence_finding(e: Equivalence, subjects: list, role, rjob_names: dict,
         else:
             text = (f"every address in {'them' if len(subjects) > 1 else 'it'} changes form and still reaches the same "
                     f"logical pod{plural} ({reach}) under JobSet DNS")
-        rjob = rjob_names.get(role, "*")
+        rjob = rjob or rjob_names.get(role, "*")
         return Finding(
             "RT001", "rewritten", f"{names}: {text}",
             replica_type=role, container=e.container,
             target_path=f"spec.replicatedJobs[{rjob}].template.spec.template.spec.containers[{e.container}].env[{names}]",
+            # the values are read from the JobSet's pods (evidence); that each variable is set there is checkable
+            claims=tuple(present(f"{pod_path(rjob)}.spec.containers[{e.container}].env[{n}]") for n in subjects),
         )
     return Finding(
         "RT002", "rewritten",
         f"/etc/mpi/{names}: the host names change form, but each line reaches the same pod{plural} ({reach})",
-        replica_type=role, target_path="ConfigMap/hostfile",
+        replica_type=role, target_path="ConfigMap/hostfile", unchecked=DERIVED,
     )

@@ -64,6 +64,10 @@ class Finding:
     column: int | None = None
     action: str | None = None
     evidence: list[Evidence] = field(default_factory=list)
+    # The note's claims about the emitted objects and, when it has none, why (kf2jobset/claims.py);
+    # not rendered: tests/test_claims.py checks them against the JobSet.
+    claims: tuple = ()
+    unchecked: str | None = None
 
     @property
     def severity(self) -> str:

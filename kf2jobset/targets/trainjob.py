@@ -112,6 +112,9 @@ def _check_companions(companions: list[dict], name: str | None) -> None:
                 Location(path=()), rule="trainjob-object-name", hint="use --target jobset for this job"))
 
 
+_WHY = "about the TrainJob and TrainingRuntime around the JobSet, checked by tests/test_target_trainjob.py and on the real Trainer (tests/e2e/test_trainjob_target.py)"
+
+
 def _notes(runtime_name: str, kueue: dict, suspend) -> list[Note]:
     notes = [
         Note("TJ001", "rewritten",
@@ -119,18 +122,19 @@ def _notes(runtime_name: str, kueue: dict, suspend) -> list[Note]:
              "trainer-ancestor label), which Trainer builds as written under the TrainJob's name; jobs whose "
              "JobSets are identical share the runtime",
              target_path="spec.runtimeRef",
-             action="apply the TrainingRuntime before the TrainJob, in the same namespace (the file lists it first)"),
+             action="apply the TrainingRuntime before the TrainJob, in the same namespace (the file lists it first)",
+             unchecked=_WHY),
         Note("TJ002", "rewritten",
              "the TrainJob reports the outcome as condition Complete or Failed (v1: Succeeded or Failed; the "
              "JobSet it owns: Completed or Failed)",
              target_path="status.conditions",
-             action="watch the TrainJob: kubectl wait --for=condition=Complete trainjob/<name>"),
+             action="watch the TrainJob: kubectl wait --for=condition=Complete trainjob/<name>", unchecked=_WHY),
     ]
     if kueue:
         notes.append(Note(
             "TJ003", "rewritten",
             f"{', '.join(sorted(kueue))} on the TrainJob, not on the JobSet: Kueue admits the TrainJob "
-            "(Trainer copies no TrainJob label to the JobSet)", target_path="metadata.labels"))
+            "(Trainer copies no TrainJob label to the JobSet)", target_path="metadata.labels", unchecked=_WHY))
     return notes
 
 
