@@ -16,10 +16,13 @@ Job controller. No pod runs unless a test starts the node agent.
     touch a runtime without the trainer ancestor label; a replicatedJob's completions follow its
     parallelism (default 1).
 (c) The webhooks (and the CRD's CEL rules) refuse what the real ones refuse; each refused object has an
-    admitted twin, so the check can fail both ways.
+    admitted twin, so the check can fail both ways. The "unknown replicatedJob/container" patch rules never
+    fire (the patch is merged first): such a patch is admitted and adds the job. Suspend/resume conditions,
+    runtimePatches rewritable only while suspended, ``spec.trainer`` immutable.
 (d) With the node agent running the pods: the torch TrainJob's two nodes rendezvous at ``PET_MASTER_ADDR``
     / ``PET_MASTER_PORT`` and the TrainJob reaches ``Complete``; kf2jobset's converted PyTorchJob in a
-    TrainingRuntime runs its DDP probe (every worker reaches the master) and reaches ``Complete`` too.
+    TrainingRuntime runs its DDP probe (every worker reaches the master) and reaches ``Complete`` too; a
+    failing pod makes the TrainJob ``Failed`` with the JobSet's reason and message.
 
 Without ``../shared`` (the CRDs and runtimes): skipped with that reason. A stack that does not start: FAIL.
 """
@@ -443,6 +446,41 @@ def test_patches_for_unknown_jobs_or_containers_are_admitted_and_add_them(custom
     assert any("image: Required value" in e.message for e in events)
 
 
+def test_suspend_resume_and_what_an_update_may_change(custom, tns):
+    from kubernetes.client.rest import ApiException
+
+    custom.create_namespaced_custom_object(*TJ[:2], tns, TJ[2], {**trainjob("sus", trainer={"numNodes": 1}),
+                                                                  "spec": {**trainjob("sus", trainer={"numNodes": 1})["spec"], "suspend": True}})
+    assert jobset_of(custom, tns, "sus")["spec"]["suspend"] is True  # spec.suspend is copied to the JobSet
+
+    def cond(status):
+        def get():
+            c = conditions(custom.get_namespaced_custom_object(*TJ[:2], tns, TJ[2], "sus")).get("Suspended")
+            return c if c and c["status"] == status else None
+        return wait_for(get, 30, what=f"Suspended={status}")
+    c = cond("True")
+    assert (c["reason"], c["message"]) == ("Suspended", "TrainJob is suspended")
+    # while suspended a manager may rewrite its runtimePatches
+    custom.patch_namespaced_custom_object(*TJ[:2], tns, TJ[2], "sus", {"spec": {"runtimePatches": [
+        {"manager": "kf2jobset.dev/convert", "trainingRuntimeSpec": {"template": {"metadata": {"labels": {"l": "1"}}}}}]}})
+    custom.patch_namespaced_custom_object(*TJ[:2], tns, TJ[2], "sus", {"spec": {"suspend": False}})
+    c = cond("False")
+    assert (c["reason"], c["message"]) == ("Resumed", "TrainJob is resumed")
+    js = wait_for(lambda: (lambda j: j if j["spec"]["suspend"] is False else None)(jobset_of(custom, tns, "sus")), 30,
+                  what="the JobSet resumed")
+    assert js["metadata"]["labels"]["l"] == "1"  # a suspended JobSet is rebuilt from the patched runtime
+
+    with pytest.raises(ApiException) as err:  # spec.trainer is immutable (CEL)
+        custom.patch_namespaced_custom_object(*TJ[:2], tns, TJ[2], "sus", {"spec": {"trainer": {"numNodes": 2}}})
+    assert err.value.status == 422 and "field is immutable" in err.value.body
+    with pytest.raises(ApiException) as err:  # runtimePatches: only when suspended before or after the update
+        custom.patch_namespaced_custom_object(*TJ[:2], tns, TJ[2], "sus", {"spec": {"runtimePatches": [
+            {"manager": "kf2jobset.dev/convert"}]}})
+    message = json.loads(err.value.body)["message"]
+    assert 'admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request' in message
+    assert "RuntimePatches can only be modified when the TrainJob is suspended" in message
+
+
 # ---------------------------------------------------------------------------------------------
 # (d) pods run (node agent): TrainJob status Complete
 
@@ -564,3 +602,23 @@ def test_converted_pytorchjob_in_a_training_runtime_runs_to_complete(custom, tns
     # successPolicy targets master (v1: the master's success is the job's): Complete once the master Job succeeded
     jobs = {s["name"]: s for s in final["status"]["jobsStatus"]}
     assert sorted(jobs) == ["master", "worker"] and jobs["master"]["succeeded"] == 1
+
+
+def test_failing_trainjob_is_failed(custom, tns, agent_for):
+    js = {"spec": {"replicatedJobs": [{"name": "trainer", "replicas": 1, "template": {"spec": {
+        "backoffLimit": 0, "template": {"spec": {"restartPolicy": "Never",
+                                                 "containers": [{"name": "c", "image": "kf2jobset.test/fail:1"}]}}}}}]}}
+    custom.create_namespaced_custom_object(*TR[:2], tns, TR[2], plain_runtime("fails", js, framework="tensorflow"))
+    agent_for({"kf2jobset.test/fail": ["sh", "-c", "exit 3"]})
+    custom.create_namespaced_custom_object(*TJ[:2], tns, TJ[2], trainjob("fails", runtime="fails", kind="TrainingRuntime"))
+
+    def failed():
+        obj = custom.get_namespaced_custom_object(*TJ[:2], tns, TJ[2], "fails")
+        c = conditions(obj).get("Failed")
+        return obj if c and c["status"] == "True" else None
+    final = wait_for(failed, 120, interval=0.5, what="TrainJob fails Failed")
+    js_failed = conditions(custom.get_namespaced_custom_object(*JS[:2], tns, JS[2], "fails"))["Failed"]
+    tj_failed = conditions(final)["Failed"]
+    print(f"\n[trainer] Failed: {tj_failed}")
+    assert (tj_failed["reason"], tj_failed["message"]) == (js_failed["reason"], js_failed["message"])  # the JobSet's
+    assert "Complete" not in conditions(final)
