@@ -30,11 +30,8 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -42,9 +39,9 @@ import pytest
 import yaml
 
 from ..apiserver_harness import temporary_namespace
-from .nodeagent import NodeAgent
-from .stack import TRAINER_FLAVOUR, TRAINER_REFERENCE, start_stack, wait_for
-from .test_nodeagent import DDP_PROBE, _check_ddp, _last_json
+from .conftest import running_stack
+from .stack import TRAINER_FLAVOUR, TRAINER_REFERENCE, wait_for
+from .test_nodeagent import DDP_PROBE, _check_ddp, _last_json, node_agents
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "fixtures" / "pytorchjob" / "master-workers" / "input.yaml"
@@ -68,23 +65,8 @@ def trainer_stack():
         if not (TRAINER_REFERENCE / sub).is_dir():
             pytest.skip(f"Trainer v2.3.0 CRDs/runtimes not found at {TRAINER_REFERENCE / sub} "
                         f"(../shared sits beside the repo in CI)")
-    workdir = Path(tempfile.mkdtemp(prefix="kf2jobset-e2e-trainer-"))
-    stack = None
-    try:
-        try:
-            stack = start_stack(workdir, flavour=TRAINER_FLAVOUR)
-        except Exception as e:  # noqa: BLE001 - a build or start failure is a test failure
-            pytest.fail(f"the {TRAINER_FLAVOUR} stack did not start: {e}\n(KF2JOBSET_KEEP_E2E_DIR=1 keeps the logs "
-                        f"in {workdir})", pytrace=False)
-        print(f"\n[trainer] stack up in {stack.startup_seconds:.1f} s: {stack.timings}")
+    with running_stack(TRAINER_FLAVOUR) as stack:
         yield stack
-    finally:
-        if stack is not None:
-            stack.stop()
-        if os.environ.get("KF2JOBSET_KEEP_E2E_DIR"):
-            print(f"\nkept {TRAINER_FLAVOUR} e2e directory: {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
 
 
 @pytest.fixture
@@ -485,69 +467,21 @@ def test_suspend_resume_and_what_an_update_may_change(custom, tns):
 # (d) pods run (node agent): TrainJob status Complete
 
 
-TORCH_PROBE = r"""
-import json, os, socket, time
-def resolve(name, wait=60):
-    deadline = time.time() + wait
-    while True:
-        try:
-            return socket.gethostbyname(name)
-        except socket.gaierror:
-            if time.time() > deadline:
-                raise
-            time.sleep(0.2)
-rank, nnodes = int(os.environ["PET_NODE_RANK"]), int(os.environ["PET_NNODES"])
-addr, port = os.environ["PET_MASTER_ADDR"], int(os.environ["PET_MASTER_PORT"])
-me = {"rank": rank, "nnodes": nnodes, "hostname": socket.gethostname(), "master_addr": addr, "master_ip": resolve(addr),
-      "nproc": os.environ["PET_NPROC_PER_NODE"], "epochs": os.environ.get("EPOCHS")}
-if rank == 0:
-    srv = socket.socket()
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("0.0.0.0", port))
-    srv.listen(16)
-    srv.settimeout(120)
-    peers = {}
-    while len(peers) < nnodes - 1:
-        conn, (peer_ip, _) = srv.accept()
-        info = json.loads(conn.recv(4096).decode())
-        peers[info["rank"]] = dict(info, peer_ip=peer_ip)
-        conn.sendall(b"ok")
-        conn.close()
-    me["peers"] = peers
-else:
-    deadline = time.time() + 90
-    while True:
-        try:
-            s = socket.create_connection((addr, port), timeout=2)
-            break
-        except OSError:
-            if time.time() > deadline:
-                raise
-            time.sleep(0.3)
-    me["own_ip"] = s.getsockname()[0]
-    s.sendall(json.dumps(me).encode())
-    s.settimeout(120)
-    assert s.recv(2) == b"ok"
-print(json.dumps(me), flush=True)
-"""
+# test_nodeagent's DDP probe (a v1-style script: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), fed from the
+# PET_* values Trainer injected and nothing else
+TORCH_PROBE = "\n".join([
+    "import os",
+    "for v1, pet in (('RANK', 'PET_NODE_RANK'), ('WORLD_SIZE', 'PET_NNODES'), ('MASTER_ADDR', 'PET_MASTER_ADDR'),",
+    "                ('MASTER_PORT', 'PET_MASTER_PORT')):",
+    "    os.environ[v1] = os.environ[pet]",
+]) + "\n" + DDP_PROBE
 
 
 @pytest.fixture
 def agent_for(trainer_stack, tns, netns_ok):
-    agents: list[NodeAgent] = []
-
-    def make(programs: dict) -> NodeAgent:
-        a = NodeAgent(trainer_stack.kubeconfig, programs, namespaces={tns}, subnet="10.248")
-        a.start()
-        agents.append(a)
-        return a
-
-    yield make
-    for a in agents:
-        if a.events:
-            print("\n[nodeagent events]\n" + "\n".join(a.events[-30:]))
-        a.stop()
-        shutil.rmtree(a.workdir, ignore_errors=True)
+    """``agent_for(programs)`` -> a started NodeAgent running only this test's namespace."""
+    with node_agents(trainer_stack.kubeconfig, tns) as make:
+        yield lambda programs: make(programs, subnet="10.248")
 
 
 def wait_complete(custom, ns: str, name: str, timeout: float = 180) -> dict:
@@ -581,8 +515,10 @@ def test_torch_trainjob_runs_to_complete(custom, tns, agent_for):
     reports = {h: _last_json(agent.log(tns, r.pod, "node")) for h, r in runs.items()}
     master_ip = runs[f"{name}-node-0-0"].pod_ip
     for h, r in reports.items():
-        assert r["hostname"] == h and r["master_ip"] == master_ip and r["nnodes"] == 2 and r["epochs"] == "1", r
-        assert str(r["rank"]) == h.rsplit("-", 1)[1]  # PET_NODE_RANK = the Job completion index = the pod's index
+        env = dict(runs[h].env)
+        assert env["PET_NNODES"] == "2" and env["EPOCHS"] == "1", env
+        assert r["hostname"] == h and r["master_ip"] == master_ip, r  # PET_MASTER_ADDR reaches node 0
+        assert str(r["rank"]) == env["PET_NODE_RANK"] == h.rsplit("-", 1)[1]  # rank = completion index = pod index
     worker = reports[f"{name}-node-0-1"]
     assert reports[f"{name}-node-0-0"]["peers"]["1"]["peer_ip"] == worker["own_ip"] == runs[f"{name}-node-0-1"].pod_ip
 
