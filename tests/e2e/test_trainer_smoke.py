@@ -271,6 +271,64 @@ def test_runtime_patches_land_on_the_jobset(custom, tns):
     assert set(PET) <= set(env_map(c))  # trainer: {} is enough for the torch plugin
 
 
+def test_v1_env_through_trainer_env(custom, tns):
+    """v1's names are not reserved: they can ride in spec.trainer.env, valueFrom included, ahead of PET_*."""
+    name = "v1env"
+    index = {"fieldRef": {"apiVersion": "v1", "fieldPath": COMPLETION_INDEX}}
+    env = [{"name": "MASTER_ADDR", "value": f"{name}-node-0-0.{name}"}, {"name": "MASTER_PORT", "value": "23456"},
+           {"name": "WORLD_SIZE", "value": "2"}, {"name": "RANK", "valueFrom": index},
+           {"name": "JOBSET", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['jobset.sigs.k8s.io/jobset-name']"}}},
+           {"name": "ADDR", "value": "$(JOBSET)-node-0-0.$(JOBSET)"}]
+    custom.create_namespaced_custom_object(*TJ[:2], tns, TJ[2], trainjob(name, trainer={"numNodes": 2, "env": env}))
+    got = container(rjobs(jobset_of(custom, tns, name))["node"], "node")["env"]
+    assert [e["name"] for e in got] == [e["name"] for e in env] + list(PET)  # the user's env first, in order
+    for want, have in zip(env, got):
+        if "valueFrom" in want:  # Trainer rebuilds the EnvVar: fieldRef.apiVersion is dropped (the API default)
+            assert have["valueFrom"]["fieldRef"]["fieldPath"] == want["valueFrom"]["fieldRef"]["fieldPath"]
+        else:
+            assert have == want
+
+
+@pytest.mark.parametrize("length, builds", [(48, True), (49, False)])
+def test_name_length_limit_is_the_jobsets_and_shows_only_at_reconcile(custom, core, tns, length, builds):
+    """A TrainJob name may have 63 characters, but the JobSet webhook wants <name>-node-0-0-xxxxx (a pod name)
+    within 63: <name> + 15 with one `node` replicatedJob of 1 pod. Too long: the TrainJob is admitted, no
+    JobSet appears, no status condition, only an event."""
+    name = "t" * (length - 1) + "z"
+    custom.create_namespaced_custom_object(*TJ[:2], tns, TJ[2], trainjob(name, trainer={}))
+    if builds:
+        assert jobset_of(custom, tns, name)["metadata"]["name"] == name
+        return
+
+    def refused():
+        return [e for e in core.list_namespaced_event(tns).items
+                if e.involved_object.name == name and e.reason == "TrainJobResourcesCreationFailed"] or None
+    (event, *_) = wait_for(refused, 30, what="a TrainJobResourcesCreationFailed event")
+    print(f"\n[trainer] {event.message}")
+    assert 'admission webhook "vjobset.kb.io" denied the request' in event.message
+    assert "JobSet name is too long" in event.message
+    assert not custom.list_namespaced_custom_object(*JS[:2], tns, JS[2])["items"]
+    assert "Failed" not in conditions(custom.get_namespaced_custom_object(*TJ[:2], tns, TJ[2], name))
+
+
+def test_custom_subdomain_is_not_in_the_torch_master_address(custom, core, tns):
+    """The torch plugin writes <name>-node-0-0.<name> whatever the runtime's network.subdomain: with a custom
+    subdomain the pods (and the headless Service) use it, and PET_MASTER_ADDR names a Service that does not exist."""
+    rt = _ancestor_runtime()
+    rt["metadata"]["name"] = "custom-subdomain"
+    rt["spec"]["template"]["spec"]["network"] = {"subdomain": "custom"}
+    custom.create_namespaced_custom_object(*TR[:2], tns, TR[2], rt)
+    name = "subj"
+    custom.create_namespaced_custom_object(*TJ[:2], tns, TJ[2], trainjob(
+        name, runtime="custom-subdomain", kind="TrainingRuntime", trainer={"numNodes": 2}))
+    env = env_map(container(rjobs(jobset_of(custom, tns, name))["node"], "node"))
+    assert env["PET_MASTER_ADDR"] == f"{name}-node-0-0.{name}"
+    pods = wait_for(lambda: (lambda ps: ps if len(ps) == 2 else None)(core.list_namespaced_pod(tns).items), 30,
+                    what="the two node pods")
+    assert {p.spec.subdomain for p in pods} == {"custom"}
+    assert sorted(s.metadata.name for s in core.list_namespaced_service(tns).items) == ["custom"]
+
+
 # ---------------------------------------------------------------------------------------------
 # (b) a plain JobSet template in a namespaced TrainingRuntime
 
