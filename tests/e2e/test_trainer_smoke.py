@@ -22,7 +22,9 @@ Job controller. No pod runs unless a test starts the node agent.
 (d) With the node agent running the pods: the torch TrainJob's two nodes rendezvous at ``PET_MASTER_ADDR``
     / ``PET_MASTER_PORT`` and the TrainJob reaches ``Complete``; kf2jobset's converted PyTorchJob in a
     TrainingRuntime runs its DDP probe (every worker reaches the master) and reaches ``Complete`` too; a
-    failing pod makes the TrainJob ``Failed`` with the JobSet's reason and message.
+    failing pod makes the TrainJob ``Failed`` with the JobSet's reason and message; the real ``torchrun``
+    (torch venv of tools/install-frameworks.sh), started with nothing but the script, takes nnodes, nproc,
+    node rank and master from the ``PET_*`` values: 2 nodes x 2 processes all_reduce over gloo.
 
 Without ``../shared`` (the CRDs and runtimes): skipped with that reason. A stack that does not start: FAIL.
 """
@@ -41,6 +43,7 @@ import yaml
 from ..apiserver_harness import temporary_namespace
 from .conftest import running_stack
 from .stack import TRAINER_FLAVOUR, TRAINER_REFERENCE, wait_for
+from .test_frameworks import framework_pythons
 from .test_nodeagent import DDP_PROBE, _check_ddp, _last_json, node_agents
 
 REPO = Path(__file__).resolve().parents[2]
@@ -616,3 +619,48 @@ def test_failing_trainjob_is_failed(custom, tns, agent_for):
     print(f"\n[trainer] Failed: {tj_failed}")
     assert (tj_failed["reason"], tj_failed["message"]) == (js_failed["reason"], js_failed["message"])  # the JobSet's
     assert "Complete" not in conditions(final)
+
+
+TORCHRUN_SCRIPT = r"""
+import json, os, socket
+import torch
+import torch.distributed as dist
+dist.init_process_group("gloo")  # env:// as torchrun sets it up from the PET_* values
+t = torch.tensor([float(dist.get_rank() + 1)])
+dist.all_reduce(t)
+names = [None] * dist.get_world_size()
+dist.all_gather_object(names, socket.gethostname())
+print("KF2JS-TORCHRUN " + json.dumps({"rank": dist.get_rank(), "world": dist.get_world_size(), "sum": t.item(),
+      "group_rank": int(os.environ["GROUP_RANK"]), "local_rank": int(os.environ["LOCAL_RANK"]), "hosts": names}), flush=True)
+dist.destroy_process_group()
+"""
+
+
+def test_real_torchrun_reads_the_pet_env(custom, tns, agent_for, tmp_path):
+    """torch's own torchrun (tools/install-frameworks.sh venv), given no arguments but the script: it takes
+    nnodes, nproc_per_node, node_rank, master_addr and master_port from the PET_* Trainer injected."""
+    py = framework_pythons()["torch"]
+    if not py.exists():
+        pytest.fail(f"{py} missing: run `bash tools/install-frameworks.sh` (or KF2JOBSET_SKIP_E2E=1)", pytrace=False)
+    script = tmp_path / "train.py"
+    script.write_text(TORCHRUN_SCRIPT)
+    name, image, nodes, nproc = "torchrun", "kf2jobset.test/torchrun:1", 2, 2
+    agent = agent_for({image: [str(py), "-m", "torch.distributed.run", str(script)]})
+    custom.create_namespaced_custom_object(*TJ[:2], tns, TJ[2], trainjob(
+        name, trainer={"numNodes": nodes, "numProcPerNode": nproc, "image": image}))
+    wait_complete(custom, tns, name, timeout=300)
+    runs = {x.hostname: x for x in agent.launches(tns) if x.container == "node"}
+    assert sorted(runs) == [f"{name}-node-0-{i}" for i in range(nodes)]
+    reports = []
+    for host, run in runs.items():
+        lines = [ln.split("KF2JS-TORCHRUN ", 1)[1] for ln in agent.log(tns, run.pod, "node").splitlines() if "KF2JS-TORCHRUN " in ln]
+        assert len(lines) == nproc, agent.log(tns, run.pod, "node")[-3000:]
+        for r in map(json.loads, lines):
+            assert r["group_rank"] == int(dict(run.env)["PET_NODE_RANK"]) == int(host.rsplit("-", 1)[1])
+            reports.append(r)
+    world = nodes * nproc
+    assert sorted(r["rank"] for r in reports) == list(range(world))  # global rank = node rank * nproc + local rank
+    assert all(r["world"] == world and r["sum"] == world * (world + 1) / 2 for r in reports)
+    for r in reports:
+        assert r["rank"] == r["group_rank"] * nproc + r["local_rank"]
+        assert r["hosts"] == [f"{name}-node-0-{i // nproc}" for i in range(world)]
