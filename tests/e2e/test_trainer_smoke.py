@@ -24,7 +24,8 @@ Job controller. No pod runs unless a test starts the node agent.
     TrainingRuntime runs its DDP probe (every worker reaches the master) and reaches ``Complete`` too; a
     failing pod makes the TrainJob ``Failed`` with the JobSet's reason and message; the real ``torchrun``
     (torch venv of tools/install-frameworks.sh), started with nothing but the script, takes nnodes, nproc,
-    node rank and master from the ``PET_*`` values: 2 nodes x 2 processes all_reduce over gloo.
+    node rank and master from the ``PET_*`` values: 2 nodes x 2 processes all_reduce over gloo; real JAX
+    on ``jax-distributed`` meets at ``JAX_COORDINATOR_ADDRESS`` (3 processes, allgather).
 
 Without ``../shared`` (the CRDs and runtimes): skipped with that reason. A stack that does not start: FAIL.
 """
@@ -545,12 +546,14 @@ def agent_for(trainer_stack, tns, netns_ok):
         yield lambda programs: make(programs, subnet="10.248")
 
 
-def wait_complete(custom, ns: str, name: str, timeout: float = 180) -> dict:
+def wait_complete(custom, ns: str, name: str, timeout: float = 180, agent=None) -> dict:
     def done():
         obj = custom.get_namespaced_custom_object(*TJ[:2], ns, TJ[2], name)
         conds = conditions(obj)
         if conds.get("Failed", {}).get("status") == "True":
-            raise AssertionError(f"TrainJob failed: {json.dumps(obj['status'], indent=1)}")
+            logs = "".join(f"\n--- {x.pod}/{x.container}:\n{agent.log(ns, x.pod, x.container)[-2000:]}"
+                           for x in (agent.launches(ns) if agent else []))
+            raise AssertionError(f"TrainJob failed: {json.dumps(obj['status'], indent=1)}{logs}")
         return obj if conds.get("Complete", {}).get("status") == "True" else None
     return wait_for(done, timeout, interval=0.5, what=f"TrainJob {name} Complete")
 
@@ -648,7 +651,7 @@ def test_real_torchrun_reads_the_pet_env(custom, tns, agent_for, tmp_path):
     agent = agent_for({image: [str(py), "-m", "torch.distributed.run", str(script)]})
     custom.create_namespaced_custom_object(*TJ[:2], tns, TJ[2], trainjob(
         name, trainer={"numNodes": nodes, "numProcPerNode": nproc, "image": image}))
-    wait_complete(custom, tns, name, timeout=300)
+    wait_complete(custom, tns, name, timeout=300, agent=agent)
     runs = {x.hostname: x for x in agent.launches(tns) if x.container == "node"}
     assert sorted(runs) == [f"{name}-node-0-{i}" for i in range(nodes)]
     reports = []
@@ -664,3 +667,45 @@ def test_real_torchrun_reads_the_pet_env(custom, tns, agent_for, tmp_path):
     for r in reports:
         assert r["rank"] == r["group_rank"] * nproc + r["local_rank"]
         assert r["hosts"] == [f"{name}-node-0-{i // nproc}" for i in range(world)]
+
+
+JAX_SCRIPT = r"""
+import json, os, socket
+import jax
+import numpy as np
+jax.config.update("jax_platforms", "cpu")
+jax.config.update("jax_cpu_collectives_implementation", "gloo")
+# jax reads JAX_COORDINATOR_ADDRESS itself; the process count and id are Trainer's names, passed on here
+jax.distributed.initialize(num_processes=int(os.environ["JAX_NUM_PROCESSES"]), process_id=int(os.environ["JAX_PROCESS_ID"]))
+from jax._src import distributed as jax_distributed  # where initialize() keeps the address it used
+from jax.experimental import multihost_utils
+ids = np.asarray(multihost_utils.process_allgather(np.array([jax.process_index()], dtype=np.int32))).ravel().tolist()
+print("KF2JS-JAX " + json.dumps({"index": jax.process_index(), "count": jax.process_count(), "ids": ids,
+      "coordinator": jax_distributed.global_state.coordinator_address, "host": socket.gethostname()}), flush=True)
+multihost_utils.sync_global_devices("kf2js-done")
+jax.distributed.shutdown()
+"""
+
+
+def test_real_jax_on_jax_distributed(custom, tns, agent_for, tmp_path):
+    """JAX (frameworks venv) on the built-in jax-distributed runtime: 3 processes meet at the coordinator
+    address Trainer wrote and allgather their ids."""
+    py = framework_pythons()["jax"]
+    if not py.exists():
+        pytest.fail(f"{py} missing: run `bash tools/install-frameworks.sh` (or KF2JOBSET_SKIP_E2E=1)", pytrace=False)
+    script = tmp_path / "jax_train.py"
+    script.write_text(JAX_SCRIPT)
+    name, image, nodes = "jaxrun", "kf2jobset.test/jax:1", 3
+    agent = agent_for({image: [str(py), str(script)]})
+    custom.create_namespaced_custom_object(*TJ[:2], tns, TJ[2], trainjob(
+        name, runtime="jax-distributed", trainer={"numNodes": nodes, "image": image}))
+    wait_complete(custom, tns, name, timeout=300, agent=agent)
+    runs = {x.hostname: x for x in agent.launches(tns) if x.container == "node"}
+    assert sorted(runs) == [f"{name}-node-0-{i}" for i in range(nodes)]
+    for host, run in runs.items():
+        env = dict(run.env)
+        (line,) = [ln.split("KF2JS-JAX ", 1)[1] for ln in agent.log(tns, run.pod, "node").splitlines() if "KF2JS-JAX " in ln]
+        r = json.loads(line)
+        assert r["coordinator"] == env["JAX_COORDINATOR_ADDRESS"] == f"{name}-node-0-0.{name}:29500"
+        assert r["index"] == int(env["JAX_PROCESS_ID"]) == int(host.rsplit("-", 1)[1]) and r["host"] == host
+        assert r["count"] == int(env["JAX_NUM_PROCESSES"]) == nodes and r["ids"] == list(range(nodes))
