@@ -14,6 +14,7 @@
 #   jobset-controller        JobSet controller v0.12.0        tools/testjobset
 #   mpi-operator             MPI Operator v0.8.2 (MPIJob kubeflow.org/v2beta1) tools/testmpioperator
 #   training-operator-v1.8.1 Kubeflow Training Operator v1.8.1 (MXJob: removed in v1.9.0) tools/testtrainingoperatorv181
+#   trainer-controller       Kubeflow Trainer v2.3.0 (TrainJob trainer.kubeflow.org/v1alpha1) tools/testtrainer
 #   kustomize                kustomize v5.7.1                 tools/kustomize (repo-mode tests; not in the default set)
 #
 # Each binary is built from its project-owned Go module into
@@ -26,7 +27,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache_root="${KF2JOBSET_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kf2jobset}"
-all=(etcd kube-apiserver kube-controller-manager training-operator jobset-controller mpi-operator training-operator-v1.8.1)
+all=(etcd kube-apiserver kube-controller-manager training-operator jobset-controller mpi-operator training-operator-v1.8.1
+     trainer-controller)
 
 say() { printf 'install-ground-truth: %s\n' "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
@@ -43,6 +45,7 @@ spec() {
     training-operator-v1.8.1) echo "testtrainingoperatorv181|v1.8.1|.|" ;;
     jobset-controller)       echo "testjobset|v0.12.0|sigs.k8s.io/jobset|-X sigs.k8s.io/jobset/pkg/version.GitVersion=v0.12.0" ;;
     mpi-operator)            echo "testmpioperator|v0.8.2|.|-X github.com/kubeflow/mpi-operator/pkg/version.Version=v0.8.2" ;;
+    trainer-controller)      echo "testtrainer|v2.3.0|github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager|" ;;
     kustomize)               echo "kustomize|v5.7.1|sigs.k8s.io/kustomize/kustomize/v5|" ;;
     *) return 1 ;;
   esac

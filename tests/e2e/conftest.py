@@ -23,6 +23,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -59,29 +60,38 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(skip)
 
 
-@pytest.fixture(scope="session")
-def stack() -> Iterator[GroundTruthStack]:
-    workdir = Path(tempfile.mkdtemp(prefix="kf2jobset-e2e-"))
+@contextmanager
+def running_stack(flavour: str = "training-operator") -> Iterator[GroundTruthStack]:
+    """A started stack of ``flavour`` in a new temporary directory, stopped (and the directory removed)
+    afterwards; a build or start failure fails the test with the reason."""
+    label = "e2e" if flavour == "training-operator" else flavour
+    workdir = Path(tempfile.mkdtemp(prefix="kf2jobset-e2e-" if label == "e2e" else f"kf2jobset-e2e-{label}-"))
     s: GroundTruthStack | None = None
     try:
         problem = ""
         try:
-            s = start_stack(workdir)
+            s = start_stack(workdir, flavour=flavour)
         except ToolUnavailable as e:
-            problem = f"e2e stack unavailable: {e} (set KF2JOBSET_SKIP_E2E=1 to skip these tests)"
+            problem = f"{label} stack unavailable: {e} (set KF2JOBSET_SKIP_E2E=1 to skip these tests)"
         except Exception as e:  # noqa: BLE001 - a build or start failure is a test failure
-            problem = f"e2e stack did not start: {e}\n(KF2JOBSET_KEEP_E2E_DIR=1 keeps the logs in {workdir})"
+            problem = f"{label} stack did not start: {e}\n(KF2JOBSET_KEEP_E2E_DIR=1 keeps the logs in {workdir})"
         if s is None:
             pytest.fail(problem, pytrace=False)
-        print(f"\n[e2e] stack up in {s.startup_seconds:.1f} s: {s.timings}")
+        print(f"\n[{label}] stack up in {s.startup_seconds:.1f} s: {s.timings}")
         yield s
     finally:
         if s is not None:
             s.stop()
         if os.environ.get("KF2JOBSET_KEEP_E2E_DIR"):
-            print(f"\nkept e2e directory: {workdir}")
+            print(f"\nkept {label} directory: {workdir}")
         else:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def stack() -> Iterator[GroundTruthStack]:
+    with running_stack() as s:
+        yield s
 
 
 @pytest.fixture

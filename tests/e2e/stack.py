@@ -39,6 +39,21 @@ deprecation warning), kube-controller-manager and the same JobSet controller and
 runs there: every other kind is v1.9.4's, so the other five CRDs, schemes and webhooks would only cost
 start-up time.
 
+**Kubeflow Trainer v2.3.0** (TrainJob ``trainer.kubeflow.org/v1alpha1``, kf2jobset's second target):
+``GroundTruthStack(..., flavour="trainer")`` is a fourth instance: its own etcd + kube-apiserver, the three
+Trainer CRDs (TrainJob, TrainingRuntime, ClusterTrainingRuntime) from ``../shared/reference/trainer-v2.3.0/crds``
+and the JobSet CRD, kube-controller-manager, the same JobSet controller and webhooks, and the unmodified
+Trainer controller manager (tools/testtrainer) with its webhooks on: one MutatingWebhookConfiguration
+(TrainJob defaulter) and one ValidatingWebhookConfiguration (ClusterTrainingRuntime, TrainingRuntime,
+TrainJob) from the module's ``manifests/base/webhook`` and its two patches (names, objectSelectors). It runs
+with a Configuration file (``--config``: webhook, health and metrics on 127.0.0.1, no leader election,
+internal cert management off). With cert management off upstream's entry point reads the serving
+certificate from controller-runtime's default directory, ``$TMPDIR/k8s-webhook-server/serving-certs``, so
+the harness points ``TMPDIR`` of that one process at a directory holding the test-CA-signed certificate.
+The built-in ClusterTrainingRuntimes of ``../shared/reference/trainer-v2.3.0/runtimes`` are applied after
+the webhooks answer (through them). Without ``../shared`` the flavour raises :class:`ToolUnavailable`
+with that reason (the Trainer tests skip on it first).
+
 Binaries come from ``tools/install-ground-truth.sh`` (built into ~/.cache/kf2jobset on first use;
 see tools/README-ground-truth.md). :func:`locate_binaries` builds what is missing when Go is on
 PATH and raises :class:`ToolUnavailable` with the reason otherwise.
@@ -83,8 +98,15 @@ MXJOB_COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "traini
 # the admission chain a JobSet meets, for tools/validator_vs_apiserver.py. (The controller also
 # reconciles, but dry-run requests create nothing.)
 ADMISSION_COMPONENTS = ("etcd", "kube-apiserver", "jobset-controller")
+TRAINER_FLAVOUR = "trainer"  # Kubeflow Trainer v2.3.0 + JobSet + Job controllers (no v1 operator)
+TRAINER_COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "jobset-controller", "trainer-controller")
 FLAVOURS = {"training-operator": COMPONENTS, "mpi-operator": MPI_COMPONENTS, "volcano": COMPONENTS,
-            MXJOB_FLAVOUR: MXJOB_COMPONENTS, "jobset-admission": ADMISSION_COMPONENTS}
+            MXJOB_FLAVOUR: MXJOB_COMPONENTS, "jobset-admission": ADMISSION_COMPONENTS,
+            TRAINER_FLAVOUR: TRAINER_COMPONENTS}
+
+# the upstream files of Trainer v2.3.0 the project may read but not copy (see its README there)
+TRAINER_REFERENCE = REPO_ROOT.parent / "shared" / "reference" / "trainer-v2.3.0"
+TRAINER_GROUP, TRAINER_VERSION = "trainer.kubeflow.org", "v1alpha1"
 
 VOLCANO_PODGROUP_CRD = {
     "apiVersion": "apiextensions.k8s.io/v1",
@@ -111,6 +133,7 @@ MXJOB_OPERATOR_MODULE = ("testtrainingoperatorv181", "github.com/kubeflow/traini
 MXJOB_WEBHOOK = "validator.mxjob.training-operator.kubeflow.org"
 JOBSET_MODULE = ("testjobset", "sigs.k8s.io/jobset")
 MPI_OPERATOR_MODULE = ("testmpioperator", "github.com/kubeflow/mpi-operator")
+TRAINER_MODULE = ("testtrainer", "github.com/kubeflow/trainer/v2")
 
 OPERATOR_WEBHOOK_CONFIG = "validator.training-operator.kubeflow.org"  # its name when deployed
 JOBSET_WEBHOOK_PREFIX = "jobset-"  # config/default's namePrefix
@@ -125,6 +148,9 @@ PORT_NAMES = (
     "jobset-metrics",
     "jobset-probe",
     "mpi-operator-probe",
+    "trainer-webhook",
+    "trainer-metrics",
+    "trainer-probe",
 )
 
 
@@ -207,25 +233,30 @@ def module_dir(tools_module: str, module_path: str) -> Path:
 # webhook configurations from the upstream manifests
 
 
-def _json_pointer_replace(doc: dict, pointer: str, value) -> None:
+def _json_pointer_set(doc: dict, pointer: str, value, op: str) -> None:
     parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.lstrip("/").split("/")]
     target = doc
     for p in parts[:-1]:
         target = target[int(p)] if isinstance(target, list) else target[p]
     last = parts[-1]
     if isinstance(target, list):
-        target[int(last)] = value
+        if op == "add":  # RFC 6902: insert before the index, "-" appends
+            target.insert(len(target) if last == "-" else int(last), value)
+        else:
+            target[int(last)] = value
     else:
+        if op == "replace" and last not in target:
+            raise ValueError(f"replace of a missing member: {pointer}")
         target[last] = value
 
 
 def apply_json6902(doc: dict, ops: Iterable[dict]) -> dict:
-    """Apply the ``replace`` operations of a kustomize JSON6902 patch (all upstream uses here)."""
+    """Apply the ``replace`` and ``add`` operations of a kustomize JSON6902 patch (all upstream uses here)."""
     doc = copy.deepcopy(doc)
     for op in ops:
-        if op.get("op") != "replace":
+        if op.get("op") not in ("replace", "add"):
             raise ValueError(f"unsupported patch op {op!r}")
-        _json_pointer_replace(doc, op["path"], op["value"])
+        _json_pointer_set(doc, op["path"], op["value"], op["op"])
     return doc
 
 
@@ -273,6 +304,38 @@ def jobset_webhook_configs(module: Path, port: int, ca_pem: bytes) -> list[dict]
     return out
 
 
+def trainer_webhook_configs(module: Path, port: int, ca_pem: bytes) -> list[dict]:
+    """Trainer's MutatingWebhookConfiguration + ValidatingWebhookConfiguration as its kustomization makes them
+    (``manifests/base/webhook``: the two patches set the names and the runtimes' objectSelectors)."""
+    base = module / "manifests" / "base" / "webhook"
+    patches = {
+        "MutatingWebhookConfiguration": base / "patch_mutating.yaml",
+        "ValidatingWebhookConfiguration": base / "patch_validating.yaml",
+    }
+    out = []
+    for doc in _load_all(base / "manifests.yaml"):
+        doc = apply_json6902(doc, yaml.safe_load(patches[doc["kind"]].read_text()))
+        out.append(loopback_webhooks(doc, doc["metadata"]["name"], port, ca_pem))
+    return out
+
+
+def trainer_reference() -> Path:
+    """../shared/reference/trainer-v2.3.0 (the real CRDs and built-in runtimes), or ToolUnavailable with why."""
+    for sub in ("crds", "runtimes"):
+        if not (TRAINER_REFERENCE / sub).is_dir():
+            raise ToolUnavailable(f"Trainer v2.3.0 reference data not found at {TRAINER_REFERENCE / sub} "
+                                  f"(../shared sits beside the repo in CI): no CRDs or built-in runtimes to install")
+    return TRAINER_REFERENCE
+
+
+def trainer_runtimes() -> list[dict]:
+    """The built-in ClusterTrainingRuntimes Trainer installs by default (../shared/.../runtimes/*.yaml)."""
+    docs = []
+    for path in sorted((trainer_reference() / "runtimes").glob("*.yaml")):
+        docs += [d for d in _load_all(path) if d.get("kind") == "ClusterTrainingRuntime"]
+    return docs
+
+
 # ---------------------------------------------------------------------------------------------
 # the stack
 
@@ -282,7 +345,9 @@ class GroundTruthStack:
 
     ``flavour="mpi-operator"``: mpi-operator (MPIJob kubeflow.org/v2beta1) instead of the training
     operator, on its own etcd + API server (see the module docstring). ``flavour="training-operator-v1.8.1"``:
-    the Training Operator v1.8.1 with only MXJob, likewise on its own etcd + API server."""
+    the Training Operator v1.8.1 with only MXJob, likewise on its own etcd + API server. ``flavour="trainer"``:
+    the Kubeflow Trainer v2.3.0 controller and webhooks instead of a v1 operator, with its CRDs and built-in
+    ClusterTrainingRuntimes, likewise on its own etcd + API server."""
 
     def __init__(self, binaries: dict[str, str], workdir: Path, flavour: str = "training-operator") -> None:
         if flavour not in FLAVOURS:
@@ -301,6 +366,7 @@ class GroundTruthStack:
         self.timings: dict[str, float] = {}
         self.startup_seconds = 0.0
         self.webhook_configs: list[dict] = []
+        self.trainer_runtime_names: list[str] = []  # the built-in ClusterTrainingRuntimes applied (flavour "trainer")
 
     # ---- lifecycle
     def start(self) -> None:
@@ -316,8 +382,11 @@ class GroundTruthStack:
         mpi = self.flavour == "mpi-operator"
         mx = self.flavour == MXJOB_FLAVOUR
         admission = self.flavour == "jobset-admission"
+        trainer = self.flavour == TRAINER_FLAVOUR
+        trainer_ref = trainer_reference() if trainer else None  # before anything starts: no ../shared, no stack
         operator_mod = None if admission else module_dir(
-            *(MPI_OPERATOR_MODULE if mpi else MXJOB_OPERATOR_MODULE if mx else OPERATOR_MODULE))
+            *(MPI_OPERATOR_MODULE if mpi else MXJOB_OPERATOR_MODULE if mx else TRAINER_MODULE if trainer
+              else OPERATOR_MODULE))
         jobset_mod = module_dir(*JOBSET_MODULE)
         lap("locate upstream modules")
 
@@ -332,6 +401,8 @@ class GroundTruthStack:
             crds = [operator_mod / "manifests" / "base" / "kubeflow.org_mpijobs.yaml"]
         elif mx:  # v1.8.1's MXJob CRD only
             crds = [operator_mod / "manifests" / "base" / "crds" / "kubeflow.org_mxjobs.yaml"]
+        elif trainer:  # TrainJob, TrainingRuntime, ClusterTrainingRuntime
+            crds = sorted((trainer_ref / "crds").glob("trainer.kubeflow.org_*.yaml"))
         else:
             crds = sorted((operator_mod / "manifests" / "base" / "crds").glob("kubeflow.org_*.yaml"))
         if self.flavour == "volcano":
@@ -340,9 +411,9 @@ class GroundTruthStack:
             crds.append(pg_crd)
         crds.append(jobset_mod / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml")
         self.apiserver.install_crds(crds)
-        lap(f"CRDs ({'none' if admission else 'MPIJob v2beta1' if mpi else 'MXJob' if mx else '6 kubeflow.org'} + JobSet)")
+        lap(f"CRDs ({'none' if admission else 'MPIJob v2beta1' if mpi else 'MXJob' if mx else '3 Trainer' if trainer else '6 kubeflow.org'} + JobSet)")
 
-        op_dir = None if mpi or admission else self._webhook_cert_dir("training-operator", certs)
+        op_dir = None if mpi or admission else self._webhook_cert_dir("trainer" if trainer else "training-operator", certs)
         js_dir = self._webhook_cert_dir("jobset-controller", certs)
         # after the CRDs: the garbage collector would otherwise redo discovery for each new CRD
         for attempt in range(3):  # a free port can be taken by another process before we bind it
@@ -351,6 +422,8 @@ class GroundTruthStack:
                 self._start_kcm()
                 if mpi:
                     self._start_mpi_operator()
+                elif trainer:
+                    self._start_trainer(op_dir)
                 else:
                     self._start_operator(op_dir)
             self._start_jobset(js_dir)
@@ -366,12 +439,18 @@ class GroundTruthStack:
         lap("controllers ready")
 
         ca_pem = certs.ca_crt.read_bytes()
-        self.webhook_configs = [] if mpi or admission else operator_webhook_configs(
-            operator_mod, self.ports["operator-webhook"], ca_pem, only=[MXJOB_WEBHOOK] if mx else ())
+        if trainer:
+            self.webhook_configs = trainer_webhook_configs(operator_mod, self.ports["trainer-webhook"], ca_pem)
+        else:
+            self.webhook_configs = [] if mpi or admission else operator_webhook_configs(
+                operator_mod, self.ports["operator-webhook"], ca_pem, only=[MXJOB_WEBHOOK] if mx else ())
         self.webhook_configs += jobset_webhook_configs(jobset_mod, self.ports["jobset-webhook"], ca_pem)
         self._register_webhooks(self.webhook_configs)
         self._wait_webhooks_effective()
         lap("webhooks registered and answering")
+        if trainer:
+            self._apply_trainer_runtimes()
+            lap("built-in ClusterTrainingRuntimes applied (through the webhook)")
         self.startup_seconds = round(time.monotonic() - t0, 2)
 
     def stop(self) -> None:
@@ -385,7 +464,7 @@ class GroundTruthStack:
         return out
 
     # ---- components
-    def _spawn(self, name: str, cmd: list[str]) -> subprocess.Popen:
+    def _spawn(self, name: str, cmd: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
         log = self.workdir / f"{name}.log"
         self.logs[name] = log
         with open(log, "ab") as fh:
@@ -396,7 +475,7 @@ class GroundTruthStack:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 preexec_fn=PREEXEC,
-                env=dict(os.environ, KUBECONFIG=self.kubeconfig),
+                env=dict(os.environ, KUBECONFIG=self.kubeconfig, **(env or {})),
             )
         self.procs[name] = proc
         return proc
@@ -476,6 +555,68 @@ class GroundTruthStack:
             [self.binaries["jobset-controller"], f"--kubeconfig={self.kubeconfig}", f"--config={path}"],
         )
 
+    def _start_trainer(self, cert_dir: Path) -> None:
+        config = {
+            "apiVersion": "config.trainer.kubeflow.org/v1alpha1",
+            "kind": "Configuration",
+            # no leaderElection: upstream's default then is off (one controller per test API server)
+            "certManagement": {"enable": False},
+            "webhook": {"host": "127.0.0.1", "port": self.ports["trainer-webhook"]},
+            "metrics": {"bindAddress": f"127.0.0.1:{self.ports['trainer-metrics']}", "secureServing": False},
+            "health": {"healthProbeBindAddress": f"127.0.0.1:{self.ports['trainer-probe']}"},
+        }
+        path = self.workdir / "trainer-config.yaml"
+        path.write_text(yaml.safe_dump(config, sort_keys=False))
+        # the Configuration has no certDir: controller-runtime's default is $TMPDIR/k8s-webhook-server/serving-certs
+        tmp = self.workdir / "trainer-tmp"
+        serving = tmp / "k8s-webhook-server" / "serving-certs"
+        serving.mkdir(parents=True, exist_ok=True)
+        for f in ("tls.crt", "tls.key"):
+            shutil.copy(cert_dir / f, serving / f)
+        self._spawn(
+            "trainer-controller",
+            # --zap-log-level=2 as upstream's Deployment (manifests/base/manager/manager_config_patch.yaml)
+            [self.binaries["trainer-controller"], f"--kubeconfig={self.kubeconfig}", f"--config={path}",
+             "--zap-log-level=2"],
+            env={"TMPDIR": str(tmp)},
+        )
+
+    def _apply_trainer_runtimes(self) -> None:
+        from kubernetes import client
+        from kubernetes.client.rest import ApiException
+
+        with self.api_client() as api:
+            custom = client.CustomObjectsApi(api)
+            for doc in trainer_runtimes():
+                try:
+                    custom.create_cluster_custom_object(TRAINER_GROUP, TRAINER_VERSION, "clustertrainingruntimes", doc)
+                except ApiException as e:
+                    if e.status != 409:
+                        raise
+        self.trainer_runtime_names = sorted(d["metadata"]["name"] for d in trainer_runtimes())
+        self._wait_trainjob_defaulter()
+
+    def _wait_trainjob_defaulter(self, timeout: float = 30.0) -> None:
+        """The TrainJob mutating webhook answers: it stamps ``runtimePatches[].time`` on a dry-run create."""
+        from kubernetes import client
+        from kubernetes.client.rest import ApiException
+
+        deadline = time.monotonic() + timeout
+        last = ""
+        with self.api_client() as api:
+            custom = client.CustomObjectsApi(api)
+            while time.monotonic() < deadline:
+                try:
+                    out = custom.create_namespaced_custom_object(
+                        TRAINER_GROUP, TRAINER_VERSION, "default", "trainjobs", _sentinel_trainjob(), dry_run="All")
+                    if (out["spec"].get("runtimePatches") or [{}])[0].get("time"):
+                        return
+                    last = json.dumps(out["spec"])
+                except ApiException as e:
+                    last = f"HTTP {e.status}: {e.body}"
+                time.sleep(0.1)
+        raise TimeoutError(f"the TrainJob defaulter webhook did not answer: {last[:500]}")
+
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + COMPONENT_TIMEOUT
         insecure = ssl.create_default_context()
@@ -492,7 +633,9 @@ class GroundTruthStack:
             self.logs["kube-controller-manager"],
             insecure,
         )
-        operator = ("mpi-operator", "mpi-operator-probe") if self.flavour == "mpi-operator" else ("training-operator", "operator-probe")
+        operator = (("mpi-operator", "mpi-operator-probe") if self.flavour == "mpi-operator"
+                    else ("trainer-controller", "trainer-probe") if self.flavour == TRAINER_FLAVOUR
+                    else ("training-operator", "operator-probe"))
         for name, port in (operator, ("jobset-controller", "jobset-probe")):
             wait_http(f"http://127.0.0.1:{self.ports[port]}/readyz", deadline, self.procs[name], self.logs[name])
 
@@ -552,6 +695,19 @@ class GroundTruthStack:
             }
             if self.flavour in ("mpi-operator", "jobset-admission"):  # no training-operator webhooks there
                 del checks["training-operator validating"]
+            elif self.flavour == TRAINER_FLAVOUR:  # Trainer's three validating webhooks instead
+                del checks["training-operator validating"]
+                checks.update({
+                    "trainer clustertrainingruntime validating": lambda: _expect_denied_cluster(
+                        custom, "clustertrainingruntimes", _sentinel_runtime("ClusterTrainingRuntime"),
+                        "validator.clustertrainingruntime.trainer.kubeflow.org"),
+                    "trainer trainingruntime validating": lambda: _expect_denied(
+                        custom, TRAINER_GROUP, TRAINER_VERSION, "trainingruntimes", _sentinel_runtime("TrainingRuntime"),
+                        "validator.trainingruntime.trainer.kubeflow.org"),
+                    "trainer trainjob validating": lambda: _expect_denied(
+                        custom, TRAINER_GROUP, TRAINER_VERSION, "trainjobs",
+                        _sentinel_trainjob(runtime="kf2jobset-no-such-runtime"), "validator.trainjob.trainer.kubeflow.org"),
+                })
             elif self.flavour == MXJOB_FLAVOUR:  # v1.8.1's MXJob webhook denies nothing (see _expect_webhook_called)
                 checks["training-operator validating"] = lambda: _expect_webhook_called(
                     api, custom, "kubeflow.org", "v1", "mxjobs", _sentinel_mxjob(), MXJOB_WEBHOOK)
@@ -632,11 +788,44 @@ def _sentinel_jobset(coordinator: str | None = None) -> dict:
     return js
 
 
-def _expect_denied(custom, group, version, plural, body, webhook) -> tuple[bool, str]:
+def _sentinel_runtime(kind: str) -> dict:
+    """A (Cluster)TrainingRuntime whose trainer-ancestor replicatedJob has no ``node`` container: Trainer's
+    runtime webhooks refuse it (validateReplicatedJobs)."""
+    return {
+        "apiVersion": f"{TRAINER_GROUP}/{TRAINER_VERSION}",
+        "kind": kind,
+        "metadata": {"name": "kf2jobset-webhook-probe"},
+        "spec": {"template": {"spec": {"replicatedJobs": [{
+            "name": "node",
+            "template": {
+                "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+                "spec": {"template": {"spec": {"containers": [{"name": "not-node", "image": "x"}]}}},
+            },
+        }]}}},
+    }
+
+
+def _sentinel_trainjob(runtime: str = "torch-distributed") -> dict:
+    return {
+        "apiVersion": f"{TRAINER_GROUP}/{TRAINER_VERSION}",
+        "kind": "TrainJob",
+        "metadata": {"name": "kf2jobset-webhook-probe"},
+        "spec": {"runtimeRef": {"name": runtime}, "runtimePatches": [{"manager": "kf2jobset.example/probe"}]},
+    }
+
+
+def _expect_denied_cluster(custom, plural, body, webhook) -> tuple[bool, str]:
+    return _expect_denied(custom, TRAINER_GROUP, TRAINER_VERSION, plural, body, webhook, cluster=True)
+
+
+def _expect_denied(custom, group, version, plural, body, webhook, cluster: bool = False) -> tuple[bool, str]:
     from kubernetes.client.rest import ApiException
 
     try:
-        custom.create_namespaced_custom_object(group, version, "default", plural, body, dry_run="All")
+        if cluster:
+            custom.create_cluster_custom_object(group, version, plural, body, dry_run="All")
+        else:
+            custom.create_namespaced_custom_object(group, version, "default", plural, body, dry_run="All")
     except ApiException as e:
         try:
             text = json.loads(e.body).get("message", "")
@@ -701,7 +890,7 @@ def main() -> None:  # pragma: no cover - manual use: python -m tests.e2e.stack
 
     import sys
 
-    flavour = sys.argv[1] if len(sys.argv) > 1 else "training-operator"  # or: mpi-operator, training-operator-v1.8.1
+    flavour = sys.argv[1] if len(sys.argv) > 1 else "training-operator"  # or: mpi-operator, training-operator-v1.8.1, trainer
     workdir = Path(tempfile.mkdtemp(prefix="kf2jobset-e2e-"))
     stack = start_stack(workdir, flavour=flavour)
     info = {

@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -41,23 +42,32 @@ PY = sys.executable
 
 
 
-@pytest.fixture
-def agent_for(stack, namespace, netns_ok):
-    """``agent_for(programs, **kw)`` -> a started NodeAgent running only this test's namespace."""
+@contextmanager
+def node_agents(kubeconfig: str, namespace: str):
+    """``make(programs, **kw)`` -> a started NodeAgent running only ``namespace``; all stopped afterwards."""
     agents: list[NodeAgent] = []
 
     def make(programs: dict, **kw) -> NodeAgent:
-        a = NodeAgent(stack.kubeconfig, programs, namespaces={namespace}, **kw)
+        a = NodeAgent(kubeconfig, programs, namespaces={namespace}, **kw)
         a.start()
         agents.append(a)
         return a
 
-    yield make
-    for a in agents:
-        if a.events:
-            print("\n[nodeagent events]\n" + "\n".join(a.events[-30:]))
-        a.stop()
-        shutil.rmtree(a.workdir, ignore_errors=True)
+    try:
+        yield make
+    finally:
+        for a in agents:
+            if a.events:
+                print("\n[nodeagent events]\n" + "\n".join(a.events[-30:]))
+            a.stop()
+            shutil.rmtree(a.workdir, ignore_errors=True)
+
+
+@pytest.fixture
+def agent_for(stack, namespace, netns_ok):
+    """``agent_for(programs, **kw)`` -> a started NodeAgent running only this test's namespace."""
+    with node_agents(stack.kubeconfig, namespace) as make:
+        yield make
 
 
 def _pod(core, ns: str, name: str) -> dict:
