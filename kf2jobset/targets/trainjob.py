@@ -122,7 +122,9 @@ def _notes(runtime_name: str, kueue: dict, suspend) -> list[Note]:
              "trainer-ancestor label), which Trainer builds as written under the TrainJob's name; jobs whose "
              "JobSets are identical share the runtime",
              target_path="spec.runtimeRef",
-             action="apply the TrainingRuntime before the TrainJob, in the same namespace (the file lists it first)",
+             action="apply the TrainingRuntime before the TrainJob, in the same namespace (the file lists it "
+                    "first); if Trainer's webhook still says the runtime must be created first, apply again: it "
+                    "reads runtimes from a cache that lags a moment",
              unchecked=_WHY),
         Note("TJ002", "rewritten",
              "the TrainJob reports the outcome as condition Complete or Failed (v1: Succeeded or Failed; the "

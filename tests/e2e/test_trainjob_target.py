@@ -65,10 +65,47 @@ def _create(custom, core, obj: dict, ns: str, dry_run: str | None = None):
     return custom.create_namespaced_custom_object(group, version, ns, plural, obj, **kw)
 
 
+LAGGED: list = []  # TrainJobs Trainer's webhook refused at first because its runtime cache lagged
+
+
+def _create_trainjob_after_its_runtime(custom, core, obj: dict, ns: str):
+    """Trainer's webhook looks the runtime up in the controller's informer cache, which can lag the API
+    server by a moment: a TrainJob created right after its runtime (what `kubectl apply -f` of
+    kf2jobset's file does) may be refused once with "must be created before the TrainJob". Applying
+    again is the remedy (TJ001 says so); here: retry for up to 10 s, and count it."""
+    from kubernetes.client.exceptions import ApiException
+
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            return _create(custom, core, obj, ns)
+        except ApiException as e:
+            if obj["kind"] != "TrainJob" or "must be created before the TrainJob" not in str(e.body) or time.monotonic() > deadline:
+                raise
+            LAGGED.append(obj["metadata"]["name"])
+            time.sleep(0.2)
+
+
 def _comparable(js: dict) -> dict:
+    """The spec as a pod sees it. Trainer server-side-applies the JobSet from Go structs, which omit an
+    empty env value (`value: ""`: the variable is set to "" either way) and may add empty objects
+    (`metadata: {}`, `resources: {}`); it writes `suspend: false` explicitly (the TrainJob's)."""
     spec = copy.deepcopy(js["spec"])
-    spec.pop("suspend", None)  # Trainer writes suspend: false explicitly (the TrainJob's)
-    return spec
+    spec.pop("suspend", None)
+
+    def clean(node):
+        if isinstance(node, dict):
+            if "name" in node and node.get("value") == "" and "valueFrom" not in node:
+                node.pop("value")
+            for k in list(node):
+                clean(node[k])
+                if node[k] == {}:
+                    node.pop(k)
+        elif isinstance(node, list):
+            for x in node:
+                clean(x)
+        return node
+    return clean(spec)
 
 
 def differences(expected: dict, built: dict) -> list[str]:
@@ -98,9 +135,10 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_writes_for_every_fixture(cu
         # the JobSet as this API server (JobSet's defaulting webhook) would store it
         expected = [_create(custom, core, _strip(js, ns), ns, dry_run="All") for js in jobsets]
         for obj in trainjob_out:
-            if obj.get("kind") in ("TrainingRuntime", "ConfigMap", "Secret", "PodGroup", "TrainJob"):
+            # (Volcano's PodGroup CRD is not in this stack; the JobSet does not wait for it)
+            if obj.get("kind") in ("TrainingRuntime", "ConfigMap", "Secret", "TrainJob"):
                 try:
-                    _create(custom, core, _strip(obj, ns), ns)
+                    _create_trainjob_after_its_runtime(custom, core, _strip(obj, ns), ns)
                 except Exception as e:  # noqa: BLE001 - the server's words
                     problems.append(f"{case.relative_to(REPO_FIXTURES)}: {obj['kind']} refused: {getattr(e, 'body', e)}")
         for want, tj in zip(expected, trainjobs):
@@ -115,8 +153,9 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_writes_for_every_fixture(cu
             if owners != ["TrainJob"]:
                 problems.append(f"{case.relative_to(REPO_FIXTURES)}: JobSet owners {owners}")
             problems += [f"{case.relative_to(REPO_FIXTURES)}: {d}" for d in differences(want, built)]
-    print(f"\n[trainjob target] {sent} TrainJobs built into JobSets in {time.monotonic() - t0:.1f} s")
-    assert not problems, "\n".join(problems[:40])
+    print(f"\n[trainjob target] {sent} TrainJobs built into JobSets in {time.monotonic() - t0:.1f} s; "
+          f"{len(set(LAGGED))} refused once while Trainer's runtime cache caught up")
+    assert not problems, "\n".join(p[:600] for p in problems[:60])
     assert sent >= 60
 
 
