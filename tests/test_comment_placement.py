@@ -280,3 +280,89 @@ def test_a_field_commented_out_anywhere_comes_back_when_uncommented(base, data, 
     _uncomment_fields(out, [hits])
     b = _unset_nulls(_load_b("\n".join(out) + "\n", set(hits)))
     assert a == b, f"lines {first + 1}-{last + 1} commented out and back mean something else"
+
+
+# ---- the cases from the issue, and what has no place to go ------------------------------------------
+
+def _indent_of(lines: list[str], needle: str) -> tuple[int, int]:
+    hits = [n for n, line in enumerate(lines) if line.strip() == needle]
+    assert len(hits) == 1, f"{needle!r} found {len(hits)} times"
+    return hits[0], _indent(lines[hits[0]])
+
+
+def test_toggles_stay_in_their_block_when_a_directory_is_converted_in_place(tmp_path):
+    from click.testing import CliRunner
+
+    from kf2jobset.cli import main
+
+    (tmp_path / "jobs").mkdir()
+    job = tmp_path / "jobs" / "bench.yaml"
+    job.write_text((Path(__file__).parent / "commented" / "mpi-launcher-command" / "input.yaml").read_text())
+    result = CliRunner().invoke(main, ["convert", str(tmp_path / "jobs"), "--in-place", "--accept-mpi-ssh"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    lines = job.read_text().splitlines()
+    gpu, gpu_col = _indent_of(lines, "# nvidia.com/gpu: 8")
+    limits, limits_col = _indent_of(lines, "limits:")
+    assert limits < gpu and gpu_col == limits_col + 2 and lines[gpu - 1].strip() == "cpu: 4", "a child of limits:"
+    command, command_col = _indent_of(lines, '#command: ["mpirun", "--allow-run-as-root"]')
+    args = lines[command - 1]
+    assert args.strip().startswith("args:") and "/opt/stencil" in args, "after the launcher container's args"
+    assert command_col == _indent(args), "a field of the launcher container"
+    memory, memory_col = _indent_of(lines, "#memory: 16Gi")
+    assert lines[memory - 1].strip() == "cpu: 4" and lines[memory + 1].strip() == "limits:"
+    assert memory_col == gpu_col, "requests: and limits: children alike"
+
+
+MOVED = """\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: moved
+spec:
+  runPolicy:
+    #backoffLimit: 3
+    ttlSecondsAfterFinished: 60
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      #restartPolicy: ExitCode
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: img:1
+              command:
+                - sh
+                - -c
+                - |
+                      echo hi
+                # - --verbose
+      # the master ends here
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: img:1
+"""
+
+
+def test_fields_that_move_take_their_commented_toggles_along_and_the_rest_is_counted():
+    r = convert_text(MOVED, "moved.yaml", OPTIONS)
+    assert not r.errors
+    lines = r.new_text.splitlines()
+    assert "#backoffLimit: 3" not in r.new_text and r.dropped_comments == 1, "runPolicy.backoffLimit has no place"
+    # a replica's restartPolicy is its pods': the toggle goes into the master's pod spec
+    toggle, toggle_col = _indent_of(lines, "#restartPolicy: ExitCode")
+    policies = [n for n, line in enumerate(lines) if line.strip().startswith("restartPolicy:")]
+    assert toggle - 1 == policies[0] and _indent(lines[policies[0]]) == toggle_col
+    # prose at the end of the Master block ends the master replicatedJob, at its children's column
+    prose, prose_col = _indent_of(lines, "# the master ends here")
+    assert lines[prose + 1].strip() == "- name: worker" and prose_col == _indent(lines[prose + 1]) + 2
+    # after a block scalar a comment line stays a comment (deeper, it would be the script's text)
+    item, item_col = _indent_of(lines, "# - --verbose")
+    assert lines[item - 1].strip() == "echo hi"
+    data = yaml.safe_load(r.new_text)
+    assert data["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["command"][2] == "echo hi\n"

@@ -3,16 +3,23 @@
 ruamel attaches a comment to the token *before* it, so a comment line written above `Worker:` is
 stored at the end of the master's pod template; deep-copying templates then carries it into the
 wrong place. Instead, comments are found by position (PyYAML's C scanner gives exact token marks,
-so `#` inside block scalars is never mistaken for a comment) and owned by field path:
+so `#` inside block scalars is never mistaken for a comment) and owned by position:
 
 - an end-of-line comment belongs to the deepest field that starts on its line;
-- a comment line belongs to the next field below it (the shallowest field on that line).
+- a comment line belongs to the block its indentation puts it in: the innermost mapping/sequence
+  whose children sit at its column (a comment line sits below the last child of a block and above the
+  next; the indentation says which block it continues). Comment lines indented under it (a
+  commented-out field's children) go with it. Users keep toggles this way (`#nvidia.com/gpu: 8` among
+  `requests:`), so uncommenting the line in the JobSet must mean what it meant in the v1 job.
 
 After conversion, every ruamel comment is stripped from the output objects and each owned comment is
-re-attached to the field that carries the same information in the JobSet (same path for metadata,
-`spec.replicatedJobs[i]...` for a replica spec, ...). Comments whose field does not survive are
-dropped and counted. Comment lines before the document's first field and after its last one are not
-handled here: the pipeline keeps those lines verbatim.
+re-attached where its block lives in the JobSet (same path for metadata and the pod template,
+`spec.replicatedJobs[i]...` for a replica spec, ...), at the same column relative to the block's
+children: before the child that followed it, else after the one before it, else at the block's end.
+A commented-out key goes where that field would live in the JobSet (a replica's `#restartPolicy:` in
+its pod spec); one with no JobSet counterpart (`runPolicy.backoffLimit`) is dropped and counted, as is
+prose above a field that is gone. Comment lines before the document's first field, and the unindented
+ones after its last field, are not handled here: the pipeline keeps those lines verbatim.
 """
 from __future__ import annotations
 
