@@ -241,16 +241,23 @@ class Lines:
     under_after: bool = False  # it continues the child before it (`limits:` over `#  cpu: 4`, `args:` over `#- x`)
 
 
-def _locate(data: Any, line: int, column: int, text: str):
+def _locate(data: Any, line: int, column: int, text: str, cache: dict | None = None):
     """The innermost block collection that a comment line at (line, column) sits in by indentation:
     (path, column of its children, child before, child after), or None."""
+    cache = {} if cache is None else cache
+
+    def children(node):
+        if id(node) not in cache:
+            cache[id(node)] = (_children(node), node)  # the node is kept so that its id stays its own
+        return cache[id(node)][0]
+
     node, path = data, ()
-    top = _children(node)
+    top = children(node)
     if top is None:
         return None
     seen = {id(node)}
     while True:
-        kcol, kids = _children(node) or top
+        kcol, kids = children(node) or top
         before = after = None
         for key, kline in kids:
             if kline < line:
@@ -260,7 +267,7 @@ def _locate(data: Any, line: int, column: int, text: str):
                 break
         if after is not None:
             value = node[after]
-            inner = _children(value) if id(value) not in seen else None
+            inner = children(value) if id(value) not in seen else None
             if inner is not None:
                 vcol, vkids = inner
                 if line < vkids[0][1] or column > vcol or (column == vcol and (
@@ -308,6 +315,7 @@ def own(layout: Layout, data: Any, until: int | None = None) -> list:
     out: list = []
     run: list[Comment] = []
     runs = 0
+    located: dict = {}  # the block children of each node _locate visits
 
     def flush():
         nonlocal runs
@@ -323,7 +331,7 @@ def own(layout: Layout, data: Any, until: int | None = None) -> list:
         prev_end = None
         for group in groups:
             head = group[0]
-            where = _locate(data, head.line, head.column, head.text)
+            where = _locate(data, head.line, head.column, head.text, located)
             if where is None:
                 continue
             path, kcol, after, before = where
@@ -639,8 +647,14 @@ class _Targets:
 
     def __init__(self, outputs: list, pm: PathMap, source: Any):
         self.outputs, self.pm, self.source = outputs, pm, source
+        self.memo: dict[tuple, Any] = {}
 
     def __call__(self, path: tuple) -> tuple[int, tuple] | None:
+        if path not in self.memo:
+            self.memo[path] = self._target(path)
+        return self.memo[path]
+
+    def _target(self, path: tuple) -> tuple[int, tuple] | None:
         where = self.pm.target(path)
         if where is None or where[0] < 0 or where[0] >= len(self.outputs):
             return None
@@ -702,6 +716,7 @@ def attach(outputs: list, owned: Iterable, pm: PathMap, style, source: Any = Non
     for item in owned:
         if isinstance(item, Lines):
             _restore_empty(item, targets)  # before any place is computed: it adds a key
+    targets.memo.clear()
     for item in owned:
         if isinstance(item, Lines):
             placed = _place_lines(item, targets, style)
