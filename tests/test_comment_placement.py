@@ -258,7 +258,7 @@ def _comment_out(lines: list[str], first: int, last: int, space: bool) -> list[i
     return done
 
 
-@settings(max_examples=int(__import__("os").environ.get("KF2JOBSET_COMMENT_EXAMPLES", "30")), deadline=None,
+@settings(max_examples=int(__import__("os").environ.get("KF2JOBSET_COMMENT_EXAMPLES", "20")), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(st.sampled_from(range(len(BASES))), st.data(), st.booleans())
 def test_a_field_commented_out_anywhere_comes_back_when_uncommented(base, data, space):
@@ -366,3 +366,34 @@ def test_fields_that_move_take_their_commented_toggles_along_and_the_rest_is_cou
     assert lines[item - 1].strip() == "echo hi"
     data = yaml.safe_load(r.new_text)
     assert data["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["command"][2] == "echo hi\n"
+
+
+def _sprinkled(text: str, rng) -> str:
+    """Comment lines of every kind at odd indentations above a quarter of the lines, and at the end."""
+    out = []
+    for line in text.splitlines():
+        if line.strip() and rng.random() < 0.25:
+            col = max(0, _indent(line) + rng.choice([-4, -2, 0, 0, 2, 4]))
+            out.append(" " * col + rng.choice(["#x: 1", "# - y", "# prose", "#  z: 2", "#- name: q"]))
+        out.append(line)
+    out.append(" " * rng.choice([0, 2, 6, 12]) + "# tail")
+    return "\n".join(out) + "\n"
+
+
+def test_comments_anywhere_never_change_what_the_outputs_say():
+    import random
+
+    from .conftest import FIXTURES
+
+    rng = random.Random(25)
+    options = ConvertOptions(accept_mpi_ssh=True, katib=True)
+    checked = 0
+    for path in sorted(FIXTURES.glob("*/*/input.yaml"))[::2]:  # half of them keeps it quick
+        plain = convert_text(path.read_text(), "input.yaml", options)
+        if plain.errors or plain.new_text is None:
+            continue
+        r = convert_text(_sprinkled(path.read_text(), rng), "input.yaml", options)
+        assert not r.errors, path
+        assert list(yaml.safe_load_all(r.new_text)) == list(yaml.safe_load_all(plain.new_text)), path
+        checked += 1
+    assert checked >= 25
