@@ -109,21 +109,29 @@ def render_document(doc: Document, outputs: list, path_map, style, final: bool) 
 
     layout = cm.scan(doc.text)
     outputs = [cm.commented(o) for o in outputs]
+    trailing: dict[int, list] = {}
     if layout is None or layout.first_content is None:  # the scanner disagrees with the parser
         prefix, suffix, inline, dropped = _leading_comments(doc.text), "", True, 0
     else:
         lines = cm.split_lines(doc.text)
+        tail = cm.trailing_end(layout, lines, doc.data)
         prefix = "".join(lines[:layout.first_content])
-        suffix = "".join(lines[layout.last_content + 1:])
+        suffix = "".join(lines[tail:])
         inline = layout.separator_inline
-        owned = cm.own(layout, doc.data)
-        dropped = cm.attach(outputs, owned, path_map(), style) if owned else 0
-    body = dump_documents(outputs, style)
+        owned = cm.own(layout, doc.data, tail)
+        dropped, trailing = cm.attach(outputs, owned, path_map(), style, doc.data) if owned else (0, {})
+    body = "".join(dump_documents([o], style) + _comment_lines(trailing.get(i, ()), style)
+                   for i, o in enumerate(outputs))
     if not inline and body.startswith("---" + style.newline):
         body = body[3 + len(style.newline):]  # the original separator line is in the prefix
     if final and not suffix and not doc.text.endswith(("\n", "\r")):
         body = body[: -len(style.newline)]  # the file had no final newline; keep it that way
     return prefix + body + suffix, dropped
+
+
+def _comment_lines(rows, style) -> str:
+    """Comment lines that end an output (a block's last field was commented out)."""
+    return "".join(((" " * col + text) if text else "") + style.newline for col, text in rows)
 
 
 def _render_json(text: str, docs: list[Document], results: list[DocumentResult]) -> str | None:
