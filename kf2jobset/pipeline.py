@@ -5,6 +5,7 @@ hook. Pure apart from the explicit `read_text` helper.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -124,7 +125,7 @@ def render_document(doc: Document, outputs: list, path_map, style, final: bool) 
                    for i, o in enumerate(outputs))
     if not inline and body.startswith("---" + style.newline):
         body = body[3 + len(style.newline):]  # the original separator line is in the prefix
-    if final and not suffix and not doc.text.endswith(("\n", "\r")):
+    if final and not suffix and not doc.text.endswith(("\n", "\r")) and not _ends_in_block_scalar(body):
         body = body[: -len(style.newline)]  # the file had no final newline; keep it that way
     return prefix + body + suffix, dropped
 
@@ -132,6 +133,25 @@ def render_document(doc: Document, outputs: list, path_map, style, final: bool) 
 def _comment_lines(rows, style) -> str:
     """Comment lines that end an output (a block's last field was commented out)."""
     return "".join(((" " * col + text) if text else "") + style.newline for col, text in rows)
+
+
+def _ends_in_block_scalar(body: str) -> bool:
+    """Whether the last line belongs to a literal/folded block (e.g. an MPI hostfile ConfigMap): there the
+    final line break is part of the value (clip chomping keeps it), so it must stay even in a file that
+    had no final newline."""
+    lines = body.rstrip("\r\n").splitlines()
+    if not lines:
+        return False
+    last_indent = len(lines[-1]) - len(lines[-1].lstrip(" "))
+    for line in reversed(lines[:-1]):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        if indent < last_indent:
+            # the nearest less-indented line: a key or item opening a block scalar?
+            return bool(re.search(r"(^|[:\s-])[|>][0-9+-]*\s*(#.*)?$", stripped))
+    return False
 
 
 def _render_json(text: str, docs: list[Document], results: list[DocumentResult]) -> str | None:

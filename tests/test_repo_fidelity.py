@@ -291,3 +291,23 @@ spec:
     for comment, field in (("# the experiment", "name: hp"), ("# keep it small", "maxTrialCount: 3"),
                            ("# two trial workers", "replicas: 2"), ("# trial image", "image: img")):
         assert r.new_text.splitlines()[_line_with(r.new_text, comment)].strip().startswith(field)
+
+
+def test_a_file_without_final_newline_keeps_the_hostfile_data_of_its_last_object(tmp_path):
+    """The file's missing final newline is kept, but never at the cost of a block scalar's value: the MPI
+    hostfile ConfigMap (last in the output) keeps its trailing line break."""
+    import yaml
+    from click.testing import CliRunner
+
+    from kf2jobset.cli import main
+
+    from .conftest import FIXTURES
+
+    text = (FIXTURES / "mpijob-v2beta1" / "openmpi" / "input.yaml").read_text().rstrip("\n")
+    with_nl, without = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    with_nl.write_text(text + "\n")
+    without.write_text(text)
+    result = CliRunner().invoke(main, ["convert", str(with_nl), str(without), "--in-place"], catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    a, b = (list(yaml.safe_load_all(p.read_text())) for p in (with_nl, without))
+    assert a == b and a[-1]["kind"] == "ConfigMap" and a[-1]["data"]["hostfile"].endswith("\n")
