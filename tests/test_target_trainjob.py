@@ -136,3 +136,21 @@ def test_the_plugin_applies_only_jobsets_for_now_and_says_how_to_apply_a_trainjo
     result = CliRunner().invoke(plugin, ["apply", "pytorchjob", "train", "--target", "trainjob"])
     assert result.exit_code == 2
     assert "get pytorchjob train --target trainjob -o yaml | kubectl apply -f -" in result.stderr
+
+
+def _tj004(path: str, *args) -> str:
+    import json
+
+    out = CliRunner().invoke(main, ["report", path, "--target", "trainjob", "--format", "json", *args],
+                             catch_exceptions=False)
+    (msg,) = [f["message"] for fr in json.loads(out.stdout)["files"] for j in fr["jobs"] for f in j["findings"]
+              if f["code"] == "TJ004"]
+    return msg
+
+
+def test_the_report_says_which_runtime_and_why():
+    assert "fits the built-in torch-distributed" in _tj004(str(FIXTURES / "pytorchjob" / "master-workers" / "input.yaml"))
+    assert "elasticPolicy" in _tj004(str(FIXTURES / "pytorchjob" / "elastic-hpa" / "input.yaml"))
+    assert "Master and Worker templates differ" in _tj004(str(FIXTURES / "pytorchjob" / "env-override" / "input.yaml"))
+    assert "--subdomain" in _tj004(str(FIXTURES / "pytorchjob" / "master-workers" / "input.yaml"), "--subdomain", "x")
+    assert "no built-in runtime" in _tj004(str(FIXTURES / "tfjob" / "chief-ps-workers" / "input.yaml"))

@@ -39,6 +39,7 @@ TITLES = {
     "TJ001": "the JobSet runs as the template of a generated TrainingRuntime",
     "TJ002": "outcome read from the TrainJob's Complete/Failed conditions",
     "TJ003": "Kueue labels on the TrainJob, which Kueue admits",
+    "TJ004": "which runtime the TrainJob runs on, and why",
     "TPL001": "the JobSet is an envsubst template: variables still to substitute",
     "TPL002": "a name or namespace placeholder could not be checked: the limit its value must meet",
     "MPI001": "MPIJob v1: kubectl exec replaced by SSH",

@@ -83,6 +83,7 @@ def finish(conversion, options) -> None:
     # the runtime first: Trainer's webhook refuses a TrainJob whose runtime does not exist yet
     conversion.output = [runtime, *conversion.companions, trainjob]
     conversion.notes += _notes(runtime_name, kueue, suspend)
+    conversion.notes.append(_path_note(conversion.job, options))
 
 
 def _check_pod_counts(spec: dict) -> None:
@@ -153,3 +154,65 @@ def share_runtimes(outputs: list[list[dict]]) -> int:
                     dropped += 1
                 seen.add(key)
     return dropped
+
+
+# ---------------------------------------------------------------------------------------------
+# which jobs a built-in runtime could carry (said in the report; the built-in path is not written yet)
+
+# What Trainer v2.3 lets a TrainJob set on a built-in runtime's pods: spec.trainer for the `node`
+# container, runtimePatches for these pod fields and a container's volumeMounts/securityContext.
+_PATCHABLE_POD = {"containers", "volumes", "nodeSelector", "affinity", "tolerations", "serviceAccountName",
+                  "imagePullSecrets", "securityContext", "schedulingGates", "terminationGracePeriodSeconds",
+                  "restartPolicy"}
+_SETTABLE_CONTAINER = {"name", "image", "command", "args", "env", "resources", "volumeMounts", "securityContext",
+                       "ports"}
+_TORCH_RESERVED = {"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"}
+
+
+def torch_distributed_misfits(job, options) -> list[str]:
+    """Why a PyTorchJob cannot run on the built-in `torch-distributed` runtime with its v1 contract kept
+    (empty: it could). One `node` Job of identical pods, ranked by completion index, so rank 0 stays v1's
+    master only when master and workers share one template; no Job-level field can be set."""
+    why = []
+    if job.framework.get("elasticPolicy"):
+        why.append("elasticPolicy (Trainer has no elastic training)")
+    types = list(job.replicas)
+    if set(types) - {"Master", "Worker"}:
+        why.append(f"replica types {sorted(set(types) - {'Master', 'Worker'})}")
+    templates = [job.replicas[t].template for t in types]
+    if any(t != templates[0] for t in templates[1:]):
+        why.append("Master and Worker templates differ (Trainer runs one template for every node)")
+    if any(job.replicas[t].restart_policy not in ("OnFailure", "Always") for t in types):
+        why.append("restartPolicy Never/ExitCode (a built-in runtime's Jobs retry with Kubernetes' defaults)")
+    rp = job.run_policy
+    if rp.backoff_limit is not None or rp.ttl_seconds_after_finished is not None:
+        why.append("runPolicy.backoffLimit/ttlSecondsAfterFinished (Job and JobSet fields a TrainJob cannot set)")
+    if options.subdomain:
+        why.append("--subdomain (Trainer's torch plugin writes the master address with the TrainJob's name)")
+    pod = (templates[0] or {}).get("spec") or {}
+    extra = sorted(set(pod) - _PATCHABLE_POD)
+    if extra:
+        why.append(f"pod fields {extra} (not settable through runtimePatches)")
+    if pod.get("initContainers") or len(pod.get("containers") or []) != 1:
+        why.append("init or sidecar containers (a TrainJob can add none)")
+    for c in (pod.get("containers") or [])[:1]:
+        extra = sorted(set(c) - _SETTABLE_CONTAINER)
+        if extra:
+            why.append(f"container fields {extra} (not settable on the node container)")
+        reserved = sorted({e.get("name") for e in c.get("env") or []} & _TORCH_RESERVED)
+        if reserved:
+            why.append(f"env {reserved} (reserved by Trainer's torch plugin)")
+    return why
+
+
+def _path_note(job, options) -> Note:
+    if job.mapping.profile != "pytorch":
+        reason = f"Trainer v2.3 ships no built-in runtime that keeps {job.kind}'s v1 contract"
+    else:
+        misfits = torch_distributed_misfits(job, options)
+        reason = ("its shape fits the built-in torch-distributed runtime (but for retries: Kubernetes' default "
+                  "backoffLimit 6 where v1 restarted without limit), which kf2jobset does not write yet; the "
+                  "generated runtime keeps v1's contract exactly" if not misfits else
+                  "torch-distributed cannot carry: " + "; ".join(misfits))
+    return Note("TJ004", "unchanged", f"generated TrainingRuntime, not a built-in one: {reason}",
+                target_path="spec.runtimeRef", unchecked=_WHY)
