@@ -110,12 +110,13 @@ Each job is converted (same options as `convert`), then what the v1 operator ran
 what the JobSet will run, pod by pod and rule by rule. Findings: unchanged, rewritten (same meaning),
 approximated, dropped, prerequisite (act before applying), breaking, unexplained (a kf2jobset gap).
 
-\b
 Formats: text, markdown, json, junit, sarif, github. Repeat --format to write several in one
 run, e.g. --format text --format sarif:kf2jobset.sarif (one may go to stdout, the rest need :FILE).
+
 \b
-Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 3 unreadable input or
-invalid job; 4 a job that cannot be converted as asked; 2 bad options."""
+Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it;
+3 unreadable input or invalid job; 4 a job that cannot be converted as
+asked; 2 bad options."""
 
 
 @main.command(help=_REPORT_HELP)

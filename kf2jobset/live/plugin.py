@@ -230,9 +230,9 @@ def plugin():
     apply  create the JobSet of one v1 job (server-side dry run by default)
 
     \b
-    Exit codes: 0 ok; 2 bad usage; 3 invalid job; 4 needs a decision (e.g. --accept-mpi-ssh)
-    or rejected by the API; 5 unauthorized/forbidden; 6 cluster unreachable or bad kubeconfig;
-    7 object or CRD not found.
+    Exit codes: 0 ok; 2 bad usage; 3 invalid job; 4 needs a decision
+    (e.g. --accept-mpi-ssh) or rejected by the API; 5 unauthorized/forbidden;
+    6 cluster unreachable or bad kubeconfig; 7 object or CRD not found.
     """
 
 

@@ -7,14 +7,19 @@ from dataclasses import field as dc_field
 import click
 
 REPO_HELP = """
+
 \b
 Repo mode (instead of printing a stream):
-  --in-place      rewrite files where they are; only converted documents change
-  --out-dir DIR   write converted files to DIR at their paths relative to the working
-                  directory (files with nothing to convert are not copied)
-  --check         change nothing; list every Kubeflow job still in the tree with why it is
-                  there (to convert, needs a decision, refused, embedded, template,
-                  Helm-skipped); exit 1 if any (with --out-dir: also missing or stale copies)
+  --in-place     rewrite files where they are; only converted documents
+                 change
+  --out-dir DIR  write converted files to DIR at their paths relative to
+                 the working directory (files with nothing to convert are
+                 not copied)
+  --check        change nothing; list every Kubeflow job still in the tree
+                 with why it is there (to convert, needs a decision,
+                 refused, embedded, template, Helm-skipped); exit 1 if any
+                 (with --out-dir: also missing or stale copies)
+
 Directories are walked for *.yaml, *.yml, *.json, YAML templates (*.yaml-template,
 *.yaml.template, *.yaml.tmpl) and Kustomization, honouring .gitignore
 files and --exclude (gitignore syntax); symlinks are never followed. Helm templates are
