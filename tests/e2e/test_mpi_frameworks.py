@@ -319,9 +319,11 @@ def runs_for(command: list[str], launchers: tuple[str, ...], discovery: bool) ->
             # stdin EOF for rank 0 reaches it before that rank is set up; the harness feeds no stdin anyway
             out.append((label, [BINARIES[OMPI41], "--stdin", "none", *opts, *RANK]))
         elif label == OMPI5:
-            out.append((label, [BINARIES[OMPI5], *["-" + w if _ONE_DASH.match(w) else w for w in opts], *RANK]))
+            # --stdin none here too: under load prterun was seen to outlive its ranks by a minute (both
+            # worlds' harness, never the conversion), and the harness feeds no stdin
+            out.append((label, [BINARIES[OMPI5], "--stdin", "none", *["-" + w if _ONE_DASH.match(w) else w for w in opts], *RANK]))
             if any(_ONE_DASH.match(w) for w in opts):  # after: a failed prterun may leave daemons behind
-                out.append((OMPI5_AS_WRITTEN, [BINARIES[OMPI5], *opts, *RANK]))
+                out.append((OMPI5_AS_WRITTEN, [BINARIES[OMPI5], "--stdin", "none", *opts, *RANK]))
         elif label == MPICH40:
             out.append((label, [BINARIES[MPICH40], "-np", str(_np(opts)), *RANK]))
     if discovery:
