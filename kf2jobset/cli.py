@@ -222,7 +222,10 @@ def _convert_report(results, options, report_specs) -> None:
 
 _KRM_HELP = """kustomize function: a ResourceList on stdin; the same list, every Kubeflow job replaced by what `convert` writes for it, on stdout.
 
-Run by kustomize as an exec transformer (kustomize build --enable-alpha-plugins --enable-exec).
+Run by kustomize as an exec transformer: a function config annotated
+config.kubernetes.io/function: "exec: {path: kf2jobset, args: [krm]}" listed under
+`transformers:`, built with kustomize build --enable-alpha-plugins --enable-exec.
+
 Options come from the function config's data, named like convert's options in camelCase, e.g.
 target: trainjob, scheduler: kueue, jobsetVersion: v0.8, acceptMpiSsh: "true". Other items pass
 through with their annotations; a job's outputs take its path and index annotations. On an error

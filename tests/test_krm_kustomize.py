@@ -43,9 +43,11 @@ data:
 """
 
 
-def _wrapper(path: Path) -> None:
-    """kustomize execs a file: this one runs the kf2jobset of this checkout (not an installed one)."""
-    path.write_text(f"#!/bin/sh\nPYTHONPATH='{REPO}' exec '{sys.executable}' -m kf2jobset krm\n")
+def _wrapper(bin_dir: Path) -> None:
+    """`kf2jobset` on kustomize's PATH: this checkout's (not an installed one)."""
+    bin_dir.mkdir()
+    path = bin_dir / "kf2jobset"
+    path.write_text(f"#!/bin/sh\nPYTHONPATH='{REPO}' exec '{sys.executable}' -m kf2jobset \"$@\"\n")
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
 
 
@@ -60,9 +62,10 @@ def _tree(root: Path, jobs: list[Path], data: dict) -> tuple[Path, Path]:
     (base / "kustomization.yaml").write_text("resources:\n" + "".join(f"- {n}\n" for n in ["others.yaml", *names]))
     overlay = root / "jobsets"
     overlay.mkdir()
-    _wrapper(overlay / "kf2jobset-krm")
+    _wrapper(root / "bin")
+    # as the README writes it: kustomize execs `kf2jobset krm` found on PATH
     fn = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kf2jobset", "annotations": {
-        "config.kubernetes.io/function": "exec:\n  path: ./kf2jobset-krm\n"}}}
+        "config.kubernetes.io/function": "exec:\n  path: kf2jobset\n  args: [krm]\n"}}}
     if data:
         fn["data"] = data
     (overlay / "kf2jobset.yaml").write_text(yaml.safe_dump(fn))
@@ -71,7 +74,8 @@ def _tree(root: Path, jobs: list[Path], data: dict) -> tuple[Path, Path]:
 
 
 def _build(kustomize: str, path: Path, *flags: str) -> subprocess.CompletedProcess:  # noqa: F811
-    return subprocess.run([kustomize, "build", *flags, str(path)], capture_output=True, text=True, timeout=120)
+    env = {**os.environ, "PATH": f"{path.parent / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.run([kustomize, "build", *flags, str(path)], capture_output=True, text=True, env=env, timeout=120)
 
 
 def _objects(text: str) -> list:
