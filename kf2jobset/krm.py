@@ -16,17 +16,10 @@ from .yamlio import dump_documents, parse_documents
 
 RESOURCE_LIST = ("config.kubernetes.io/v1", "ResourceList")
 
-# The function runtime's bookkeeping (kyaml kioutil): where an item came from and which input it is.
+# The function runtime's bookkeeping (kyaml kioutil): where an item came from. A job's outputs get it
+# back from convert_document (kf2jobset/bookkeeping.py).
 _PATH = ("config.kubernetes.io/path", "internal.config.kubernetes.io/path")
 _INDEX = ("config.kubernetes.io/index", "internal.config.kubernetes.io/index")
-# Ids map an output back to the input it was (kyaml copies that input's comments and field order onto
-# it; kustomize finds the resource it replaces): a JobSet is not its PyTorchJob, so they are not carried.
-_IDS = {"internal.config.kubernetes.io/id", "config.k8s.io/id", "kustomize.config.k8s.io/id",
-        "internal.config.kubernetes.io/annotations-migration-resource-id"}
-
-
-def _bookkeeping(key: str) -> bool:
-    return (key in _IDS or key.startswith("config.kubernetes.io/") or key.startswith("internal.config.kubernetes.io/"))
 
 
 @dataclass
@@ -83,8 +76,7 @@ def transform(rl: dict, options: ConvertOptions) -> KrmRun:
         if not isinstance(item, dict):
             out_items.append(item)
             continue
-        kept, clean = _split_annotations(item)
-        res = convert_document(clean if kept else item, options)
+        res = convert_document(item, options)
         where = _where(item, i)
         for err in res.errors:
             errors.append(err.located(file=where.file, document=where.document))
@@ -95,9 +87,8 @@ def transform(rl: dict, options: ConvertOptions) -> KrmRun:
             out_items.append(item)
             continue
         conversions += res.conversions
-        outputs = [_annotated(obj, kept) for obj in res.outputs]
-        converted.append(outputs)
-        out_items.append(outputs)
+        converted.append(res.outputs)
+        out_items.append(res.outputs)
     if errors:
         return KrmRun(_dump([], results), errors=errors)
     if options.target == "trainjob":
@@ -106,31 +97,6 @@ def transform(rl: dict, options: ConvertOptions) -> KrmRun:
         share_runtimes(converted)  # one TrainingRuntime per namespace and name across the list
     flat = [o for x in out_items for o in (x if isinstance(x, list) else [x])]
     return KrmRun(_dump(flat, []), conversions=conversions, warnings=warnings)
-
-
-def _split_annotations(item: dict) -> tuple[dict, dict]:
-    """(the runtime's annotations to carry onto the outputs, the item without any of them) — so the
-    JobSet is what `convert` writes for the job as the user wrote it."""
-    meta = item.get("metadata")
-    ann = meta.get("annotations") if isinstance(meta, dict) else None
-    if not isinstance(ann, dict) or not any(isinstance(k, str) and _bookkeeping(k) for k in ann):
-        return {}, item
-    carried = {k: v for k, v in ann.items() if isinstance(k, str) and _bookkeeping(k) and k not in _IDS}
-    user = {k: v for k, v in ann.items() if not (isinstance(k, str) and _bookkeeping(k))}
-    new_meta = {k: v for k, v in meta.items() if k != "annotations"}
-    if user:
-        new_meta["annotations"] = user
-    return carried, {**item, "metadata": new_meta}
-
-
-def _annotated(obj: dict, carried: dict) -> dict:
-    """An output of a job gets the job's path and index: written back to the job's file, in its place
-    (kyaml sorts by path, then index, stably, so the JobSet and its companions stay together there)."""
-    if not carried:
-        return obj
-    meta = dict(obj.get("metadata") or {})
-    meta["annotations"] = {**(meta.get("annotations") or {}), **carried}
-    return {**obj, "metadata": meta}
 
 
 def _where(item: dict, i: int) -> Location:
