@@ -220,6 +220,74 @@ def _convert_report(results, options, report_specs) -> None:
         fail(err)
 
 
+_KRM_HELP = """kustomize function: a ResourceList on stdin; the same list, every Kubeflow job replaced by what `convert` writes for it, on stdout.
+
+Run by kustomize as an exec transformer: a function config annotated
+config.kubernetes.io/function: "exec: {path: kf2jobset, args: [krm]}" listed under
+`transformers:`, built with kustomize build --enable-alpha-plugins --enable-exec.
+
+Options come from the function config's data, named like convert's options in camelCase, e.g.
+target: trainjob, scheduler: kueue, jobsetVersion: v0.8, acceptMpiSsh: "true". Other items pass
+through with their annotations; a job's outputs take its path and index annotations. On an error
+the list carries `results` (severity error) and no items, the messages go to stderr and the exit
+code is non-zero, so kustomize fails the build."""
+
+
+@main.command(help=_KRM_HELP)
+def krm():
+    from .errors import Kf2JobSetError
+    from .krm import error_output, function_config_data, read_resource_list, transform
+    from .notes import warning_lines
+    from .pipeline import read_text
+
+    try:
+        rl = read_resource_list(read_text("-"))
+        options = _krm_options(function_config_data(rl))
+    except Kf2JobSetError as err:
+        sys.stdout.write(error_output(err))
+        fail(err)
+    run = transform(rl, options)
+    sys.stdout.write(run.output)
+    if run.errors:
+        for err in run.errors:
+            for problem in err.problems:
+                click.echo(f"kf2jobset: {problem}", err=True)
+        sys.exit(exitcodes.worst(exitcodes.for_error(e) for e in run.errors))
+    for line in run.warnings:
+        click.echo(f"kf2jobset: warning: {line}", err=True)
+    for line in warning_lines([("<ResourceList>", c.job.display_name(), n) for c in run.conversions for n in c.notes if n.printed]):
+        click.echo(f"kf2jobset: {line}", err=True)
+
+
+def _krm_options(data: dict):
+    """functionConfig data -> ConvertOptions, parsed by convert's own click options (same choices,
+    defaults and checks): `scheduler: kueue` is `--scheduler kueue`, `acceptMpiSsh: "true"` the flag."""
+    import re
+
+    from .errors import Location, Problem, UsageError
+
+    params = conversion_options(lambda **kw: kw).__click_params__
+    by_key = {re.sub(r"_(.)", lambda m: m.group(1).upper(), p.name): p for p in params if p.name != "name"}
+    argv = []
+    for key, value in data.items():
+        where = Location(file="<function config>", path=("data", key))
+        param = by_key.get(key)
+        if param is None:
+            raise UsageError(Problem(f"unknown option; known: {', '.join(sorted(by_key))}", where))
+        if param.is_flag:
+            if value not in ("true", "false"):
+                raise UsageError(Problem(f"expected \"true\" or \"false\", got {value!r}", where))
+            argv += [param.opts[0]] if value == "true" else []
+            continue
+        try:
+            click.Command("krm", params=[param]).make_context("krm", [param.opts[0], value])
+        except click.UsageError as exc:
+            raise UsageError(Problem(exc.format_message(), where)) from None
+        argv += [param.opts[0], value]
+    ctx = click.Command("krm", params=params).make_context("krm", argv)
+    return build_options(dict(ctx.params))
+
+
 def kubectl_main():
     """Entry point of `kubectl kf2jobset` (the kubectl plugin)."""
     from .live.plugin import main as plugin_main

@@ -13,6 +13,7 @@ from typing import Any
 from .emit import Conversion, emit
 from .errors import InvalidJobError, Kf2JobSetError, Location, Problem, UnsupportedError
 from .mappings import convertible_mapping, kubeflow_job_kind, readable_versions
+from . import bookkeeping
 from . import claims as claim
 from .notes import Note
 from .options import ConvertOptions
@@ -240,13 +241,14 @@ def convert_document(doc: Any, options: ConvertOptions) -> DocumentResult:
     if not isinstance(doc, dict):
         return DocumentResult()
     if is_job(doc):
+        carried, doc = bookkeeping.split(doc)  # a renderer's (kustomize, Helm 4) annotations: not the job's
         try:
             conv = convert_job(doc, options)
         except Kf2JobSetError as err:
             return DocumentResult(errors=[err])
         except RecursionError:  # bounded at the parse boundary; a last guard, never a traceback
             return DocumentResult(errors=[InvalidJobError(Problem("the document is nested too deeply to convert", Location(), rule="nesting"))])
-        return DocumentResult(outputs=conv.objects, conversions=[conv])
+        return DocumentResult(outputs=[bookkeeping.give_back(o, carried) for o in conv.objects], conversions=[conv])
     if kubeflow_job_kind(doc):
         return DocumentResult(errors=[unsupported_job_version(doc)])
     if doc.get("kind") == "List" and isinstance(doc.get("items"), list):

@@ -16,6 +16,8 @@
 #   training-operator-v1.8.1 Kubeflow Training Operator v1.8.1 (MXJob: removed in v1.9.0) tools/testtrainingoperatorv181
 #   trainer-controller       Kubeflow Trainer v2.3.0 (TrainJob trainer.kubeflow.org/v1alpha1) tools/testtrainer
 #   kustomize                kustomize v5.7.1                 tools/kustomize (repo-mode tests; not in the default set)
+#   helm3                    Helm v3.22.0                     tools/helm3 (post-renderer tests; not in the default set)
+#   helm4                    Helm v4.3.1                      tools/helm4 (post-renderer plugin tests; not in the default set)
 #
 # Each binary is built from its project-owned Go module into
 #   ${KF2JOBSET_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kf2jobset}/<module>-<version>-<hash>/<NAME>
@@ -47,6 +49,8 @@ spec() {
     mpi-operator)            echo "testmpioperator|v0.8.2|.|-X github.com/kubeflow/mpi-operator/pkg/version.Version=v0.8.2" ;;
     trainer-controller)      echo "testtrainer|v2.3.0|github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager|" ;;
     kustomize)               echo "kustomize|v5.7.1|sigs.k8s.io/kustomize/kustomize/v5|" ;;
+    helm3)                   echo "helm3|v3.22.0|helm.sh/helm/v3/cmd/helm|-X helm.sh/helm/v3/internal/version.version=v3.22.0" ;;
+    helm4)                   echo "helm4|v4.3.1|helm.sh/helm/v4/cmd/helm|-X helm.sh/helm/v4/internal/version.version=v4.3.1" ;;
     *) return 1 ;;
   esac
 }

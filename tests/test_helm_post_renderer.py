@@ -1,0 +1,129 @@
+"""kf2jobset as Helm's post-renderer, run by REAL Helm (v3.22.0 and v4.3.1, built from tools/helm3 and
+tools/helm4 by tools/install-ground-truth.sh; not built by the tests: a skip names the command, and
+under CI=true a missing binary fails).
+
+Helm 3 execs `kf2jobset convert -` itself (--post-renderer PATH --post-renderer-args ...); Helm 4 runs
+post-renderer plugins: the repo's helm-plugin/. The chart (fixtures/helm/train-chart) builds its
+PyTorchJob with if/range/include, so only rendering shows it. The promise: what Helm writes equals
+`helm template | kf2jobset convert -` as data, the Service passes through, an invalid job fails Helm.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .conftest import REPO
+
+CHART = REPO / "fixtures" / "helm" / "train-chart"
+PLUGIN = REPO / "helm-plugin"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def _helm_binary(name: str) -> str:
+    given = os.environ.get(f"KF2JOBSET_{name.upper()}")
+    if given:
+        return given
+    proc = subprocess.run(["bash", str(REPO / "tools" / "install-ground-truth.sh"), "--print-paths", name],
+                          capture_output=True, text=True, timeout=60)
+    path = proc.stdout.strip().rpartition("=")[2]
+    if proc.returncode != 0 or not path or not os.access(path, os.X_OK):
+        reason = f"{name} not built: run `bash tools/install-ground-truth.sh {name}` (about 2.5 min cold)"
+        if IN_CI:
+            pytest.fail(f"ground truth missing in CI: {reason}", pytrace=False)
+        pytest.skip(reason)
+    return path
+
+
+@pytest.fixture
+def env(tmp_path) -> dict:
+    """Helm's homes in tmp; `kf2jobset` on PATH is this checkout's (a wrapper, not an installed one)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "kf2jobset"
+    wrapper.write_text(f"#!/bin/sh\nPYTHONPATH='{REPO}' exec '{sys.executable}' -m kf2jobset \"$@\"\n")
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+            "HELM_CACHE_HOME": str(tmp_path / "cache"), "HELM_CONFIG_HOME": str(tmp_path / "config"),
+            "HELM_DATA_HOME": str(tmp_path / "data"), "HELM_PLUGINS": str(tmp_path / "plugins")}
+
+
+def _run(cmd: list, env: dict, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=env, timeout=120)
+
+
+def _objects(text: str) -> list:
+    return sorted((d for d in yaml.safe_load_all(text) if d is not None), key=lambda d: (d["kind"], d["metadata"]["name"]))
+
+
+def _expected(helm: str, env: dict, *convert_args: str, sets: tuple = ()) -> tuple[str, str]:
+    """(plain `helm template`, its conversion by `kf2jobset convert -`)"""
+    plain = _run([helm, "template", "demo", str(CHART), *sets], env)
+    assert plain.returncode == 0, plain.stderr
+    conv = _run(["kf2jobset", "convert", *convert_args, "-"], env, plain.stdout)
+    assert conv.returncode == 0, conv.stderr
+    return plain.stdout, conv.stdout
+
+
+def _post_renderer_args(helm_major: int, env: dict, extra: tuple) -> list:
+    if helm_major == 3:
+        args = ["--post-renderer", shutil.which("kf2jobset", path=env["PATH"])]
+        for a in ("convert", "-", *extra):
+            args += ["--post-renderer-args", a]
+        return args
+    shutil.copytree(PLUGIN, Path(env["HELM_PLUGINS"]) / "kf2jobset")
+    args = ["--post-renderer", "kf2jobset"]
+    for a in extra:
+        args += ["--post-renderer-args", a]
+    return args
+
+
+def _check_renders(helm: str, major: int, env: dict, extra: tuple) -> None:
+    plain, want = _expected(helm, env, *extra)
+    got = _run([helm, "template", "demo", str(CHART), *_post_renderer_args(major, env, extra)], env)
+    assert got.returncode == 0, got.stderr
+    objects = _objects(got.stdout)
+    assert objects == _objects(want)
+    if major == 3:  # Helm 3 prints what the post-renderer wrote: the Service byte for byte, comments and all
+        assert got.stdout == want
+    kinds = [d["kind"] for d in objects]
+    assert "PyTorchJob" not in kinds and ("TrainJob" in kinds if "trainjob" in extra else "JobSet" in kinds)
+    js = next(d for d in objects if d["kind"] in ("JobSet", "TrainingRuntime"))
+    replicated = js["spec"]["replicatedJobs"] if js["kind"] == "JobSet" else js["spec"]["template"]["spec"]["replicatedJobs"]
+    # the chart's range gave the Worker role 3 replicas and its include the containers' env
+    assert {r["name"]: r["replicas"] for r in replicated} == {"master": 1, "worker": 3}
+    service = next(d for d in _objects(plain) if d["kind"] == "Service")
+    assert service in objects  # passed through as rendered
+    # Helm 4 tags each object with its template file; the job's outputs go back to the job's file
+    assert "postrenderer.helm.sh" not in got.stdout and "generated-by-postrender" not in got.stdout
+
+
+def _check_fails(helm: str, major: int, env: dict) -> subprocess.CompletedProcess:
+    got = _run([helm, "template", "demo", str(CHART), "--set", "masterReplicas=2", *_post_renderer_args(major, env, ())], env)
+    assert got.returncode != 0
+    assert "kind: " not in got.stdout  # nothing rendered is written
+    return got
+
+
+@pytest.mark.parametrize("name", ["helm3", "helm4"])
+@pytest.mark.parametrize("extra", [(), ("--target", "trainjob")])
+def test_the_post_renderer_writes_what_convert_writes_for_the_rendered_chart(name, env, extra):
+    _check_renders(_helm_binary(name), int(name[-1]), env, extra)
+
+
+@pytest.mark.parametrize("name", ["helm3", "helm4"])
+def test_an_invalid_job_fails_helm(name, env):
+    got = _check_fails(_helm_binary(name), int(name[-1]), env)
+    assert "spec.pytorchReplicaSpecs.Master.replicas: Master replicas must be exactly 1, got 2" in got.stderr
+
+
+def test_the_plugin_version_is_kf2jobsets():
+    from kf2jobset import __version__
+
+    assert yaml.safe_load((PLUGIN / "plugin.yaml").read_text())["version"] == __version__
