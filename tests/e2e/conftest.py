@@ -19,7 +19,6 @@ namespace per test; ``api`` -> a ``kubernetes.client.ApiClient`` for the admin.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -29,21 +28,14 @@ from pathlib import Path
 import pytest
 
 from ..apiserver_harness import ToolUnavailable
+from ..asked import requested
 from .stack import GroundTruthStack, start_stack
 
 E2E_DIR = Path(__file__).resolve().parent
 
 
 def _requested(config: pytest.Config) -> bool:
-    if os.environ.get("KF2JOBSET_E2E") == "1":
-        return True
-    if re.search(r"\be2e\b", config.option.markexpr or "") and "not e2e" not in (config.option.markexpr or ""):
-        return True
-    for arg in config.args:
-        p = Path(arg.split("::", 1)[0]).resolve()
-        if p == E2E_DIR or E2E_DIR in p.parents:
-            return True
-    return False
+    return requested(config, E2E_DIR, "e2e")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -17,26 +17,15 @@ from pathlib import Path
 
 import pytest
 
+from ..asked import requested
 from .harness import netns_available
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCHERS_DIR = Path(__file__).resolve().parent
 
 
-def _requested(config: pytest.Config) -> bool:
-    if os.environ.get("KF2JOBSET_E2E") == "1":
-        return True
-    if "launchers" in (config.option.markexpr or "") and "not launchers" not in (config.option.markexpr or ""):
-        return True
-    for arg in config.args:
-        p = Path(arg.split("::", 1)[0]).resolve()
-        if p == LAUNCHERS_DIR or LAUNCHERS_DIR in p.parents:
-            return True
-    return False
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if _requested(config):
+    if requested(config, LAUNCHERS_DIR, "launchers"):
         return
     skip = pytest.mark.skip(reason="real-launcher tests run with the ground truth: python -m pytest tests/launchers "
                                    "(or KF2JOBSET_E2E=1)")
