@@ -34,7 +34,6 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -44,7 +43,8 @@ import pytest
 
 from ..conftest import FIXTURES
 from .nodeagent import NodeAgent
-from .stack import MXJOB_FLAVOUR, start_stack
+from .conftest import running_stack
+from .stack import MXJOB_FLAVOUR
 from .test_differential import Case, corpus_cases, fixture_cases
 from .test_frameworks import (
     MUTATION_TIMEOUT,
@@ -96,33 +96,18 @@ def mx_python() -> Path:
 
 @pytest.fixture(scope="module")
 def mx_runner(netns_ok, mx_python):
-    workdir = Path(tempfile.mkdtemp(prefix="kf2jobset-e2e-mxnet-"))
-    stack = agent = runner = None
-    try:
-        try:
-            stack = start_stack(workdir, flavour=MXJOB_FLAVOUR)
-        except Exception as e:  # noqa: BLE001 - a build or start failure is a test failure
-            pytest.fail(f"the {MXJOB_FLAVOUR} stack did not start: {e}\n(KF2JOBSET_KEEP_E2E_DIR=1 keeps the logs in "
-                        f"{workdir})", pytrace=False)
-        print(f"\n[mxnet] {MXJOB_FLAVOUR} stack up in {stack.startup_seconds:.1f} s: {stack.timings}")
+    with running_stack(MXJOB_FLAVOUR) as stack:  # its own etcd + API server; stopped and removed after
         holder: dict = {}
         agent = NodeAgent(stack.kubeconfig, {"": lambda launch: holder["r"].program(launch)}, namespaces=set(),
                           scheduler_names=("default-scheduler",), backoff=(1.0, 10.0), subnet="10.249")
         runner = holder["r"] = FrameworkRunner(stack, agent, {"mxnet": mx_python})
-        agent.start()
-        yield runner
-    finally:
-        if agent is not None:
+        try:
+            agent.start()
+            yield runner
+        finally:
             agent.stop()
             shutil.rmtree(agent.workdir, ignore_errors=True)
-        if runner is not None:
             shutil.rmtree(runner.markers, ignore_errors=True)
-        if stack is not None:
-            stack.stop()
-        if os.environ.get("KF2JOBSET_KEEP_E2E_DIR"):
-            print(f"\nkept {MXJOB_FLAVOUR} e2e directory: {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
