@@ -2,8 +2,9 @@
 
 Each refusing fixture (``fixtures/*/*/expected-error.txt``, the cases tests/test_refusal_inventory.py
 requires for every rule id) is created in a namespace of its own on the real v1 world: the Training
-Operator v1.9.4 with its validating webhooks (tests/e2e/stack.py), or, for MPIJob
-``kubeflow.org/v2beta1``, mpi-operator v0.8.2 on the second stack flavour. Its outcome there is one of
+Operator v1.9.4 with its validating webhooks (tests/e2e/stack.py); for MPIJob ``kubeflow.org/v2beta1``,
+mpi-operator v0.8.2 on the second stack flavour; for MXJob, the Training Operator v1.8.1 (its last
+release) on the ``training-operator-v1.8.1`` flavour. Its outcome there is one of
 
 * ``admission``: the create call failed (the CRD schema, CEL, the API server's object-meta rules, or
   the operator's webhook);
@@ -52,9 +53,18 @@ PARALLEL = int(os.environ.get("KF2JOBSET_REFUSALS_PARALLEL", "8"))
 POD_WAIT = 45.0  # seconds for the operator's pods to appear (they appear within a few seconds when they can)
 V1, V2BETA1 = "kubeflow.org/v1", "kubeflow.org/v2beta1"
 PLURAL = {"TFJob": "tfjobs", "PyTorchJob": "pytorchjobs", "MPIJob": "mpijobs", "XGBoostJob": "xgboostjobs",
-          "PaddleJob": "paddlejobs", "JAXJob": "jaxjobs"}
+          "PaddleJob": "paddlejobs", "JAXJob": "jaxjobs", "MXJob": "mxjobs"}
 SPECS_FIELD = {"TFJob": "tfReplicaSpecs", "PyTorchJob": "pytorchReplicaSpecs", "MPIJob": "mpiReplicaSpecs",
-               "XGBoostJob": "xgbReplicaSpecs", "PaddleJob": "paddleReplicaSpecs", "JAXJob": "jaxReplicaSpecs"}
+               "XGBoostJob": "xgbReplicaSpecs", "PaddleJob": "paddleReplicaSpecs", "JAXJob": "jaxReplicaSpecs",
+               "MXJob": "mxReplicaSpecs"}
+
+
+def world(job: dict) -> str:
+    """The stack flavour whose operator served this job: mpi-operator for MPIJob v2beta1, the Training
+    Operator v1.8.1 for MXJob (removed in v1.9.0), v1.9.4 for the rest."""
+    if job.get("apiVersion") == V2BETA1:
+        return "mpi-operator"
+    return "training-operator-v1.8.1" if job.get("kind") == "MXJob" else "training-operator"
 INHERITED = "inherited"
 _NS = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _RULE = re.compile(r" \[([A-Za-z][\w-]*)\](?= \(hint: |$)", re.M)
@@ -103,8 +113,8 @@ def _case(path: Path) -> Case:
     served = (job.get("apiVersion") == V1 and job.get("kind") in PLURAL) or \
              (job.get("apiVersion") == V2BETA1 and job.get("kind") == "MPIJob")
     if not served:
-        case.skip = (f"{job.get('apiVersion')} {job.get('kind')}: neither the Training Operator v1.9.4 nor "
-                     "mpi-operator v0.8.2 serves it, so there is no v1 world to send it to")
+        case.skip = (f"{job.get('apiVersion')} {job.get('kind')}: none of the Training Operator v1.9.4, v1.8.1 "
+                     "or mpi-operator v0.8.2 serves it, so there is no v1 world to send it to")
         return case
     case.job = job
     return case
@@ -264,14 +274,15 @@ def observe(stack, case: Case) -> Outcome:
 
 
 def _operator(stack) -> str:
-    return "mpi-operator" if stack.flavour == "mpi-operator" else "training-operator"
+    return stack.flavour if stack.flavour in ("mpi-operator", "training-operator-v1.8.1") else "training-operator"
 
 
-class LazyMPIStack:
-    """The mpi-operator stack, started by the first v2beta1 case, in a thread that lives until
+class LazyStack:
+    """A stack of another flavour, started by the first case that needs it, in a thread that lives until
     :meth:`close` (the components die with the thread that forked them: PR_SET_PDEATHSIG)."""
 
-    def __init__(self) -> None:
+    def __init__(self, flavour: str) -> None:
+        self.flavour = flavour
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._stop = threading.Event()
@@ -282,20 +293,20 @@ class LazyMPIStack:
     def result(self):
         with self._lock:
             if self._thread is None:
-                self._thread = threading.Thread(target=self._live, name="refusals-mpi-stack", daemon=True)
+                self._thread = threading.Thread(target=self._live, name=f"refusals-{self.flavour}", daemon=True)
                 self._thread.start()
         self._ready.wait()
         if self._error is not None:
-            raise RuntimeError(f"the mpi-operator stack did not start: {self._error}") from self._error
+            raise RuntimeError(f"the {self.flavour} stack did not start: {self._error}") from self._error
         return self._stack
 
     def _live(self) -> None:
         from .stack import start_stack
 
-        workdir = Path(tempfile.mkdtemp(prefix="kf2jobset-e2e-refusals-mpi-"))
+        workdir = Path(tempfile.mkdtemp(prefix=f"kf2jobset-e2e-refusals-{self.flavour}-"))
         try:
-            self._stack = start_stack(workdir, flavour="mpi-operator")
-        except BaseException as e:  # noqa: BLE001 - every v2beta1 case fails with it
+            self._stack = start_stack(workdir, flavour=self.flavour)
+        except BaseException as e:  # noqa: BLE001 - every case of this flavour fails with it
             self._error = e
         finally:
             self._ready.set()
@@ -305,7 +316,7 @@ class LazyMPIStack:
             if self._stack is not None:
                 self._stack.stop()
             if os.environ.get("KF2JOBSET_KEEP_E2E_DIR"):
-                print(f"\nkept mpi-operator e2e directory: {workdir}")
+                print(f"\nkept {self.flavour} e2e directory: {workdir}")
             else:
                 shutil.rmtree(workdir, ignore_errors=True)
 
@@ -317,14 +328,15 @@ class LazyMPIStack:
 
 @pytest.fixture(scope="module")
 def outcomes(stack) -> dict[str, Outcome]:
-    mpi = LazyMPIStack()
+    others = {f: LazyStack(f) for f in ("mpi-operator", "training-operator-v1.8.1")}
     results: dict[str, Outcome] = {}
     lock = threading.Lock()
 
     def one(case: Case) -> None:
         t0 = time.monotonic()
         try:
-            where = mpi.result() if case.job["apiVersion"] == V2BETA1 else stack
+            flavour = world(case.job)
+            where = stack if flavour == "training-operator" else others[flavour].result()
             o = observe(where, case)
         except Exception as e:  # noqa: BLE001 - reported per case
             o = Outcome(case, "failed", f"{type(e).__name__}: {e}"[:1500], seconds=time.monotonic() - t0)
@@ -336,15 +348,17 @@ def outcomes(stack) -> dict[str, Outcome]:
         c.run_kf2jobset()
     t0 = time.monotonic()
     try:
-        if any(c.job["apiVersion"] == V2BETA1 for c in runnable):
-            try:
-                mpi.result()  # before the v1 cases load the machine (its API server has a start-up deadline)
-            except Exception:  # noqa: BLE001 - each v2beta1 case reports it
-                pass
+        for flavour, lazy in others.items():
+            if any(world(c.job) == flavour for c in runnable):
+                try:
+                    lazy.result()  # before the v1 cases load the machine (its API server has a start-up deadline)
+                except Exception:  # noqa: BLE001 - each case of that flavour reports it
+                    pass
         with ThreadPoolExecutor(PARALLEL) as pool:
             list(pool.map(one, runnable))
     finally:
-        mpi.close()
+        for lazy in others.values():
+            lazy.close()
     wall = time.monotonic() - t0
     print(f"\n[refusals] {len(runnable)} refusing fixtures sent to the v1 world in {wall:.1f} s (parallel {PARALLEL}); "
           f"{len(CASES) - len(runnable)} skipped")
