@@ -1,7 +1,7 @@
-"""`--target trainjob` (kf2jobset/targets/trainjob.py): every fixture job as a TrainJob on a generated
-TrainingRuntime that holds the very JobSet `--target jobset` writes. The real Trainer v2.3.0 controller
-holds it in tests/e2e/test_trainjob_target.py; the real API server (Trainer CRDs) in
-tests/live/test_trainjob_dry_run.py."""
+"""`--target trainjob --trainer-runtime generated` (kf2jobset/targets/trainjob.py): every fixture job as a
+TrainJob on a generated TrainingRuntime that holds the very JobSet `--target jobset` writes. The real
+Trainer v2.3.0 controller holds it in tests/e2e/test_trainjob_target.py; the real API server (Trainer
+CRDs) in tests/live/test_trainjob_dry_run.py. The built-in runtime path: tests/test_target_torch_distributed.py."""
 from __future__ import annotations
 
 import copy
@@ -37,7 +37,7 @@ def objects(result) -> list[dict]:
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.parent.name}/{c.name}")
 def test_every_fixture_becomes_a_trainjob_on_a_runtime_holding_its_jobset(case):
     as_jobset = convert(case)
-    as_trainjob = convert(case, "--target", "trainjob")
+    as_trainjob = convert(case, "--target", "trainjob", "--trainer-runtime", "generated")
     if as_jobset.exit_code != 0:
         # refused for the job itself: the same refusal, whichever the target
         assert as_trainjob.exit_code == as_jobset.exit_code and as_trainjob.stdout == ""
@@ -87,7 +87,8 @@ def test_alike_jobs_share_one_runtime_and_others_get_their_own():
     text = (FIXTURES / "pytorchjob" / "master-workers" / "input.yaml").read_text()
     two = text + "\n---\n" + text.replace("name: resnet-ddp", "name: resnet-ddp-b")
     other = two + "\n---\n" + text.replace("name: resnet-ddp", "name: resnet-ddp-c").replace('"90"', '"91"')
-    result = CliRunner().invoke(main, ["convert", "-", "--target", "trainjob"], input=other, catch_exceptions=False)
+    result = CliRunner().invoke(main, ["convert", "-", "--target", "trainjob", "--trainer-runtime", "generated"],
+                                input=other, catch_exceptions=False)
     out = objects(result)
     runtimes = [o["metadata"]["name"] for o in out if o["kind"] == "TrainingRuntime"]
     refs = [o["spec"]["runtimeRef"]["name"] for o in out if o["kind"] == "TrainJob"]
@@ -149,7 +150,9 @@ def _tj004(path: str, *args) -> str:
 
 
 def test_the_report_says_which_runtime_and_why():
-    assert "fits the built-in torch-distributed" in _tj004(str(FIXTURES / "pytorchjob" / "master-workers" / "input.yaml"))
+    assert "built-in ClusterTrainingRuntime 'torch-distributed'" in _tj004(str(FIXTURES / "pytorchjob" / "master-workers" / "input.yaml"))
+    assert "--trainer-runtime generated" in _tj004(str(FIXTURES / "pytorchjob" / "master-workers" / "input.yaml"),
+                                                   "--trainer-runtime", "generated")
     assert "elasticPolicy" in _tj004(str(FIXTURES / "pytorchjob" / "elastic-hpa" / "input.yaml"))
     assert "Master and Worker templates differ" in _tj004(str(FIXTURES / "pytorchjob" / "env-override" / "input.yaml"))
     assert "--subdomain" in _tj004(str(FIXTURES / "pytorchjob" / "master-workers" / "input.yaml"), "--subdomain", "x")
