@@ -52,6 +52,9 @@ def parameters(options) -> dict:
         "mpiHostfile": options.mpi_hostfile,
         "clusterDomain": options.cluster_domain,
         "katib": options.katib,
+        # only when not the default, so JobSet reports read as before
+        **({"target": options.target, "trainerVersion": "v{}.{}".format(*options.trainer_version),
+            "trainerRuntime": options.trainer_runtime} if options.target != "jobset" else {}),
     }
 
 
@@ -95,6 +98,7 @@ def job_report(conv, doc, embedded: tuple, options) -> JobReport:
         line=position(doc.data, embedded, doc.start_line)[0] if embedded else doc.start_line + 1 + first_content_line(doc.text),
         embedded_path=format_path(embedded) if embedded else None,
         replica_types=list(job.replicas),
+        written_kind="TrainJob" if options.target == "trainjob" else "JobSet",
     )
     findings: list[Finding] = []
 

@@ -131,7 +131,7 @@ def jobset_misfits(jobset: dict) -> list[str]:
         why.append(f"pod restartPolicy {pod.get('restartPolicy')}")
     containers = pod.get("containers") or []
     if len(containers) != 1:
-        why.append("more than one container")
+        why.append("init or sidecar containers (a TrainJob can add none)")
     for c in containers[:1]:
         extra = sorted(set(c) - set(NODE_CONTAINER))
         if extra:

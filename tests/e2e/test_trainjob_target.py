@@ -25,7 +25,7 @@ from .test_trainer_smoke import JS, PY, TJ, TR, agent_for, core, custom, jobset_
 from .test_trainer_smoke import wait_complete
 
 REPO_FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[2] / "fixtures"
-CASES = sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml"))
+CASES = sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml")) + sorted(p.parent for p in (REPO_FIXTURES / "targets").glob("*/*/input.yaml"))
 CORE_KINDS = {"ConfigMap": "configmaps", "Secret": "secrets"}
 
 
