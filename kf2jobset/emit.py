@@ -41,6 +41,7 @@ class Conversion:
     # live on the target's object rather than on the JobSet (a TrainJob's deadline, its Kueue queue).
     layout: object = None
     lifecycle_overrides: dict = field(default_factory=dict)
+    assumed_name_length: int | None = None  # the JobSet was checked for a name this long (no name of its own)
 
     @property
     def objects(self) -> list[dict]:

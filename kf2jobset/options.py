@@ -86,8 +86,5 @@ class ConvertOptions:
                              "between minor releases)")
         if self.trainer_runtime not in TRAINER_RUNTIMES:
             raise UsageError(f"--trainer-runtime {self.trainer_runtime!r}: choose one of {', '.join(TRAINER_RUNTIMES)}")
-        if self.target == "trainjob" and self.katib:
-            raise UsageError("--katib with --target trainjob: Katib trials as TrainJobs are not written yet; "
-                             "convert the Experiments with --target jobset")
         if self.mpi_hostfile not in MPI_HOSTFILE_MODES:
             raise UsageError(f"--mpi-hostfile {self.mpi_hostfile!r}: choose one of {', '.join(MPI_HOSTFILE_MODES)}")

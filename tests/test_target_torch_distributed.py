@@ -141,7 +141,9 @@ def test_a_builtin_trainjob_is_one_trainers_webhook_admits(name, conv):
     assert not any(o["kind"] == "TrainingRuntime" for o in conv.objects)
     # the JobSet Trainer builds passes the JobSet rules, and its node container is trainer.env + the PET_*
     predicted = to_plain(conv.jobset)
-    assert check_jobset(predicted) == []
+    meta = predicted["metadata"]
+    named = meta if meta.get("name") or meta.get("generateName") else {**meta, "name": "t" * conv.assumed_name_length}
+    assert check_jobset({**predicted, "metadata": named}) == []
     (node,) = predicted["spec"]["replicatedJobs"]
     env = node["template"]["spec"]["template"]["spec"]["containers"][0]["env"]
     assert [e["name"] for e in env] == [e["name"] for e in trainer.get("env") or []] + list(td.PET_ENV)
@@ -175,7 +177,6 @@ def test_rank_world_size_and_master_address_are_v1s_on_every_pod(name, conv):
     ("pytorchjob/env-override", "Master and Worker templates differ"),
     ("pytorchjob/elastic-hpa", "elasticPolicy"),
     ("pytorchjob/exitcode-no-retry", "restartPolicy Never/ExitCode"),
-    ("pytorchjob/generate-name", "no fixed name"),
     ("pytorchjob/sidecar", "init or sidecar containers"),
     ("pytorchjob/keep-kubeflow-labels", "pod templates differ"),
     ("scheduling/kueue", "priorityClassName"),

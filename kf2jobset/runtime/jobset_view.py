@@ -16,6 +16,15 @@ P = "jobset.sigs.k8s.io/"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 
 
+STAND_IN_SUFFIX = "x7k2q"  # what the API server might append to a generateName
+
+
+def stand_in_name(meta: dict) -> str:
+    """The name a JobSet is modelled under: its own, else a generated one (generateName, or none at all:
+    a Katib trial, named at creation)."""
+    return meta.get("name") or (meta.get("generateName") or "jobset-") + STAND_IN_SUFFIX
+
+
 @dataclass
 class JobSetWorld:
     jobset: dict
@@ -36,7 +45,7 @@ def jobset_world(jobset: dict, *, name: str | None = None, namespace: str | None
     (Trainer's `node`), so containers pair by what they run."""
     roles = roles or {}
     meta = jobset.get("metadata") or {}
-    name = name or meta.get("name") or (meta.get("generateName") or "jobset-") + "x7k2q"
+    name = name or stand_in_name(meta)
     namespace = namespace or meta.get("namespace") or "default"
     spec = jobset.get("spec") or {}
     network = spec.get("network") or {}

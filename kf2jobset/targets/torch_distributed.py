@@ -27,6 +27,7 @@ import re
 from ..claims import absent, equals, present
 from ..notes import Note
 from ..quantity import parse_quantity
+from ..runtime.jobset_view import stand_in_name
 
 RUNTIME_NAME = "torch-distributed"
 NODE = "node"  # the runtime's replicatedJob and container
@@ -73,8 +74,6 @@ def source_misfits(job, options) -> list[str]:
         why.append("runPolicy.backoffLimit/ttlSecondsAfterFinished (Job and JobSet fields a TrainJob cannot set)")
     if options.subdomain:
         why.append("--subdomain (Trainer's torch plugin writes the master address with the TrainJob's name)")
-    if not job.name:
-        why.append("no fixed name (Trainer writes the master address with the name given at creation)")
     pod = (templates[0] or {}).get("spec") or {}
     extra = sorted(set(pod) - set(PATCHABLE_POD) - {"containers", "restartPolicy"})
     if extra:
@@ -256,7 +255,7 @@ def build(conversion, options) -> tuple[dict, dict]:
     if rjob_patch:
         template_patch["spec"] = {"replicatedJobs": [{"name": NODE, "template": rjob_patch}]}
 
-    train_meta = {k: meta[k] for k in ("name", "namespace") if meta.get(k)}
+    train_meta = {k: meta[k] for k in ("name", "generateName", "namespace") if meta.get(k)}
     if labels or kueue:
         train_meta["labels"] = {**labels, **kueue}
     if annotations:
@@ -281,7 +280,9 @@ def predict(trainjob: dict, pod: dict, container: dict, labels: dict, annotation
     """The JobSet Trainer v2.3 builds for `trainjob` on torch-distributed (plugins/jobset, plugins/torch):
     the runtime's one `node` replicatedJob, sized and filled from spec.trainer, patched, with the PET_*;
     with the two defaults JobSet's webhook adds that the pods depend on (completionMode, restartPolicy)."""
-    name = trainjob["metadata"]["name"]
+    # Trainer writes the TrainJob's name into PET_MASTER_ADDR; one named at creation (generateName, a
+    # Katib trial) is predicted under the stand-in name the report's model gives it
+    name = stand_in_name(trainjob["metadata"])
     trainer = trainjob["spec"]["trainer"]
     nodes = trainer["numNodes"]
     resources = trainer.get("resourcesPerNode") or {}
@@ -306,7 +307,7 @@ def predict(trainjob: dict, pod: dict, container: dict, labels: dict, annotation
     patch = ((trainjob["spec"].get("runtimePatches") or [{}])[0].get("trainingRuntimeSpec") or {}).get("template") or {}
     job_meta = ((((patch.get("spec") or {}).get("replicatedJobs") or [{}])[0].get("template") or {}).get("metadata")) or {}
     rjob_meta = {**job_meta, "labels": {ANCESTOR_LABEL: "trainer", **(job_meta.get("labels") or {})}}
-    meta = {k: trainjob["metadata"][k] for k in ("name", "namespace") if k in trainjob["metadata"]}
+    meta = {k: trainjob["metadata"][k] for k in ("name", "generateName", "namespace") if k in trainjob["metadata"]}
     if labels:
         meta["labels"] = labels
     if annotations:
@@ -328,7 +329,7 @@ def notes(conversion, trainjob: dict, predicted: dict, planned_env: list[dict]) 
     """What differs from the JobSet kf2jobset would write (the v1 contract: `planned_env` is its env), with
     evidence the report's comparison of the v1 pods with the predicted JobSet's pods attaches."""
     v1_nproc = next((e.get("value") for e in planned_env if e.get("name") == "PET_NPROC_PER_NODE"), None)
-    name = trainjob["metadata"]["name"]
+    name = trainjob["metadata"].get("name") or "<name>"
     nodes = trainjob["spec"]["trainer"]["numNodes"]
     types = list(conversion.job.replicas)
     rank0 = "the master" if "Master" in types else "worker 0"

@@ -47,7 +47,11 @@ def finish(conversion, options) -> None:
     why = _builtin_misfits(conversion, options)
     if not why:
         trainjob, predicted = torch_distributed.build(conversion, options)
-        problems = check_jobset(predicted, version=options.jobset_version)
+        candidate = predicted
+        if conversion.assumed_name_length and not (predicted["metadata"].get("name") or predicted["metadata"].get("generateName")):
+            # named at creation (a Katib trial): checked at the length the plan assumed, as convert_job does
+            candidate = {**predicted, "metadata": {**predicted["metadata"], "name": "t" * conversion.assumed_name_length}}
+        problems = check_jobset(candidate, version=options.jobset_version)
         if not problems:
             _finish_builtin(conversion, options, trainjob, predicted)
             return

@@ -139,7 +139,19 @@ def _planned(case, *extra) -> tuple[list[dict], list[dict]] | None:
     if result.errors or result.new_text is None:
         return None
     written = [d for d in yaml.safe_load_all(result.new_text) if isinstance(d, dict)]
-    return written, [to_plain(c.jobset) for r in result.results for c in r.conversions]
+    return written, [_named(to_plain(c.jobset)) for r in result.results for c in r.conversions]
+
+
+def _named(jobset: dict) -> dict:
+    """A JobSet planned for a TrainJob named at creation carries the report model's stand-in name (in
+    PET_MASTER_ADDR, on torch-distributed): here it gets the name _strip gives the TrainJob."""
+    import json
+
+    from kf2jobset.runtime.jobset_view import stand_in_name
+
+    if jobset["metadata"].get("name"):
+        return jobset
+    return json.loads(json.dumps(jobset).replace(stand_in_name(jobset["metadata"]), "trial-abcdefgh"))
 
 
 RUNTIME_PATHS = {"auto": 0, "generated": 0}  # TrainJobs sent per --trainer-runtime, for the summary
@@ -316,3 +328,45 @@ def test_a_pytorchjob_on_torch_distributed_keeps_its_ranks_and_runs_to_complete(
         assert me["pet"]["PET_MASTER_PORT"] == "29500"
         assert me["pet"]["PET_MASTER_ADDR"] == f"{name}-node-0-0.{name}"
     assert {int(r): peer for r, peer in seen[0][2]["peers"].items()} == {r: seen[r][1] for r in (1, 2, 3)}
+
+
+def test_a_katib_trial_as_a_trainjob_builds_the_planned_jobset_and_its_primary_pod_is_rank_0(custom, core, tns, agent_for):
+    """`--katib --target trainjob`: the Experiment's trialSpec, made into a trial as Katib makes it (named
+    <experiment>-<8 characters>, parameters substituted), builds on the real Trainer exactly the JobSet
+    kf2jobset planned, runs to Complete, and the trial template's primaryPodLabels select the rank-0 pod
+    (where Katib's metrics collector reads the objective)."""
+    import json
+
+    from kf2jobset.yamlio import to_plain
+
+    case = REPO_FIXTURES / "targets" / "trainjob" / "katib-torch-trials"
+    planned = _planned(case)
+    assert planned is None  # (the fixture-wide tests leave Katib Experiments out)
+    from kf2jobset.options import ConvertOptions
+    from kf2jobset.pipeline import convert_text
+
+    result = convert_text((case / "input.yaml").read_text(), "input.yaml", ConvertOptions(katib=True, target="trainjob"))
+    (conv,) = [c for r in result.results for c in r.conversions]
+    (experiment,) = [d for d in yaml.safe_load_all(result.new_text) if isinstance(d, dict)]
+    template = experiment["spec"]["trialTemplate"]
+    trial_name = "lr-sweep-k2x9q7wd"
+
+    def as_trial(obj):
+        text = json.dumps(obj).replace("${trialParameters.learningRate}", "0.01")
+        return json.loads(text.replace(__import__("kf2jobset.runtime.jobset_view", fromlist=["x"]).stand_in_name(obj["metadata"]), trial_name))
+
+    trial = as_trial(template["trialSpec"])
+    trial["metadata"]["name"] = trial_name
+    expected = as_trial(to_plain(conv.jobset))
+    expected["metadata"]["name"] = trial_name
+    want = _create(custom, core, _strip(expected, tns), tns, dry_run="All")
+    agent = agent_for({"registry.example.com/mnist-ddp": [PY, "-c", RANK_PROBE]})
+    _create_trainjob_after_its_runtime(custom, core, _strip(trial, tns), tns)
+    built = jobset_of(custom, tns, trial_name)
+    assert differences(want, built) == []
+    wait_complete(custom, tns, trial_name, agent=agent)
+    selector = ",".join(f"{k}={v}" for k, v in template["primaryPodLabels"].items())
+    pods = core.list_namespaced_pod(tns, label_selector=selector).items
+    assert len(pods) == 1, [p.metadata.name for p in pods]
+    primary = [x for x in agent.launches(tns) if x.pod == pods[0].metadata.name and x.container == template["primaryContainerName"]]
+    assert primary and dict(primary[0].env)["RANK"] == "0"
