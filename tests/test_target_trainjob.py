@@ -131,14 +131,6 @@ def test_a_jobset_whose_jobs_run_several_pods_is_refused_not_shrunk():
     _check_pod_counts({"replicatedJobs": [{"name": "w", "template": {"spec": {"completions": 4, "parallelism": 4}}}]})
 
 
-def test_the_plugin_applies_only_jobsets_for_now_and_says_how_to_apply_a_trainjob():
-    from kf2jobset.live.plugin import plugin
-
-    result = CliRunner().invoke(plugin, ["apply", "pytorchjob", "train", "--target", "trainjob"])
-    assert result.exit_code == 2
-    assert "get pytorchjob train --target trainjob -o yaml | kubectl apply -f -" in result.stderr
-
-
 def _tj004(path: str, *args) -> str:
     import json
 
