@@ -227,3 +227,20 @@ def test_a_prediction_that_loses_the_rank_is_caught_by_the_report(monkeypatch):
     options = ConvertOptions(target="trainjob")
     pairs = judged((case / "input.yaml").read_text(), "input.yaml", options)
     assert any(f.category == "unexplained" and "RANK" in f.message for _, f in pairs)
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda c: c.update(env=[{"name": f"V{i}", "value": "x"} for i in range(130)]), "env entries"),
+    (lambda c: c.update(args=["--x"] * 129), "args entries"),
+    (lambda c: c.update(image="registry.example.com/" + "a" * 500), "image name over 500"),
+])
+def test_what_the_trainjob_crd_would_refuse_keeps_a_generated_runtime(change, words):
+    import yaml
+
+    doc = yaml.safe_load((FIXTURES / "pytorchjob" / "master-workers" / "input.yaml").read_text())
+    for spec in doc["spec"]["pytorchReplicaSpecs"].values():
+        change(spec["template"]["spec"]["containers"][0])
+    result = convert_text(yaml.safe_dump(doc), "input.yaml", ConvertOptions(target="trainjob"))
+    (conv,) = [c for r in result.results for c in r.conversions]
+    (tj004,) = [n for n in conv.notes if n.code == "TJ004"]
+    assert tj004.message.startswith("generated TrainingRuntime") and words in tj004.message

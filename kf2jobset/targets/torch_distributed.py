@@ -276,6 +276,24 @@ def build(conversion, options) -> tuple[dict, dict]:
     return trainjob, predict(trainjob, pod, container, labels, annotations, conversion.job)
 
 
+# The TrainJob CRD's limits on spec.trainer (Trainer v2.3.0): lists of at most 128, an image of at most 500
+TRAINER_LIST_MAX = 128
+IMAGE_MAX = 500
+
+
+def trainer_limits(trainjob: dict) -> list[str]:
+    """What in spec.trainer the TrainJob CRD would refuse (the generated runtime has no such limits)."""
+    trainer = trainjob["spec"]["trainer"]
+    why = [f"{len(trainer[k])} {k} entries (spec.trainer.{k} holds at most {TRAINER_LIST_MAX})"
+           for k in ("command", "args", "env") if len(trainer.get(k) or []) > TRAINER_LIST_MAX]
+    if len(trainer.get("image") or "") > IMAGE_MAX:
+        why.append(f"an image name over {IMAGE_MAX} characters")
+    names = [e.get("name") for e in trainer.get("env") or []]
+    if len(names) != len(set(names)):
+        why.append("an env name set twice (spec.trainer.env is a map by name)")
+    return why
+
+
 def predict(trainjob: dict, pod: dict, container: dict, labels: dict, annotations: dict, job) -> dict:
     """The JobSet Trainer v2.3 builds for `trainjob` on torch-distributed (plugins/jobset, plugins/torch):
     the runtime's one `node` replicatedJob, sized and filled from spec.trainer, patched, with the PET_*;

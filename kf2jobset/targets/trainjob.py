@@ -47,6 +47,8 @@ def finish(conversion, options) -> None:
     why = _builtin_misfits(conversion, options)
     if not why:
         trainjob, predicted = torch_distributed.build(conversion, options)
+        why = torch_distributed.trainer_limits(trainjob)
+    if not why:
         candidate = predicted
         if conversion.assumed_name_length and not (predicted["metadata"].get("name") or predicted["metadata"].get("generateName")):
             # named at creation (a Katib trial): checked at the length the plan assumed, as convert_job does
