@@ -11,8 +11,11 @@ The convention, for whoever writes docs:
 * Each block runs in a fresh directory holding a copy of `fixtures/` (so `--in-place` is safe), its
   commands in order. `kf2jobset ...` runs in process (click's runner: fast); any other command, or a
   kf2jobset command with a pipe or redirect, runs in bash with `kf2jobset` on PATH.
-* A block that cannot run here (it needs a cluster, kubectl, Helm, or is a synopsis with
-  placeholders) is preceded by `<!-- doc-test: skip: REASON -->`; the test reports the reason.
+* A block that cannot run here (it needs a cluster, kubectl, or is a synopsis with placeholders) is
+  preceded by `<!-- doc-test: skip: REASON -->`; the test reports the reason. A block that needs a
+  real binary of the ground truth is preceded by `<!-- doc-test: needs: kustomize -->` (or `helm`,
+  Helm 3): it runs where the binary is known ($KF2JOBSET_KUSTOMIZE / $KF2JOBSET_HELM3, which
+  .ci/run sets, or on PATH) and is skipped, with that reason, elsewhere.
 * Commands belong in console blocks: a bash/sh/shell block fails the test.
 """
 from __future__ import annotations
@@ -34,6 +37,8 @@ from kf2jobset.cli import main
 REPO = Path(__file__).resolve().parent.parent
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 SKIP = re.compile(r"<!--\s*doc-test:\s*skip:\s*(.+?)\s*-->")
+NEEDS = re.compile(r"<!--\s*doc-test:\s*needs:\s*([\w-]+)\s*-->")
+TOOLS = {"kustomize": "KF2JOBSET_KUSTOMIZE", "helm": "KF2JOBSET_HELM3"}  # the ground truth's binaries
 FENCE = re.compile(r"^(`{3,})\s*([\w+-]*)")
 SHELL_LANGS = {"bash", "sh", "shell", "zsh"}
 EXIT = re.compile(r"^\[exit (\d+)\]$")
@@ -56,6 +61,7 @@ class Block:
     lang: str
     commands: list[Command]
     skip: str | None
+    needs: str | None = None
 
     @property
     def id(self) -> str:
@@ -78,9 +84,10 @@ def parse_blocks(path: Path, text: str | None = None) -> list[Block]:
             j += 1
         body = lines[i + 1: j]
         before = next((lines[k] for k in range(start - 1, -1, -1) if lines[k].strip()), "")
-        skip = SKIP.search(before)
+        skip, needs = SKIP.search(before), NEEDS.search(before)
         if lang == "console" or lang in SHELL_LANGS:
-            blocks.append(Block(path, start + 1, lang, _commands(body, start + 2), skip.group(1) if skip else None))
+            blocks.append(Block(path, start + 1, lang, _commands(body, start + 2), skip.group(1) if skip else None,
+                                needs.group(1) if needs else None))
         i = j + 1
     return blocks
 
@@ -154,10 +161,15 @@ def run_command(cmd: Command, cwd: Path, bin_dir: Path) -> tuple[int, list[str]]
             raise result.exception
         return result.exit_code, result.output.splitlines()
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "NO_COLOR": "1",
-           "COLUMNS": "80", "PYTHONPATH": str(REPO)}
+           "COLUMNS": "80", "PYTHONPATH": str(REPO),
+           **{f"HELM_{d}_HOME": str(cwd / ".helm" / d.lower()) for d in ("CACHE", "CONFIG", "DATA")}}
     proc = subprocess.run(["bash", "-c", cmd.text], cwd=cwd, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, timeout=60)
     return proc.returncode, proc.stdout.splitlines()
+
+
+def tool_path(name: str) -> str | None:
+    return os.environ.get(TOOLS.get(name, "")) or shutil.which(name)
 
 
 def check_block(block: Block, workdir: Path) -> list[str]:
@@ -169,6 +181,8 @@ def check_block(block: Block, workdir: Path) -> list[str]:
     bin_dir = workdir / ".bin"
     bin_dir.mkdir(exist_ok=True)
     _shim(bin_dir)
+    if block.needs:
+        (bin_dir / block.needs).symlink_to(tool_path(block.needs))
     for cmd in block.commands:
         code, out = run_command(cmd, workdir, bin_dir)
         out = [line.rstrip() for line in out]
@@ -195,6 +209,8 @@ BLOCKS = [b for doc in DOCS for b in parse_blocks(doc)]
 def test_documented_commands_run_and_print_what_the_docs_show(block, tmp_path):
     if block.skip:
         pytest.skip(block.skip)
+    if block.needs and not tool_path(block.needs):
+        pytest.skip(f"needs {block.needs}: set {TOOLS.get(block.needs, 'PATH')} (.ci/run does) or put it on PATH")
     assert block.commands or block.lang != "console", f"{block.id}: a console block without a `$ ` command"
     problems = check_block(block, fixtures_copy(tmp_path))
     assert not problems, "\n\n".join(problems)
