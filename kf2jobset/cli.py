@@ -226,7 +226,7 @@ every code with its title, by family. --markdown prints every long form as Markd
 docs/codes.md page). An unknown CODE exits 2 and names the codes close to it."""
 
 
-@main.command(help=_EXPLAIN_HELP)
+@main.command(help=_EXPLAIN_HELP, short_help="What a finding code means (e.g. JS051); every code without one.")
 @click.argument("code", required=False)
 @click.option("--markdown", is_flag=True, help="Markdown instead of text (all codes: the docs/codes.md page).")
 def explain(code, markdown):
