@@ -125,6 +125,8 @@ def test_titles_come_from_the_one_source():
                                       str(REPO / "fixtures/pytorchjob/elastic-hpa/input.yaml")]).output
     rules = {r["id"]: r for r in json.loads(sarif)["runs"][0]["tool"]["driver"]["rules"]}
     assert rules["PT010"]["shortDescription"]["text"] == codes()["PT010"].title
+    assert rules["PT010"]["help"]["text"] == codebook.long_form("PT010")  # code scanning's rule help
+    assert rules["PT010"]["help"]["markdown"] == codebook.markdown_entry("PT010")
 
 
 def test_the_text_report_ends_by_naming_explain():
