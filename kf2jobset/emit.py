@@ -42,6 +42,7 @@ class Conversion:
     layout: object = None
     lifecycle_overrides: dict = field(default_factory=dict)
     assumed_name_length: int | None = None  # the JobSet was checked for a name this long (no name of its own)
+    planned_jobset: dict | None = None  # the plan's JobSet, when a target replaced `jobset` with what runs
 
     @property
     def objects(self) -> list[dict]:

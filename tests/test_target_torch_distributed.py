@@ -244,3 +244,85 @@ def test_what_the_trainjob_crd_would_refuse_keeps_a_generated_runtime(change, wo
     (conv,) = [c for r in result.results for c in r.conversions]
     (tj004,) = [n for n in conv.notes if n.code == "TJ004"]
     assert tj004.message.startswith("generated TrainingRuntime") and words in tj004.message
+
+
+COMMENTED = """\
+# nightly DDP smoke test
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: smoke
+  labels:
+    team: ml
+    #stage: nightly
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        metadata:
+          annotations:
+            owner: ml
+            # budget: q3
+        spec:
+          containers:
+            - name: pytorch
+              image: registry.example.com/smoke:1
+              command: ["python", "smoke.py"]
+              #args: ["--steps", "10"]
+              env:
+                - name: DATASET
+                  value: /data/mini
+                # - name: LOG_LEVEL
+                #   value: debug
+              volumeMounts:
+                - name: data
+                  mountPath: /data
+                #- name: scratch
+                #  mountPath: /scratch
+          volumes:
+            - name: data
+              emptyDir: {}
+            #- name: scratch
+            #  emptyDir: {}
+          # nodeSelector:
+          #   pool: cpu
+"""
+
+
+# each comment's text -> the text uncommented as a user does it (the field's first line decides whether
+# the space after `#` goes too)
+UNCOMMENTED = {"#stage: nightly": "stage: nightly", "# budget: q3": "budget: q3",
+               '#args: ["--steps", "10"]': 'args: ["--steps", "10"]', "# - name: LOG_LEVEL": "- name: LOG_LEVEL",
+               "#   value: debug": "  value: debug", "#- name: scratch": "- name: scratch",
+               "#  mountPath: /scratch": "  mountPath: /scratch", "# nodeSelector:": "nodeSelector:",
+               "#   pool: cpu": "  pool: cpu", "#  emptyDir: {}": "  emptyDir: {}"}
+
+
+def _uncomment(text: str) -> str:
+    out = []
+    for line in text.splitlines():
+        body = line.lstrip(" ")
+        out.append(line[:len(line) - len(body)] + UNCOMMENTED.get(body, body))
+    return "\n".join(out) + "\n"
+
+
+def test_commented_out_fields_move_with_their_fields_to_the_trainjob():
+    """Repo mode on the built-in path: a commented-out field lands beside its live siblings in the
+    TrainJob (trainer fields, runtimePatches), so uncommenting it there does what uncommenting it in
+    the v1 job would have done."""
+    import yaml
+
+    options = ConvertOptions(target="trainjob")
+    out = convert_text(COMMENTED, "smoke.yaml", options)
+    assert out.dropped_comments == 0 and out.new_text
+    (tj,) = [d for d in yaml.safe_load_all(out.new_text) if d]
+    assert tj["spec"]["runtimeRef"]["name"] == "torch-distributed"
+    assert "    team: ml\n    #stage: nightly\n" in out.new_text  # a JobSet label's comment: on the TrainJob
+    uncommented_out = [d for d in yaml.safe_load_all(_uncomment(out.new_text)) if d]
+    direct = convert_text(_uncomment(COMMENTED), "smoke.yaml", options)
+    (want,) = [d for d in yaml.safe_load_all(direct.new_text) if d]
+    # the one place a comment cannot follow its field: JobSet labels are written twice, on the TrainJob
+    # and (for the JobSet) in runtimePatches; the comment stays with the TrainJob's
+    del want["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["metadata"]["labels"]["stage"]
+    assert uncommented_out == [want]

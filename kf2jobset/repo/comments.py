@@ -404,6 +404,8 @@ class JobPlace:
     target_prefix: tuple
     specs_field: str
     rjob_index: dict  # source replica key (as written) -> index in spec.replicatedJobs
+    # a target that writes other objects than the JobSet (TrainJob): JobSet path -> (output offset, path)
+    relocate: Any = None
 
 
 @dataclass
@@ -418,6 +420,9 @@ class PathMap:
             n = len(job.source_prefix)
             if path[:n] == job.source_prefix:
                 rel = _job_rel(path[n:], job)
+                if rel is not None and job.relocate is not None:
+                    moved = job.relocate(rel)
+                    return None if moved is None else (job.output + moved[0], job.target_prefix + moved[1])
                 return None if rel is None else (job.output, job.target_prefix + rel)
         for src, out, tgt in sorted(self.same, key=lambda s: -len(s[0])):
             if path[:len(src)] == src:
@@ -464,7 +469,11 @@ def path_map(data: Any, result, options) -> PathMap:
     pm = PathMap()
     if is_job(data):
         if result.conversions:
-            pm.jobs.append(_place(result.conversions[0], (), 0, (), result.outputs[0]))
+            place = _place(result.conversions[0], (), 0, (), result.outputs[0])
+            from ..targets import comment_relocation
+
+            place.relocate = comment_relocation(result.conversions[0], options)
+            pm.jobs.append(place)
         return pm
     if isinstance(data, dict) and (data.get("apiVersion"), data.get("kind")) == KATIB_EXPERIMENT:
         pm.same.append(((), 0, ()))
@@ -497,7 +506,8 @@ def path_map(data: Any, result, options) -> PathMap:
 
 
 def _place(conv, source_prefix, output, target_prefix, jobset_holder) -> JobPlace:
-    names = [rj.get("name") for rj in (conv.jobset.get("spec") or {}).get("replicatedJobs") or []]
+    planned = conv.planned_jobset if conv.planned_jobset is not None else conv.jobset  # the plan's replicatedJobs
+    names = [rj.get("name") for rj in (planned.get("spec") or {}).get("replicatedJobs") or []]
     index = {}
     for rtype, spec in conv.job.replicas.items():
         name = conv.plan.rjob_names.get(rtype)

@@ -17,3 +17,11 @@ def apply_target(conversion, options):
     """The conversion with the objects of `options.target` (jobset, trainjob)."""
     import_module(f"{__name__}.{options.target}").finish(conversion, options)
     return conversion
+
+
+def comment_relocation(conversion, options):
+    """Where a JobSet path of the plan's JobSet went among the target's objects, for repo mode's comment
+    placement: a function path -> (output index, path) | None, or None when the JobSet is written as is."""
+    if options.target == "jobset" or conversion.output is None:
+        return None
+    return import_module(f"{__name__}.{options.target}").relocate_path(conversion)

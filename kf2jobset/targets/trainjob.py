@@ -81,6 +81,7 @@ def _finish_builtin(conversion, options, trainjob: dict, predicted: dict) -> Non
     kept = [n for n in conversion.notes if torch_distributed.KEPT_NOTES.match(n.code)]
     kueue = {k: v for k, v in (trainjob["metadata"].get("labels") or {}).items() if k in KUEUE_LABELS}
     _check_companions(conversion.companions, trainjob["metadata"].get("name"))
+    conversion.planned_jobset = conversion.jobset
     conversion.jobset = predicted
     conversion.layout = layout
     conversion.output = [*conversion.companions, trainjob]
@@ -221,3 +222,50 @@ def share_runtimes(outputs: list[list[dict]]) -> int:
                     dropped += 1
                 seen.add(key)
     return dropped
+
+
+# ---------------------------------------------------------------------------------------------
+# where the plan's JobSet fields went (repo mode moves comments with them)
+
+_TRAINER_FIELDS = {"image": "image", "command": "command", "args": "args", "env": "env", "resources": "resourcesPerNode"}
+
+
+def relocate_path(conversion):
+    """JobSet path -> (index in conversion.output, path there) | None (the field has no single place)."""
+    out = conversion.output
+    trainjob = next(i for i, o in enumerate(out) if o.get("kind") == "TrainJob")
+    runtime = next((i for i, o in enumerate(out) if o.get("kind") == "TrainingRuntime"), None)
+
+    def on_trainjob(path):
+        if path[:1] in ((), ("apiVersion",), ("kind",), ("metadata",)) or path in (("spec", "suspend"), ("spec", "managedBy")):
+            return trainjob, path
+        return None
+
+    if runtime is not None:  # generated runtime: the JobSet's spec is the runtime's template
+        def generated(path):
+            return on_trainjob(path) or ((runtime, ("spec", "template") + path) if path[:1] == ("spec",) else None)
+        return generated
+
+    patch = ("spec", "runtimePatches", 0, "trainingRuntimeSpec", "template", "spec", "replicatedJobs", 0,
+             "template", "spec", "template")
+
+    def builtin(path):  # one pod template for every node: the first replicatedJob's stands for all
+        if path[:3] != ("spec", "replicatedJobs", 0):
+            return on_trainjob(path)
+        pod = path[3:]
+        if pod[:3] != ("template", "spec", "template"):
+            return None
+        pod = pod[3:]
+        if pod[:1] == ("metadata",):
+            return trainjob, patch + pod
+        if pod[:3] == ("spec", "containers", 0) and len(pod) > 3:
+            field = pod[3]
+            if field in _TRAINER_FIELDS:
+                return trainjob, ("spec", "trainer", _TRAINER_FIELDS[field]) + pod[4:]
+            if field in ("volumeMounts", "securityContext"):
+                return trainjob, patch + ("spec", "containers", 0) + pod[3:]
+            return None
+        if len(pod) > 1 and pod[0] == "spec" and pod[1] in torch_distributed.PATCHABLE_POD:
+            return trainjob, patch + pod
+        return None
+    return builtin
