@@ -81,7 +81,9 @@ def file_lines(path: str, result, template: bool = False) -> list[tuple[str, str
                 out.append((cat, f"{path}:{at}: {kinds[0][1] if kinds else 'job'} (document {i + 1}): {cat}: "
                                  f"{err.problems[0].message}"))
             continue
-        for conv in res.conversions:
+        embedded = res.embedded_paths if len(res.embedded_paths) == len(res.conversions) else [()] * len(res.conversions)
+        for conv, inside in zip(res.conversions, embedded):
+            at = position(doc.data, inside, doc.start_line)[0] if inside else None  # a job inside an AppWrapper, a Katib trial
             label = f"{conv.job.kind} {conv.job.name or conv.job.generate_name or '(unnamed)'} ({conv.job.written_api_version})"
             if held_back:
                 why = f"{TO_CONVERT}: once this file's other problems are fixed (see stderr)"
@@ -89,7 +91,7 @@ def file_lines(path: str, result, template: bool = False) -> list[tuple[str, str
                 why = f"{TO_CONVERT}: a template, its placeholders are kept; run kf2jobset convert --in-place"
             else:
                 why = f"{TO_CONVERT}: run kf2jobset convert --in-place"
-            out.append((TO_CONVERT, f"{path}:{line}: {label}: {why}"))
+            out.append((TO_CONVERT, f"{path}:{at or line}: {label}: {why}"))
         for err in res.errors:
             item = _item(doc.data, err.problems[0].location.path)
             err = next(located, err)
@@ -109,6 +111,10 @@ def _item(data, path) -> object:
         items = data["items"]
         if isinstance(path[1], int) and 0 <= path[1] < len(items):
             return items[path[1]]
+    if isinstance(data, dict) and data.get("kind") == "AppWrapper" and len(path) > 3 and path[:2] == ("spec", "components"):
+        comps = (data.get("spec") or {}).get("components")
+        if isinstance(comps, list) and isinstance(path[2], int) and 0 <= path[2] < len(comps) and isinstance(comps[path[2]], dict):
+            return comps[path[2]].get("template")
     if isinstance(data, dict) and data.get("kind") == "Experiment":
         spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
         template = spec.get("trialTemplate") if isinstance(spec.get("trialTemplate"), dict) else {}

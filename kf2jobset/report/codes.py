@@ -1,7 +1,7 @@
 """Short titles for finding codes (SARIF rules, the README table). Codes are stable: a code keeps
 its meaning forever; a new meaning gets a new code.
 
-Prefixes: JS (JobSet layout and run policy), PT/TF/XGB/PD/MPI/MX/KT (framework profiles, Katib),
+Prefixes: JS (JobSet layout and run policy), PT/TF/XGB/PD/MPI/MX/KT (framework profiles, Katib), AW (AppWrapper components),
 TJ (the TrainJob target: what Trainer adds on top of the JobSet), RT (found by the runtime comparison itself), K8S (how Kubernetes reads the YAML), TPL (envsubst templates),
 UP (an older apiVersion read as v1: kf2jobset/upgrade.py).
 """
@@ -36,6 +36,7 @@ TITLES = {
     "JS071": "replica spec the operator ignored (it made no pods for it)",
     "JS080": "the v1.8+ operator webhook rejects this job: it never ran there",
     "KT001": "Katib trial template reads JobSet status",
+    "AW001": "AppWrapper component: the JobSet takes the job's place, podSets re-pointed",
     "TJ001": "the JobSet runs as the template of a generated TrainingRuntime",
     "TJ002": "outcome read from the TrainJob's Complete/Failed conditions",
     "TJ003": "Kueue labels on the TrainJob, which Kueue admits",
