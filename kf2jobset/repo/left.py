@@ -74,7 +74,7 @@ def file_lines(path: str, result, template: bool = False) -> list[tuple[str, str
         if doc.error is not None:
             err = next(located, doc.error)
             if has_job_evidence(doc.text):
-                kinds = _kinds_in(doc.text)
+                kinds = kinds_in(doc.text)
                 where = err.problems[0].location
                 at = f"{where.line}:{where.column}" if where.line and where.column else where.line or line
                 cat = TEMPLATE if template else REFUSED
@@ -102,6 +102,9 @@ def file_lines(path: str, result, template: bool = False) -> list[tuple[str, str
         for emb in res.unconverted:
             at, _ = position(doc.data, emb.path, doc.start_line)
             out.append((EMBEDDED, f"{path}:{at or line}: {emb.kind} ({emb.api_version}): {EMBEDDED}: {emb.message()}"))
+    extra = getattr(result, "left_lines", None)  # Markdown: jobs in blocks that are never rewritten
+    if extra:
+        out = sorted(out + extra, key=lambda entry: int(re.match(r"\d*", entry[1][len(path) + 1:]).group() or 0))
     return out
 
 
@@ -123,7 +126,7 @@ def _item(data, path) -> object:
     return data
 
 
-def _kinds_in(text: str) -> list[tuple[int, str]]:
+def kinds_in(text: str) -> list[tuple[int, str]]:
     """(line, kind) of every `kind: <job kind>` in unparsed text (Helm templates, blocked files)."""
     from .classify import JOB_KIND_RE
 
@@ -133,7 +136,7 @@ def _kinds_in(text: str) -> list[tuple[int, str]]:
 def unparsed_lines(path: str, text: str, category: str, detail: str) -> list[tuple[str, str]]:
     """Jobs of a file that is not parsed (a Helm template, a file held back with its kustomize unit):
     one line per `kind: <job kind>`, or one for the file when the kind is written some other way."""
-    kinds = _kinds_in(text)
+    kinds = kinds_in(text)
     if not kinds:
         return [(category, f"{path}: a Kubeflow job: {category}: {detail}")]
     return [(category, f"{path}:{line}: {kind}: {category}: {detail}") for line, kind in kinds]
