@@ -69,7 +69,7 @@ class MarkdownResult(FileResult):
 
 def convert_markdown(text: str, path: str, options) -> MarkdownResult:
     from .repo import left
-    from .repo.classify import has_job_evidence, is_helm_template, may_hold_job
+    from .repo.classify import TEMPLATE_RE, has_job_evidence, may_hold_job
 
     result = MarkdownResult(path=path, text=text)
     lines = _LINE_RE.findall(text)
@@ -79,7 +79,7 @@ def convert_markdown(text: str, path: str, options) -> MarkdownResult:
         content = "".join(body)
         if not may_hold_job(content, options.katib):
             continue
-        if fence.info not in YAML_INFO or is_helm_template("", content):
+        if fence.info not in YAML_INFO or ("{{" in content and TEMPLATE_RE.search(content)):  # Helm actions: not YAML
             if has_job_evidence(content, options.katib):
                 result.left_lines += _unconverted(path, content, fence, left)
             continue
@@ -145,7 +145,8 @@ def _moved(p: Problem, fence: Fence) -> Problem:
     loc = p.location
     if loc.line is None:
         return p
-    return Problem(p.message, Location(loc.file, loc.document, loc.line + fence.first,
+    # no document number: it would count the block's documents, and the line says where it is
+    return Problem(p.message, Location(loc.file, None, loc.line + fence.first,
                                        None if loc.column is None else loc.column + fence.indent, loc.path), p.rule, p.hint)
 
 
