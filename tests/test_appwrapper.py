@@ -210,3 +210,22 @@ def test_report_locates_the_wrapped_job():
     [job] = data["files"][0]["jobs"]
     assert job["embeddedPath"] == "spec.components[0].template" and job["line"] == 20
     assert any(f["code"] == "AW001" for f in job["findings"])
+
+
+def test_every_wrapped_jobset_in_the_goldens_passes_our_validator_and_the_real_crd(crd_validator):
+    found = 0
+    for expected in sorted(CASES.glob("*/expected.yaml")):
+        for aw in load(expected.read_text()):
+            for component in aw["spec"]["components"]:
+                template = component["template"]
+                if template["kind"] != "JobSet":
+                    continue
+                found += 1
+                assert check_jobset(template) == [], expected
+                errors = list(crd_validator.iter_errors(template))
+                assert not errors, (expected, errors[0].message)
+                if "podSets" in component:
+                    assert [(p["path"], p["replicas"]) for p in component["podSets"]] == inferred(template)
+                    for ps in component["podSets"]:
+                        assert at_path(component, ps["path"])["spec"]["containers"]
+    assert found == 3
