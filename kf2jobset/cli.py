@@ -51,6 +51,7 @@ def main():
 @click.option("--verbose", "-v", is_flag=True, help="Print every job's own warnings (default: one line per code).")
 def convert(paths, report_specs=(), verbose=False, **kw):
     from .errors import Kf2JobSetError, UsageError
+    from .files import is_doc_name
     from .pipeline import convert_text, read_text, stream_for_stdout
     from .repo.run import unparsable_without_job
 
@@ -65,7 +66,7 @@ def convert(paths, report_specs=(), verbose=False, **kw):
         sys.exit(code)
     results, errors = [], []
     for path, from_dir in stream_files(paths, kw):
-        if path.lower().endswith((".md", ".markdown")):  # its YAML blocks are rewritten in the file, not printed
+        if is_doc_name(path):  # its YAML blocks are rewritten in the file, not printed
             errors.append(UsageError(f"{path}: a Markdown file is converted where it is: kf2jobset convert {path} --in-place "
                                      "(or --check, or --out-dir DIR)"))
             continue

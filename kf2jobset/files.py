@@ -150,6 +150,11 @@ def is_manifest_name(name: str) -> bool:
     return name.endswith(MANIFEST_SUFFIXES) or name.endswith(TEMPLATE_SUFFIXES) or name in EXTRA_NAMES
 
 
+def is_doc_name(path: str) -> bool:
+    """A Markdown file (kf2jobset/markdown.py converts its fenced YAML blocks)."""
+    return path.lower().endswith(DOC_SUFFIXES)
+
+
 def is_template_name(path: str) -> bool:
     """A YAML file named as a template (`job.yaml-template`, `.yaml.template`, `.yaml.tmpl`)."""
     return path.endswith(TEMPLATE_SUFFIXES)
@@ -237,7 +242,7 @@ def _walk_dir(root: Path, patterns, gitignore: bool, pruned: set, result: Walk, 
                     continue
                 subdirs.append((Path(entry.path), rel, ignores))
                 continue
-            if not (is_manifest_name(name) or (docs and name.lower().endswith(DOC_SUFFIXES))) or \
+            if not (is_manifest_name(name) or (docs and is_doc_name(name))) or \
                     _ignored(rel, name, False, patterns, ignores):
                 continue
             if is_link:

@@ -17,18 +17,14 @@ import re
 from dataclasses import dataclass, field
 
 from .errors import Location, Problem
+from .files import is_doc_name as is_markdown
 from .pipeline import FileResult, convert_text
 
-MARKDOWN_SUFFIXES = (".md", ".markdown")
 YAML_INFO = ("yaml", "yml", "")  # "" = untagged
 SHELL_INFO = ("sh", "bash", "shell", "console", "zsh", "shell-session", "shellsession", "terminal")
 
 _LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+\Z")
 _OPEN_RE = re.compile(r"( *)(`{3,}|~{3,})(.*)")
-
-
-def is_markdown(path: str) -> bool:
-    return path.lower().endswith(MARKDOWN_SUFFIXES)
 
 
 @dataclass

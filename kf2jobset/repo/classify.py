@@ -16,6 +16,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from ..files import is_doc_name
 from ..mappings import JOB_KINDS
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -106,7 +107,7 @@ def classify(path: str, text: str, katib: bool = False) -> str:
     name = os.path.basename(path)
     if name in KUSTOMIZATION_NAMES:
         return KUSTOMIZATION if V1_REFERENCE_RE.search(text) else SKIP
-    if name.lower().endswith((".md", ".markdown")):  # docs: blocks are looked at one by one (markdown.py)
+    if is_doc_name(name):  # docs: blocks are looked at one by one (markdown.py)
         return MARKDOWN if may_hold_job(text, katib) else SKIP
     job = may_hold_job(text, katib)
     if is_helm_template(path, text if job else None):
