@@ -72,7 +72,7 @@ def rewrite_component(component: dict, conv, index: int) -> list[dict]:
     infos = component.get("podSetInfos")
     inferred = jobset_podsets(jobset)
     if declared or infos:
-        by_type = _source_podsets(declared or [], conv, index)
+        by_type = _source_podsets(declared or _inferred_v1(component, conv), conv, index)
         rtype_of = {r.name: r.rtype for r in conv.plan.rjobs}
         podsets, new_infos = [], []
         rjobs = (jobset.get("spec") or {}).get("replicatedJobs") or []
@@ -107,6 +107,17 @@ def rewrite_component(component: dict, conv, index: int) -> list[dict]:
                   "the podSets against the controller's inference"))
     extra = [{"template": c} for c in conv.companions]
     return [ordered, *extra]
+
+
+def _inferred_v1(component: dict, conv) -> list[dict]:
+    """The podSets the controller inferred for the v1 job itself (PyTorchJob only: Master, then Worker,
+    as written), which podSetInfos without declared podSets are parallel to."""
+    template = component.get("template") or {}
+    if (template.get("apiVersion"), template.get("kind")) != ("kubeflow.org/v1", "PyTorchJob"):
+        return []
+    specs = (template.get("spec") or {}).get("pytorchReplicaSpecs") or {}
+    return [{"path": f"template.spec.pytorchReplicaSpecs.{t}.template"} for t in ("Master", "Worker")
+            if isinstance(specs.get(t), dict) and "template" in specs[t]]
 
 
 def _source_podsets(declared: list, conv, index: int) -> dict:

@@ -229,3 +229,17 @@ def test_every_wrapped_jobset_in_the_goldens_passes_our_validator_and_the_real_c
                     for ps in component["podSets"]:
                         assert at_path(component, ps["path"])["spec"]["containers"]
     assert found == 3
+
+
+def test_podset_infos_of_inferred_pytorch_podsets_follow_master_and_worker(tmp_path):
+    src = (CASES / "pytorch-inferred" / "input.yaml").read_text().replace(
+        "  - template:\n", "  - podSetInfos:\n    - labels: {role: master-pool}\n    - labels: {role: worker-pool}\n    template:\n", 1)
+    f = tmp_path / "admitted.yaml"
+    f.write_text(src)
+    res = convert(f)
+    assert res.exit_code == 0, res.output
+    [component] = load(res.stdout)[0]["spec"]["components"]
+    assert "podSets" not in component
+    names = [rj["name"] for rj in component["template"]["spec"]["replicatedJobs"]]
+    assert dict(zip(names, component["podSetInfos"])) == {"master": {"labels": {"role": "master-pool"}},
+                                                          "worker": {"labels": {"role": "worker-pool"}}}
