@@ -1,8 +1,8 @@
 """Markdown docs: v1 jobs in fenced YAML code blocks, converted where they are written.
 
 A block is converted when its info string's first word is `yaml` or `yml`, or it has none (an
-untagged block is read as YAML only if it holds a Kubeflow job; one that is not YAML is left as it
-is). Fences are CommonMark's: three or more backticks or tildes, closed by the same character at
+untagged block that is not YAML is left as it is: program output, or a heredoc, listed when it names
+a job). Fences are CommonMark's: three or more backticks or tildes, closed by the same character at
 least as many times; an indented fence (a list item) has its indentation taken off the block's lines
 before they are read, and put back on the converted lines. Every byte outside a converted block
 stays; inside it, the pipeline's rules apply (only converted documents change, companions follow
@@ -65,7 +65,7 @@ class MarkdownResult(FileResult):
 
 def convert_markdown(text: str, path: str, options) -> MarkdownResult:
     from .repo import left
-    from .repo.classify import TEMPLATE_RE, has_job_evidence, may_hold_job
+    from .repo.classify import has_job_evidence, may_hold_job
 
     result = MarkdownResult(path=path, text=text)
     lines = _LINE_RE.findall(text)
@@ -75,13 +75,16 @@ def convert_markdown(text: str, path: str, options) -> MarkdownResult:
         content = "".join(body)
         if not may_hold_job(content, options.katib):
             continue
-        if fence.info not in YAML_INFO or ("{{" in content and TEMPLATE_RE.search(content)):  # Helm actions: not YAML
+        if fence.info not in YAML_INFO or ("{{" in content and _helm(content)):  # Helm actions: not YAML
             if has_job_evidence(content, options.katib):
                 result.left_lines += _unconverted(path, content, fence, left)
             continue
         block = convert_text(content, path, options)
         if block.errors and _not_yaml(block) and (not fence.info or not has_job_evidence(content, options.katib)):
-            continue  # not YAML: an untagged block (program output, ...), or a yaml block that names no job
+            # not YAML and naming no job: left alone; an untagged block that names one (a heredoc) is listed
+            if has_job_evidence(content, options.katib):
+                result.left_lines += _unconverted(path, content, fence, left)
+            continue
         _shift(block, fence)
         result.documents += block.documents
         result.results += block.results
@@ -104,6 +107,12 @@ def convert_markdown(text: str, path: str, options) -> MarkdownResult:
 def convert_file_text(text: str, path: str, options) -> FileResult:
     """A manifest or, by its name, a Markdown file: what repo mode and `report` convert."""
     return convert_markdown(text, path, options) if is_markdown(path) else convert_text(text, path, options)
+
+
+def _helm(content: str) -> bool:
+    from .repo.classify import TEMPLATE_RE
+
+    return bool(TEMPLATE_RE.search(content))
 
 
 def _dedent(line: str, indent: int) -> str:
@@ -148,7 +157,10 @@ def _moved(p: Problem, fence: Fence) -> Problem:
 
 def _unconverted(path: str, content: str, fence: Fence, left) -> list[tuple[str, str]]:
     """--check lines for jobs in a block that is never rewritten, at the .md file's lines."""
-    if fence.info in YAML_INFO:
+    if not fence.info and not ("{{" in content and _helm(content)):
+        category, why = left.EMBEDDED, ("in an untagged block that is not YAML (a shell heredoc?): never rewritten; convert "
+                                         "the YAML (kf2jobset convert - reads stdin) and paste it back")
+    elif fence.info in YAML_INFO:
         category, why = left.HELM, "a YAML block with Helm template actions: not converted; render it first, then edit the block"
     elif fence.info in SHELL_INFO:
         category, why = left.EMBEDDED, (f"in a ```{fence.info} block (a shell heredoc?): never rewritten; convert the "

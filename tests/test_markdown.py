@@ -186,6 +186,19 @@ def test_a_block_that_cannot_be_converted_fails_the_file_with_markdown_positions
     assert f"{page}:5: PyTorchJob" in check.stdout  # its apiVersion line, after the comment and f"{page}:{bad}:" in check.stdout
 
 
+def test_an_untagged_heredoc_is_listed_and_untagged_yaml_is_converted(tmp_path):
+    page = tmp_path / "readme.md"
+    job = (FIXTURES / "pytorchjob" / "master-workers" / "input.yaml").read_text()
+    src = f"Run:\n\n```\ncat <<EOF | kubectl apply -f -\n{job}EOF\n```\n\nor save:\n\n```\n{job}```\n"
+    page.write_text(src)
+    check = run(page, "--check")
+    lines = check.stdout.splitlines()
+    assert len(lines) == 2 and "embedded: in an untagged block that is not YAML" in lines[0] and ": to convert:" in lines[1]
+    assert run(page, "--in-place").exit_code == 0
+    first, second = blocks(page.read_text())
+    assert first == blocks(src)[0] and "kind: JobSet" in second[1]
+
+
 def test_envsubst_placeholders_are_kept_and_helm_blocks_are_listed(tmp_path):
     page = tmp_path / "placeholders.md"
     shutil.copy(CASES / "placeholders" / "input.md", page)
