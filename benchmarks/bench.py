@@ -13,10 +13,13 @@
 4. start-up: `kf2jobset --version`;
 5. parallel scaling: `convert DIR --out-dir` over 2,000 job files with --jobs 2 vs --jobs 1;
 6. live scan: the kubectl plugin's `scan -A` code path over 1,000 live job objects (a stand-in
-   cluster serves them from memory, as the API's JSON; the real server: benchmarks/test_live_scan.py).
+   cluster serves them from memory, as the API's JSON; the real server: benchmarks/test_live_scan.py);
+7. docs: `convert DIR --check` over the manifests plus 1,000 Markdown pages (one in ten mentions a
+   job kind in prose, none holds a job), without --docs (pages not walked) and with --docs (read,
+   pre-filtered, the mentioning ones split into blocks), in process.
 
 Usage: python benchmarks/bench.py [--job-files 100] [--other-files 1000] [--parallel-files 2000]
-                                  [--live-jobs 1000] [--repeat 5] [--profile]
+                                  [--live-jobs 1000] [--md-files 1000] [--repeat 5] [--profile]
 Prints a Markdown table (medians) for docs/benchmarks.md. Not a test: timings depend on the machine.
 Run it from the repository root (or with PYTHONPATH pointing at the tree to measure).
 """
@@ -217,6 +220,35 @@ def generate(root: Path, job_files: int, other_files: int) -> tuple[list[Path], 
     return jobs, others
 
 
+PAGE = """\
+# Service {i}
+
+How to deploy service {i}{mention}:
+
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: svc-{i}
+spec:
+  replicas: 2
+```
+
+```bash
+kubectl apply -f deploy.yaml
+kubectl rollout status deployment/svc-{i}
+```
+"""
+
+
+def generate_pages(root: Path, pages: int) -> None:
+    for i in range(pages):
+        d = root / "docs" / f"area{i % 20}"
+        d.mkdir(parents=True, exist_ok=True)
+        mention = " (it replaced the PyTorchJob of kubeflow.org)" if i % 10 == 0 else ""
+        (d / f"page-{i}.md").write_text(PAGE.format(i=i, mention=mention))
+
+
 def timed(fn, repeat: int) -> float:
     return paired([fn], repeat)[0]
 
@@ -320,6 +352,7 @@ def main(argv=None) -> int:
     ap.add_argument("--other-files", type=int, default=1000)
     ap.add_argument("--parallel-files", type=int, default=2000, help="job files for the --jobs 2 vs --jobs 1 run (0: skip)")
     ap.add_argument("--live-jobs", type=int, default=1000, help="live job objects for the scan code path (0: skip)")
+    ap.add_argument("--md-files", type=int, default=1000, help="Markdown pages for the --docs walk (0: skip)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--profile", action="store_true", help="cProfile the conversion and print the top entries")
     args = ap.parse_args(argv)
@@ -435,6 +468,22 @@ def main(argv=None) -> int:
         t_fixer = timed(fixer, args.repeat)
         t_version = timed(version, max(args.repeat, 10))
 
+        # 7. docs: the same tree walked without and with --docs (Markdown pages next to the manifests)
+        t_docs = None
+        if args.md_files and "docs" in Settings.__dataclass_fields__:
+            generate_pages(tmp, args.md_files)
+            manifests = [str(tmp / "apps"), str(tmp / "docs")]
+
+            def walk(docs):
+                def go():
+                    code = run(manifests, Settings(mode=CHECK, options=options, jobs=1, docs=docs), quiet, quiet)
+                    assert code == 0
+                return go
+
+            t_docs = paired([walk(False), walk(True)], args.repeat)
+        elif args.md_files:
+            print("note: this tree has no --docs: the Markdown measurement is skipped", file=sys.stderr)
+
         # 5. parallel scaling: --out-dir over many job files, 2 workers vs 1 process
         t_par = None
         if args.parallel_files:
@@ -485,6 +534,9 @@ def main(argv=None) -> int:
             t1, t2 = t_par
             print(f"| `convert DIR --out-dir` over {args.parallel_files} job files, --jobs 2 vs --jobs 1 | {t2 * 1000:.0f} ms | "
                   f"{t1 * 1000:.0f} ms | {t1 / t2:.2f}x faster | >= 1.7x |")
+        if t_docs is not None:
+            print(f"| `convert DIR --check` over {len(others)} manifests + {args.md_files} Markdown pages, --docs vs without "
+                  f"(pages not walked) | {t_docs[1] * 1000:.0f} ms | {t_docs[0] * 1000:.0f} ms | {t_docs[1] / t_docs[0]:.2f}x | |")
         if t_live is not None:
             print(f"| live `scan -A` code path over {args.live_jobs} job objects ({live_rows} rows; no process start-up, "
                   f"no HTTP), default workers vs --jobs 1 | {t_live * 1000:.0f} ms | {t_live_1 * 1000:.0f} ms | "

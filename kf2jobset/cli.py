@@ -51,6 +51,7 @@ def main():
 @click.option("--verbose", "-v", is_flag=True, help="Print every job's own warnings (default: one line per code).")
 def convert(paths, report_specs=(), verbose=False, **kw):
     from .errors import Kf2JobSetError, UsageError
+    from .files import is_doc_name
     from .pipeline import convert_text, read_text, stream_for_stdout
     from .repo.run import unparsable_without_job
 
@@ -65,6 +66,10 @@ def convert(paths, report_specs=(), verbose=False, **kw):
         sys.exit(code)
     results, errors = [], []
     for path, from_dir in stream_files(paths, kw):
+        if is_doc_name(path):  # its YAML blocks are rewritten in the file, not printed
+            errors.append(UsageError(f"{path}: a Markdown file is converted where it is: kf2jobset convert {path} --in-place "
+                                     "(or --check, or --out-dir DIR)"))
+            continue
         try:
             text = read_text(path)
         except Kf2JobSetError as err:
@@ -133,7 +138,8 @@ asked; 2 bad options."""
 @conversion_options
 def report(paths, formats, output, fail_on, color, exclude, no_gitignore, **kw):
     from .errors import Kf2JobSetError, UsageError
-    from .pipeline import FileResult, convert_text, read_text
+    from .markdown import convert_file_text
+    from .pipeline import FileResult, read_text
     from .repo.cli import walk_for_jobs
     from .repo.run import unparsable_without_job
     from .report import build_report
@@ -156,7 +162,7 @@ def report(paths, formats, output, fail_on, color, exclude, no_gitignore, **kw):
             errors.append(err)
             results.append(FileResult(path=shown, text="", errors=[err]))
             continue
-        r = convert_text(text, shown, options)
+        r = convert_file_text(text, shown, options)  # a named .md file: its YAML blocks, at its own lines
         for line in r.unconverted_lines():  # jobs inside AppWrappers, ConfigMaps, Argo templates
             click.echo(f"kf2jobset: warning: {line}", err=True)
         if from_dir and not r.conversions and not r.errors:

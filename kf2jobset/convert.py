@@ -261,7 +261,52 @@ def convert_document(doc: Any, options: ConvertOptions) -> DocumentResult:
         return DocumentResult(errors=[InvalidJobError(Problem(
             f"Experiment with apiVersion {doc.get('apiVersion')!r} holds a Kubeflow job; Katib serves {KATIB_EXPERIMENT[0]}",
             Location(path=("apiVersion",)), rule="api-version"))])
+    from .appwrapper import is_appwrapper
+
+    if is_appwrapper(doc):
+        return _convert_appwrapper(doc, options)
     return DocumentResult(unconverted=embedded_jobs(doc))
+
+
+def _convert_appwrapper(doc: dict, options: ConvertOptions) -> DocumentResult:
+    """AppWrapper v1beta2: each component whose template is a v1 job gets the JobSet in its place
+    (kf2jobset/appwrapper.py: podSets, companions as components of their own)."""
+    from . import appwrapper
+
+    result = DocumentResult()
+    components = []
+    for i, comp in enumerate(doc["spec"]["components"]):
+        template = comp.get("template") if isinstance(comp, dict) else None
+        path = (*appwrapper.COMPONENTS, i, "template")
+        if not is_job(template):
+            if kubeflow_job_kind(template):
+                result.errors.append(_prefix(unsupported_job_version(template), path))
+            components.append(comp)
+            continue
+        if options.target != "jobset":
+            result.errors.append(appwrapper.trainjob_refusal(path))
+            continue
+        try:
+            conv = convert_job(template, options)
+        except Kf2JobSetError as err:
+            result.errors.append(_prefix(err, path))
+            continue
+        except RecursionError:
+            result.errors.append(InvalidJobError(Problem("the component is nested too deeply to convert", Location(path=path), rule="nesting")))
+            continue
+        try:
+            components += appwrapper.rewrite_component(comp, conv, i)
+        except Kf2JobSetError as err:  # its podSets name no replica: paths are the AppWrapper's already
+            result.errors.append(err)
+            continue
+        result.conversions.append(conv)
+        result.embedded_paths.append(path)
+    if result.conversions and not result.errors:
+        out = copy.copy(doc)
+        out["spec"] = copy.copy(doc["spec"])
+        out["spec"]["components"] = components
+        result.outputs = [out]
+    return result
 
 
 @dataclass(frozen=True)
@@ -301,7 +346,7 @@ def embedded_jobs(doc: dict) -> list[EmbeddedJob]:
             found.append(EmbeddedJob(path, job_kind, str(obj.get("apiVersion")).strip(), owner))
 
     spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
-    if kind == "AppWrapper":
+    if kind == "AppWrapper":  # v1beta2 components are converted (_convert_appwrapper); older forms are listed
         for i, comp in enumerate(spec.get("components") or []):
             if isinstance(comp, dict):
                 add(("spec", "components", i, "template"), comp.get("template"), "AppWrapper")

@@ -34,6 +34,8 @@ from pathlib import Path
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 TEMPLATE_SUFFIXES = tuple(f"{ext}{suffix}" for ext in (".yaml", ".yml") for suffix in ("-template", ".template", ".tmpl"))
 EXTRA_NAMES = ("Kustomization",)
+# Markdown docs (fenced YAML blocks, kf2jobset/markdown.py): walked only with --docs; named files always.
+DOC_SUFFIXES = (".md", ".markdown")
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".tox", ".mypy_cache", ".pytest_cache"}
 
 
@@ -148,12 +150,17 @@ def is_manifest_name(name: str) -> bool:
     return name.endswith(MANIFEST_SUFFIXES) or name.endswith(TEMPLATE_SUFFIXES) or name in EXTRA_NAMES
 
 
+def is_doc_name(path: str) -> bool:
+    """A Markdown file (kf2jobset/markdown.py converts its fenced YAML blocks)."""
+    return path.lower().endswith(DOC_SUFFIXES)
+
+
 def is_template_name(path: str) -> bool:
     """A YAML file named as a template (`job.yaml-template`, `.yaml.template`, `.yaml.tmpl`)."""
     return path.endswith(TEMPLATE_SUFFIXES)
 
 
-def walk(paths, excludes=(), *, gitignore: bool = True, prune=()) -> Walk:
+def walk(paths, excludes=(), *, gitignore: bool = True, prune=(), docs: bool = False) -> Walk:
     """Expand arguments into files, in a stable order. `prune`: directories never entered (--out-dir).
 
     Cheap per file (pre-commit passes thousands): one lstat, identity by (device, inode)."""
@@ -172,7 +179,7 @@ def walk(paths, excludes=(), *, gitignore: bool = True, prune=()) -> Walk:
             result.missing.append(arg)
             continue
         if stat.S_ISDIR(st.st_mode):  # an explicit directory is the root of its tree, even if it is a symlink
-            _walk_dir(Path(arg), patterns, gitignore, pruned, result, seen)
+            _walk_dir(Path(arg), patterns, gitignore, pruned, result, seen, docs)
             continue
         path = arg
         if os.path.islink(arg):
@@ -206,7 +213,7 @@ def _relative(path: str, cwd: str) -> str:
     return os.path.basename(path) if rel.startswith("..") else rel.replace(os.sep, "/")
 
 
-def _walk_dir(root: Path, patterns, gitignore: bool, pruned: set, result: Walk, seen: set) -> None:
+def _walk_dir(root: Path, patterns, gitignore: bool, pruned: set, result: Walk, seen: set, docs: bool = False) -> None:
     # (directory, its path relative to root, inherited .gitignore rule sets as (base rel, patterns))
     stack = [(root, "", [])]
     while stack:
@@ -235,7 +242,8 @@ def _walk_dir(root: Path, patterns, gitignore: bool, pruned: set, result: Walk, 
                     continue
                 subdirs.append((Path(entry.path), rel, ignores))
                 continue
-            if not is_manifest_name(name) or _ignored(rel, name, False, patterns, ignores):
+            if not (is_manifest_name(name) or (docs and is_doc_name(name))) or \
+                    _ignored(rel, name, False, patterns, ignores):
                 continue
             if is_link:
                 result.symlinks.append(entry.path)

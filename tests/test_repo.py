@@ -513,7 +513,7 @@ def test_do_this_first_warnings_reach_repo_mode_and_the_hook(tmp_path, args):
 
 
 EMBEDDED = """\
-apiVersion: workload.codeflare.dev/v1beta2
+apiVersion: workload.codeflare.dev/v1beta1
 kind: AppWrapper
 metadata:
   name: wrapped

@@ -46,6 +46,9 @@ def test_every_fixture_becomes_a_trainjob_on_a_runtime_holding_its_jobset(case):
         # a generated runtime is shared by every trial, so the swept values may not sit in it
         assert as_trainjob.exit_code == 4 and "katib-trainjob-parameters" in as_trainjob.stderr
         return
+    if case.parent.name == "appwrapper":  # no TrainJob inside an AppWrapper (kf2jobset/appwrapper.py says why)
+        assert as_trainjob.exit_code == 4 and "cannot become a TrainJob" in as_trainjob.stderr
+        return
     assert as_trainjob.exit_code == 0, as_trainjob.stderr
     jobsets = [o for o in objects(as_jobset) if o.get("kind") == "JobSet"]
     out = objects(as_trainjob)

@@ -16,6 +16,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from ..files import is_doc_name
 from ..mappings import JOB_KINDS
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -42,6 +43,7 @@ CANDIDATE = "candidate"  # may hold a v1 job (or a Katib Experiment with --katib
 HELM = "helm"  # a Helm template: never parsed
 KUSTOMIZATION = "kustomization"  # a kustomization that mentions v1 kinds or fields
 PATCH_LIKE = "patch-like"  # may be a kustomize patch aimed at a v1 job (JSON6902 ops)
+MARKDOWN = "markdown"  # a Markdown file that mentions a job: its fenced YAML blocks are candidates
 
 
 # The escapes of YAML double-quoted scalars (JSON's are a subset) that can spell the characters of a
@@ -105,6 +107,8 @@ def classify(path: str, text: str, katib: bool = False) -> str:
     name = os.path.basename(path)
     if name in KUSTOMIZATION_NAMES:
         return KUSTOMIZATION if V1_REFERENCE_RE.search(text) else SKIP
+    if is_doc_name(name):  # docs: blocks are looked at one by one (markdown.py)
+        return MARKDOWN if may_hold_job(text, katib) else SKIP
     job = may_hold_job(text, katib)
     if is_helm_template(path, text if job else None):
         return HELM

@@ -21,7 +21,8 @@ Repo mode (instead of printing a stream):
                  (with --out-dir: also missing or stale copies)
 
 Directories are walked for *.yaml, *.yml, *.json, YAML templates (*.yaml-template,
-*.yaml.template, *.yaml.tmpl) and Kustomization, honouring .gitignore
+*.yaml.template, *.yaml.tmpl) and Kustomization (with --docs also *.md: jobs in
+fenced yaml blocks are converted), honouring .gitignore
 files and --exclude (gitignore syntax); symlinks are never followed. Helm templates are
 skipped and counted; kustomize patches aimed at v1 jobs are rewritten or reported."""
 
@@ -37,6 +38,9 @@ def repo_options(func):
                      help="Worker processes for many files (0: one per CPU; 1: none)."),
         click.option("--fail-on-change", is_flag=True,
                      help="Exit 1 when a file was written (the pre-commit fixer convention)."),
+        click.option("--docs", is_flag=True,
+                     help="Repo mode: directory walks take Markdown files (*.md) too; their fenced YAML blocks holding "
+                          "v1 jobs are converted (a named .md file always is)."),
     ]
     for opt in reversed(opts):
         func = opt(func)
@@ -57,7 +61,10 @@ def repo_mode(paths, kw: dict, options) -> int | None:
     jobs = kw.pop("jobs", 0)
     fail_on_change = kw.pop("fail_on_change", False)
     verbose = kw.pop("verbose", False)
+    docs = kw.pop("docs", False)
     if not (in_place or out_dir or check):
+        if docs:
+            return _usage("--docs goes with --in-place, --out-dir or --check (Markdown files are converted where they are)")
         if fail_on_change:
             return _usage("--fail-on-change needs --in-place or --out-dir")
         return None
@@ -71,7 +78,7 @@ def repo_mode(paths, kw: dict, options) -> int | None:
         return _usage("--fail-on-change does not apply to --check (which never writes)")
     mode = CHECK if check else IN_PLACE if in_place else OUT_DIR
     settings = Settings(mode=mode, options=options, out_dir=out_dir, excludes=excludes, jobs=jobs,
-                        fail_on_change=fail_on_change, gitignore=not no_gitignore, verbose=verbose)
+                        fail_on_change=fail_on_change, gitignore=not no_gitignore, verbose=verbose, docs=docs)
     del exitcodes
     return run(paths, settings)
 

@@ -480,6 +480,22 @@ def path_map(data: Any, result, options) -> PathMap:
         for conv, path in zip(result.conversions, result.embedded_paths):
             pm.jobs.append(_place(conv, path, 0, path, result.outputs[0]))
         return pm
+    from ..appwrapper import COMPONENTS, is_appwrapper
+
+    if is_appwrapper(data):
+        pm.same.append(((), 0, ()))
+        placed = {path[2]: conv for path, conv in zip(result.embedded_paths, result.conversions)}
+        j = 0  # a converted component's companions become components of their own after it
+        for i in range(len(data["spec"]["components"])):
+            conv = placed.get(i)
+            pm.same.append(((*COMPONENTS, i), 0, (*COMPONENTS, j)))
+            if conv is not None:
+                for rewritten in ("podSets", "podSetInfos"):
+                    pm.same.append(((*COMPONENTS, i, rewritten), -1, ()))
+                pm.jobs.append(_place(conv, (*COMPONENTS, i, "template"), 0, (*COMPONENTS, j, "template"), conv.jobset))
+                j += len(conv.companions)
+            j += 1
+        return pm
     if isinstance(data, dict) and data.get("kind") == "List" and isinstance(data.get("items"), list):
         out_items = result.outputs[0].get("items") if result.outputs else None
         if not isinstance(out_items, list):

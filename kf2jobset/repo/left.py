@@ -74,14 +74,16 @@ def file_lines(path: str, result, template: bool = False) -> list[tuple[str, str
         if doc.error is not None:
             err = next(located, doc.error)
             if has_job_evidence(doc.text):
-                kinds = _kinds_in(doc.text)
+                kinds = kinds_in(doc.text)
                 where = err.problems[0].location
                 at = f"{where.line}:{where.column}" if where.line and where.column else where.line or line
                 cat = TEMPLATE if template else REFUSED
                 out.append((cat, f"{path}:{at}: {kinds[0][1] if kinds else 'job'} (document {i + 1}): {cat}: "
                                  f"{err.problems[0].message}"))
             continue
-        for conv in res.conversions:
+        embedded = res.embedded_paths if len(res.embedded_paths) == len(res.conversions) else [()] * len(res.conversions)
+        for conv, inside in zip(res.conversions, embedded):
+            at = position(doc.data, inside, doc.start_line)[0] if inside else None  # a job inside an AppWrapper, a Katib trial
             label = f"{conv.job.kind} {conv.job.name or conv.job.generate_name or '(unnamed)'} ({conv.job.written_api_version})"
             if held_back:
                 why = f"{TO_CONVERT}: once this file's other problems are fixed (see stderr)"
@@ -89,7 +91,7 @@ def file_lines(path: str, result, template: bool = False) -> list[tuple[str, str
                 why = f"{TO_CONVERT}: a template, its placeholders are kept; run kf2jobset convert --in-place"
             else:
                 why = f"{TO_CONVERT}: run kf2jobset convert --in-place"
-            out.append((TO_CONVERT, f"{path}:{line}: {label}: {why}"))
+            out.append((TO_CONVERT, f"{path}:{at or line}: {label}: {why}"))
         for err in res.errors:
             item = _item(doc.data, err.problems[0].location.path)
             err = next(located, err)
@@ -100,6 +102,9 @@ def file_lines(path: str, result, template: bool = False) -> list[tuple[str, str
         for emb in res.unconverted:
             at, _ = position(doc.data, emb.path, doc.start_line)
             out.append((EMBEDDED, f"{path}:{at or line}: {emb.kind} ({emb.api_version}): {EMBEDDED}: {emb.message()}"))
+    extra = getattr(result, "left_lines", None)  # Markdown: jobs in blocks that are never rewritten
+    if extra:
+        out = sorted(out + extra, key=lambda entry: int(re.match(r"\d*", entry[1][len(path) + 1:]).group() or 0))
     return out
 
 
@@ -109,6 +114,10 @@ def _item(data, path) -> object:
         items = data["items"]
         if isinstance(path[1], int) and 0 <= path[1] < len(items):
             return items[path[1]]
+    if isinstance(data, dict) and data.get("kind") == "AppWrapper" and len(path) > 3 and path[:2] == ("spec", "components"):
+        comps = (data.get("spec") or {}).get("components")
+        if isinstance(comps, list) and isinstance(path[2], int) and 0 <= path[2] < len(comps) and isinstance(comps[path[2]], dict):
+            return comps[path[2]].get("template")
     if isinstance(data, dict) and data.get("kind") == "Experiment":
         spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
         template = spec.get("trialTemplate") if isinstance(spec.get("trialTemplate"), dict) else {}
@@ -117,7 +126,7 @@ def _item(data, path) -> object:
     return data
 
 
-def _kinds_in(text: str) -> list[tuple[int, str]]:
+def kinds_in(text: str) -> list[tuple[int, str]]:
     """(line, kind) of every `kind: <job kind>` in unparsed text (Helm templates, blocked files)."""
     from .classify import JOB_KIND_RE
 
@@ -127,7 +136,7 @@ def _kinds_in(text: str) -> list[tuple[int, str]]:
 def unparsed_lines(path: str, text: str, category: str, detail: str) -> list[tuple[str, str]]:
     """Jobs of a file that is not parsed (a Helm template, a file held back with its kustomize unit):
     one line per `kind: <job kind>`, or one for the file when the kind is written some other way."""
-    kinds = _kinds_in(text)
+    kinds = kinds_in(text)
     if not kinds:
         return [(category, f"{path}: a Kubeflow job: {category}: {detail}")]
     return [(category, f"{path}:{line}: {kind}: {category}: {detail}") for line, kind in kinds]

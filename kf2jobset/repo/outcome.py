@@ -38,6 +38,7 @@ class Settings:
     gitignore: bool = True
     progress: bool | None = None  # None: only on a terminal and for runs longer than a second
     verbose: bool = False  # every job's own warning lines, not one per code
+    docs: bool = False  # directory walks take Markdown files too (--docs; named .md files are always taken)
 
 
 @dataclass

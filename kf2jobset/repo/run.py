@@ -61,12 +61,12 @@ def _convert_chunk(tasks: list[Task]) -> list[Outcome]:
 
 def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
     from ..files import is_template_name
-    from ..pipeline import convert_text
+    from ..markdown import convert_file_text
     from . import left
 
     out = Outcome(task.path)
     try:
-        result = convert_text(task.text, task.path, settings.options)
+        result = convert_file_text(task.text, task.path, settings.options)
     except Exception as exc:  # a bug must not take the other files down; report it on this one
         out.status = FAILED
         out.problems.append(f"{task.path}: internal error: {type(exc).__name__}: {exc} (please report it)")
@@ -182,7 +182,7 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
     stderr = stderr or sys.stderr
     started = time.monotonic()
     prune = [settings.out_dir] if settings.out_dir else []
-    found = walk(paths, settings.excludes, gitignore=settings.gitignore, prune=prune)
+    found = walk(paths, settings.excludes, gitignore=settings.gitignore, prune=prune, docs=settings.docs)
     outcomes: list[Outcome] = []
     summary = Summary()
     for missing in found.missing:
@@ -228,13 +228,15 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
             outcomes.append(out)
         elif kind == cls.KUSTOMIZATION:
             kustomizations.append((f, src))
+        elif kind == cls.MARKDOWN:  # never a kustomize patch
+            tasks.append(Task(f.path, src.text, src.bom, targets.get(f.path)))
         else:
             if kind == cls.CANDIDATE:
                 tasks.append(Task(f.path, src.text, src.bom, targets.get(f.path)))
             maybe_patches.append((f, src))
         return kind
 
-    relevant = [f.path for f in found.files if take(f) not in (None, cls.SKIP, cls.HELM)]
+    relevant = [f.path for f in found.files if take(f) not in (None, cls.SKIP, cls.HELM, cls.MARKDOWN)]
     families: list[set[str]] = []
     # A base and the overlays that patch it are converted together, also when pre-commit passes one
     # of them alone: half a kustomize unit builds a broken JobSet.

@@ -44,7 +44,13 @@ def _jobsets(case) -> list[dict]:
     from ..templates import case_values, fill
 
     # an envsubst template (fixtures/envsubst) is sent as it will be applied: substituted
+    docs = []
     for doc in yaml.safe_load_all(fill((case / "expected.yaml").read_text(), case_values(case))):
+        if isinstance(doc, dict) and doc.get("kind") == "AppWrapper":  # fixtures/appwrapper: the wrapped JobSets
+            docs += [c.get("template") for c in doc["spec"]["components"]]
+        else:
+            docs.append(doc)
+    for doc in docs:
         if isinstance(doc, dict) and doc.get("kind") == "Experiment":
             doc = doc["spec"]["trialTemplate"]["trialSpec"]
         if isinstance(doc, dict) and doc.get("kind") == "JobSet":
