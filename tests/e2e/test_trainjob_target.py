@@ -370,3 +370,73 @@ def test_a_katib_trial_as_a_trainjob_builds_the_planned_jobset_and_its_primary_p
     assert len(pods) == 1, [p.metadata.name for p in pods]
     primary = [x for x in agent.launches(tns) if x.pod == pods[0].metadata.name and x.container == template["primaryContainerName"]]
     assert primary and dict(primary[0].env)["RANK"] == "0"
+
+
+V1_DDP_SCRIPT = r"""
+import json, os, socket
+import torch
+import torch.distributed as dist
+dist.init_process_group("gloo")  # env://: MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE as v1 set them (or torchrun)
+t = torch.tensor([float(dist.get_rank() + 1)])
+dist.all_reduce(t)
+names = [None] * dist.get_world_size()
+dist.all_gather_object(names, socket.gethostname())
+print("KF2JS-V1DDP " + json.dumps({"rank": dist.get_rank(), "world": dist.get_world_size(), "sum": t.item(),
+      "hosts": names, "local_rank": int(os.environ.get("LOCAL_RANK", 0))}), flush=True)
+dist.destroy_process_group()
+"""
+
+
+def _v1_pytorchjob(name: str, image: str, workers: int, command: list, nproc: str | None = None) -> dict:
+    pod = {"spec": {"containers": [{"name": "pytorch", "image": image, "command": command}]}}
+    spec = {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": copy.deepcopy(pod)},
+                                    "Worker": {"replicas": workers, "template": copy.deepcopy(pod)}}}
+    if nproc:
+        spec["nprocPerNode"] = nproc
+    return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": name}, "spec": spec}
+
+
+@pytest.mark.parametrize("launcher", ["python", "torchrun"])
+def test_real_torch_runs_a_converted_pytorchjob_on_torch_distributed(custom, core, tns, agent_for, tmp_path, launcher):
+    """Real torch (the frameworks venv) on the built-in path: a v1 script that reads MASTER_ADDR, RANK and
+    WORLD_SIZE (`python train.py`), and a `torchrun train.py` job with nprocPerNode 2 (Trainer's PET_*),
+    each converted from a PyTorchJob: every rank joins, all_reduce sums over the whole world, and the
+    global rank order follows v1's (master first, then the workers)."""
+    import json
+
+    from .test_frameworks import framework_pythons
+
+    py = framework_pythons()["torch"]
+    if not py.exists():
+        pytest.fail(f"{py} missing: run `bash tools/install-frameworks.sh` (or KF2JOBSET_SKIP_E2E=1)", pytrace=False)
+    script = tmp_path / "train.py"
+    script.write_text(V1_DDP_SCRIPT)
+    name, image, workers = f"v1-{launcher}", f"kf2jobset.test/v1-{launcher}:1", 2
+    nproc = "2" if launcher == "torchrun" else None
+    job = _v1_pytorchjob(name, image, workers, ["torchrun", "train.py"] if nproc else ["python", "train.py"], nproc)
+    result = CliRunner().invoke(main, ["convert", "-", "--target", "trainjob"], input=yaml.safe_dump(job),
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    (trainjob,) = [d for d in yaml.safe_load_all(result.stdout) if d]
+    assert trainjob["spec"]["runtimeRef"]["name"] == "torch-distributed"
+    argv = [str(py), "-m", "torch.distributed.run", str(script)] if nproc else [str(py), str(script)]
+    agent = agent_for({image: argv})
+    _create_trainjob_after_its_runtime(custom, core, _strip(trainjob, tns), tns)
+    wait_complete(custom, tns, name, timeout=300, agent=agent)
+    runs = {x.hostname: x for x in agent.launches(tns) if x.container == "node"}
+    nodes = 1 + workers
+    assert sorted(runs) == [f"{name}-node-0-{i}" for i in range(nodes)]
+    per_node = int(nproc or 1)
+    world = nodes * per_node
+    reports = []
+    for host, run in runs.items():
+        lines = [ln.split("KF2JS-V1DDP ", 1)[1] for ln in agent.log(tns, run.pod, "node").splitlines() if "KF2JS-V1DDP " in ln]
+        assert len(lines) == per_node, agent.log(tns, run.pod, "node")[-3000:]
+        node = int(host.rsplit("-", 1)[1])
+        for r in map(json.loads, lines):
+            assert r["rank"] == node * per_node + r["local_rank"]  # v1's rank order: master (node 0) first
+            reports.append(r)
+        if not nproc:
+            assert dict(run.env)["RANK"] == str(node) and dict(run.env)["WORLD_SIZE"] == str(nodes)
+    assert sorted(r["rank"] for r in reports) == list(range(world))
+    assert all(r["world"] == world and r["sum"] == world * (world + 1) / 2 for r in reports)
