@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from ..errors import format_path
 from ..yamlio import first_content_line, position
 
 # categories, in the order the summary names them
@@ -81,8 +82,11 @@ def file_lines(path: str, result, template: bool = False) -> list[tuple[str, str
                 out.append((cat, f"{path}:{at}: {kinds[0][1] if kinds else 'job'} (document {i + 1}): {cat}: "
                                  f"{err.problems[0].message}"))
             continue
-        for conv in res.conversions:
+        for n, conv in enumerate(res.conversions):
             label = f"{conv.job.kind} {conv.job.name or conv.job.generate_name or '(unnamed)'} ({conv.job.written_api_version})"
+            if res.new_text is not None and n < len(res.embedded_paths):  # job text in a string scalar: its line
+                label += f" in {format_path(res.embedded_paths[n])}"
+                line = position(doc.data, res.embedded_paths[n], doc.start_line)[0] or doc_line(doc)
             if held_back:
                 why = f"{TO_CONVERT}: once this file's other problems are fixed (see stderr)"
             elif template:
@@ -109,6 +113,16 @@ def _item(data, path) -> object:
         items = data["items"]
         if isinstance(path[1], int) and 0 <= path[1] < len(items):
             return items[path[1]]
+    held = data
+    for part in path or ():  # job text inside a string scalar (an Argo manifest, a ConfigMap value)
+        held = held.get(part) if isinstance(held, dict) else held[part] if isinstance(held, list) and \
+            isinstance(part, int) and part < len(held) else None
+        if isinstance(held, str):
+            from ..convert import _yaml_objects
+            from ..jobtext import _with_stand_ins
+
+            objects = _yaml_objects(_with_stand_ins(str(held))[0])
+            return objects[0] if len(objects) == 1 and isinstance(objects[0], dict) else data
     if isinstance(data, dict) and data.get("kind") == "Experiment":
         spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
         template = spec.get("trialTemplate") if isinstance(spec.get("trialTemplate"), dict) else {}

@@ -278,6 +278,17 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
             outcomes.append(held)
         tasks = [t for t in tasks if os.path.realpath(t.path) not in blocked]
 
+    if settings.options.katib and tasks:
+        # Experiments that read a trial template from a ConfigMap are updated with it, in whichever file
+        # of the run it sits (kf2jobset/jobtext.py): the templates are gathered before any file converts.
+        import dataclasses
+
+        from ..jobtext import trial_templates_in_texts
+
+        found_templates = trial_templates_in_texts([t.text for t in tasks if "ConfigMap" in t.text], settings.options)
+        if found_templates:
+            settings = dataclasses.replace(settings, options=dataclasses.replace(
+                settings.options, katib_trial_templates=found_templates))
     outcomes += _convert_all(tasks, settings, stderr, started)
 
     order = {f.path: i for i, f in enumerate(found.files)}

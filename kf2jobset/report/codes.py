@@ -36,6 +36,8 @@ TITLES = {
     "JS071": "replica spec the operator ignored (it made no pods for it)",
     "JS080": "the v1.8+ operator webhook rejects this job: it never ran there",
     "KT001": "Katib trial template reads JobSet status",
+    "AR001": "Argo resource step: success/failure condition rewritten for JobSet status",
+    "AR002": "Argo resource step: a success/failure condition that reads v1 status, kept",
     "TJ001": "the JobSet runs as the template of a generated TrainingRuntime",
     "TJ002": "outcome read from the TrainJob's Complete/Failed conditions",
     "TJ003": "Kueue labels on the TrainJob, which Kueue admits",
