@@ -88,6 +88,18 @@ def holders(data: dict, options) -> list[Holder]:
     return found
 
 
+def job_in_text(text: str) -> dict | None:
+    """The one object of a YAML text, Argo placeholders as written (None: not one YAML object)."""
+    from .convert import _yaml_objects
+    from .envsubst import _Restorer
+
+    inner, back = _with_stand_ins(str(text))
+    objects = [o for o in _yaml_objects(inner) if o is not None]
+    if len(objects) != 1 or not isinstance(objects[0], dict):
+        return None
+    return _Restorer({spelling: "${" + token + "}" for token, spelling in back.items()})(objects[0])
+
+
 def _job_kind_of(text: str) -> str | None:
     """The Kubeflow job kind of a YAML text (None: not YAML, or not one job)."""
     from .convert import _yaml_objects
@@ -196,8 +208,12 @@ def _convert_one(doc, path, options, convert_text, holder: Holder, node, key, ro
 
     value = node.value
     inner, back = _with_stand_ins(value) if holder.argo else (value, {})
-    inner_result = convert_text(inner, path, options)
     where = _Where(doc, node, key)
+    if options.target != "jobset":  # a TrainJob always needs its TrainingRuntime beside it
+        result.errors.append(UnsupportedError(where.problem(_companion_problem(holder, [{"kind": "TrainingRuntime"}]),
+                                                            holder.path, back)))
+        return
+    inner_result = convert_text(inner, path, options)
     if inner_result.errors:
         for err in inner_result.errors:
             result.errors.append(type(err)([where.problem(p, holder.path, back) for p in err.problems]))
@@ -239,14 +255,15 @@ def _convert_one(doc, path, options, convert_text, holder: Holder, node, key, ro
 def _companion_problem(holder: Holder, companions: list) -> Problem:
     kinds = ", ".join(dict.fromkeys(c.get("kind", "?") for c in companions)) or "several objects"
     if holder.owner == "ConfigMap":
-        forward = "use --mpi-hostfile generated / --scheduler kueue, or keep the trial template inline (trialSpec)"
         what = "a Katib trial template holds one object"
+        forward = "use --mpi-hostfile generated / --scheduler kueue, or keep the trial template inline (trialSpec)"
     else:
-        forward = ("use --mpi-hostfile generated / --scheduler kueue so the JobSet needs none; for --target trainjob, "
-                   "create the TrainingRuntime once outside the workflow (kf2jobset convert --target trainjob on the "
-                   "job prints it) or use --target jobset")
-        what = "an Argo resource step creates one object (kubectl -o json of several is a List the executor cannot wait on)"
-    return Problem(f"{what}, but this conversion also needs {kinds}", Location(path=holder.path), RULE, forward)
+        what = "an Argo resource step creates one object (kubectl's -o json of several is a List the executor cannot wait on)"
+        forward = "use --mpi-hostfile generated / --scheduler kueue so the JobSet needs none"
+    if "TrainingRuntime" in kinds:
+        forward = ("create the TrainingRuntime once outside the workflow (kf2jobset convert --target trainjob on the "
+                   "job writes it), or convert the step with --target jobset")
+    return Problem(f"{what}, but this conversion also needs {kinds}", Location(), RULE, forward)
 
 
 def _node_at(root, path: tuple):

@@ -118,11 +118,9 @@ def _item(data, path) -> object:
         held = held.get(part) if isinstance(held, dict) else held[part] if isinstance(held, list) and \
             isinstance(part, int) and part < len(held) else None
         if isinstance(held, str):
-            from ..convert import _yaml_objects
-            from ..jobtext import _with_stand_ins
+            from ..jobtext import job_in_text
 
-            objects = _yaml_objects(_with_stand_ins(str(held))[0])
-            return objects[0] if len(objects) == 1 and isinstance(objects[0], dict) else data
+            return job_in_text(held) or data
     if isinstance(data, dict) and data.get("kind") == "Experiment":
         spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
         template = spec.get("trialTemplate") if isinstance(spec.get("trialTemplate"), dict) else {}
