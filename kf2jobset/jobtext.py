@@ -159,6 +159,12 @@ def _argo_notes(notes: list, back: dict[str, str]) -> list:
             variables = [n.strip() for n in (names[0].split(",") if names else []) if n.strip()]
             if variables and all(v in back for v in variables):
                 continue
+            # envsubst variables beside Argo's: the note names only the variables envsubst fills
+            own = ", ".join(v for v in variables if v not in back)
+            note = dataclasses.replace(
+                note, message=note.message.replace(names[0], own + (" " if names[0].endswith(" ") else ""), 1),
+                action=re.sub(r" ?\$\{KF2JOBSET_ARGO_\d+\}", "", note.action or "").replace("' ", "'", 1)
+                if note.action else note.action)
         message = _put_back(note.message, back)
         if any(spelling in message for spelling in back.values()):
             message = message.replace("envsubst placeholder", "Argo placeholder")
@@ -318,7 +324,7 @@ def _scalar_edit(text: str, node, key, content: str):
 
     newline = "\r\n" if "\r\n" in text else "\n"
     if node.style not in ("|", ">"):  # quoted or plain: double-quoted (escapes keep every character)
-        return Edit(node.start_mark.index, node.end_mark.index, json.dumps(content, ensure_ascii=False))
+        return Edit(node.start_mark.index, node.end_mark.index, _double_quoted(text, node, content, newline))
     start = node.start_mark.index
     header_end = text.find("\n", start)
     header_end = len(text) if header_end < 0 else header_end
@@ -339,6 +345,26 @@ def _scalar_edit(text: str, node, key, content: str):
     body = "".join((indent + ln if ln.strip() else "") + newline for ln in content.rstrip("\r\n").split("\n"))
     body = body.replace("\r" + newline, newline)
     return Edit(start, body_start + len("".join(lines)), "|" + chomp + rest + newline + body)
+
+
+def _double_quoted(text: str, node, content: str, newline: str) -> str:
+    """JSON's escapes are YAML's: one line, or, when the scalar spanned lines, one line per line of the
+    content, each ending in an escaped line break (`\\` at the end joins without a space; a leading space
+    of the next line is escaped so it is kept)."""
+    quoted = json.dumps(content, ensure_ascii=False)
+    if node.start_mark.line == node.end_mark.line or "\\n" not in quoted:
+        return quoted
+    second = text[text.find("\n", node.start_mark.index) + 1:node.end_mark.index]
+    indent = second[:len(second) - len(second.lstrip(" "))] or " " * (node.start_mark.column + 2)
+    parts = [json.dumps(part, ensure_ascii=False)[1:-1] for part in content.split("\n")]
+    lines = []
+    for i, part in enumerate(parts):
+        piece = part + ("\\n" if i < len(parts) - 1 else "")
+        if i == 0:
+            lines.append('"' + piece)
+        elif piece:
+            lines.append(indent + ("\\" if piece[:1] in (" ", "\t") else "") + piece)
+    return ("\\" + newline).join(lines) + '"'
 
 
 def _condition_edit(node, value: str):

@@ -281,3 +281,41 @@ def _get(node, key):
     if node is None or not isinstance(node, yaml.MappingNode):
         return None
     return next((v for k, v in node.value if k.value == key), None)
+
+
+def test_envsubst_variables_beside_argo_placeholders(tmp_path):
+    text = (ARGO / "workflow-template" / "input.yaml").read_text().replace(
+        'image: "{{inputs.parameters.image}}"', 'image: "${REGISTRY}/bert:{{inputs.parameters.tag}}"')
+    f = tmp_path / "wf.yaml"
+    f.write_text(text)
+    res = run("convert", str(f))
+    assert res.exit_code == exitcodes.OK, res.output
+    assert res.stdout.count('image: "${REGISTRY}/bert:{{inputs.parameters.tag}}"') == 2
+    tpl001 = next(line for line in res.stderr.splitlines() if "TPL001" in line)
+    assert "it still needs REGISTRY (action: substitute when applying, naming the variables: envsubst '${REGISTRY}' <" in tpl001
+
+
+def test_a_manifest_with_escapes_is_found_by_the_pre_filter(tmp_path):
+    """`"kubeflow\\u002eorg/v1"` inside a double-quoted manifest: the pre-filter decodes escapes first."""
+    job = ("apiVersion: kubeflow\\u002eorg/v1\\nkind: PyTorchJob\\nmetadata:\\n  name: esc\\nspec:\\n  pytorchReplicaSpecs:\\n"
+           "    Worker:\\n      replicas: 1\\n      template:\\n        spec:\\n          containers:\\n"
+           "          - {name: pytorch, image: busybox}\\n")
+    f = tmp_path / "wf.yaml"
+    f.write_text("apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: w}\nspec:\n  templates:\n"
+                 f"  - name: t\n    resource:\n      action: create\n      manifest: \"{job}\"\n")
+    assert "kubeflow.org" not in f.read_text()
+    res = run("convert", str(tmp_path), "--check")
+    assert res.exit_code == exitcodes.FINDINGS
+    assert res.stdout == f"{f}:9: PyTorchJob esc (kubeflow.org/v1) in spec.templates[0].resource.manifest: to convert: " \
+                         "run kf2jobset convert --in-place\n"
+    assert run("convert", str(tmp_path), "--in-place").exit_code == exitcodes.OK
+    assert filled(yaml.safe_load(f.read_text())["spec"]["templates"][0]["resource"]["manifest"])["kind"] == "JobSet"
+
+
+def test_a_double_quoted_manifest_over_several_lines_stays_so(tree):
+    assert run("convert", "cron-mpijob.yaml", "--in-place", *args_of("cron-mpijob")).exit_code == exitcodes.OK
+    lines = (tree / "cron-mpijob.yaml").read_text().splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("          manifest: "))
+    assert lines[start] == '          manifest: "apiVersion: jobset.x-k8s.io/v1alpha2\\n\\'
+    assert lines[start + 3] == "            \\  generateName: allreduce-\\n\\"  # a leading space is escaped
+    assert lines[-1].endswith('mountPath: /etc/mpi\\n"') and len(lines) > start + 100
