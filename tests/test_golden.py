@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from kf2jobset.cli import main
 
-from .conftest import FIXTURES, check_golden, mapping_fixture_dirs
+from .conftest import FIXTURES, check_golden, held_jobsets, mapping_fixture_dirs
 from .templates import case_values, fill
 
 CASES = sorted(p.parent for p in FIXTURES.glob("*/*/input.yaml"))
@@ -69,7 +69,7 @@ def test_golden_jobsets_pass_our_validator_and_the_real_crd(case, crd_validator)
         elif isinstance(data, dict) and data.get("kind") == "Experiment" and "trialSpec" in data["spec"]["trialTemplate"]:
             jobsets.append(data["spec"]["trialTemplate"]["trialSpec"])
         elif isinstance(data, dict):  # job text in a string (kf2jobset/jobtext.py): Argo placeholders filled
-            jobsets += _held_jobsets(data)
+            jobsets += held_jobsets(data)
     for js in jobsets:
         js["metadata"].setdefault("name", "trial-abcdefgh")
         assert check_jobset(js) == []
@@ -77,23 +77,3 @@ def test_golden_jobsets_pass_our_validator_and_the_real_crd(case, crd_validator)
         assert not errors, errors[0].message
 
 
-
-def _held_jobsets(data: dict) -> list[dict]:
-    """JobSets written as text into Argo resource manifests and ConfigMap values."""
-    import re
-
-    import yaml
-
-    texts = []
-    if data.get("kind") == "ConfigMap":
-        texts = [v for v in (data.get("data") or {}).values() if isinstance(v, str)]
-    spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
-    for tpl in (spec.get("workflowSpec") or spec).get("templates") or []:
-        texts.append((tpl.get("resource") or {}).get("manifest") or "")
-    out = []
-    for text in texts:
-        obj = yaml.safe_load(re.sub(r"\{\{[^}]*\}\}", "filled", text)) if "JobSet" in text else None
-        if isinstance(obj, dict) and obj.get("kind") == "JobSet":
-            obj["metadata"].pop("generateName", None)
-            out.append(obj)
-    return out
