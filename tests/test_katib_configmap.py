@@ -151,3 +151,16 @@ def test_differently_shaped_templates_under_one_name_are_an_error(tree):
                                   "      configMapName: trial-templates\n      configMapNamespace: other\n"))
     res = run("convert", "experiments", "--in-place", "--katib")  # the template was converted by the run above
     assert (res.exit_code, res.stdout) == (exitcodes.OK, ""), res.output
+
+
+def test_worker_processes_see_the_templates_of_the_whole_run(tree):
+    """With --jobs 2 (16 files or more) files convert in forked workers; the templates gathered first reach them."""
+    workflow = (FIXTURES / "argo" / "kfp-resourceop" / "input.yaml").read_text()
+    for i in range(16):
+        (tree / f"wf{i:02d}.yaml").write_text(workflow)
+    res = run("convert", ".", "--in-place", "--katib", "--jobs", "2")
+    assert res.exit_code == exitcodes.OK, res.output
+    assert len(res.stdout.splitlines()) == 18
+    template = yaml.safe_load((tree / "experiments" / "mnist-lr.yaml").read_text())["spec"]["trialTemplate"]
+    assert template["successCondition"] == COMPLETED
+    assert run("convert", ".", "--check", "--katib").exit_code == exitcodes.OK
