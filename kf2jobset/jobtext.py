@@ -496,6 +496,10 @@ def trial_templates(datas, options) -> tuple:
             if not isinstance(value, str) or "kubeflow.org" not in value:
                 continue
             objects = _yaml_objects(str(value))
+            if len(objects) == 1 and _converted_shape(objects[0]) is not None:  # converted by an earlier run
+                names, master_role = _converted_shape(objects[0])
+                found.append(TrialTemplate(meta.get("namespace"), str(meta.get("name")), str(key), names, master_role))
+                continue
             if len(objects) != 1 or not is_job(objects[0]):
                 continue
             try:
@@ -505,6 +509,24 @@ def trial_templates(datas, options) -> tuple:
             found.append(TrialTemplate(meta.get("namespace"), str(meta.get("name")), str(key),
                                        tuple(conv.plan.rjob_names.items()), tuple(conv.job.mapping.master_role)))
     return tuple(found)
+
+
+def _converted_shape(obj) -> tuple | None:
+    """(rjob_names, master_role) of a JobSet kf2jobset wrote (its source annotation names the v1 kind), so that
+    an Experiment converted in a later run than its template still gets Katib's fields."""
+    from .emit import SOURCE_ANNOTATION
+    from .mappings import convertible_mapping
+
+    if not isinstance(obj, dict) or obj.get("kind") != "JobSet":
+        return None
+    source = ((obj.get("metadata") or {}).get("annotations") or {}).get(SOURCE_ANNOTATION)
+    m = re.fullmatch(r"(\S+)/(\w+)(?: .*)?", str(source or ""))
+    mapping = convertible_mapping(m.group(1), m.group(2)) if m else None
+    rjobs = [rj.get("name") for rj in (obj.get("spec") or {}).get("replicatedJobs") or [] if isinstance(rj, dict)]
+    if mapping is None:
+        return None
+    names = tuple((rule.type, name) for rule in mapping.replica_types for name in rjobs if name == rule.type.lower())
+    return (names, tuple(mapping.master_role)) if names else None
 
 
 def trial_templates_in_texts(texts, options) -> tuple:

@@ -106,7 +106,9 @@ def _held_text(doc: Document, path: str, options: ConvertOptions, docs: list[Doc
         return None
 
     def templates():  # the run's (repo mode gathers them from every file) and this file's own
-        return options.katib_trial_templates + jobtext.trial_templates([d.data for d in docs], options)
+        unparsed = [d.text for d in docs if d.data is None and "ConfigMap" in d.text]  # no job kind: not parsed
+        return (options.katib_trial_templates + jobtext.trial_templates([d.data for d in docs], options)
+                + (jobtext.trial_templates_in_texts(unparsed, options) if unparsed else ()))
 
     return jobtext.convert_document_text(doc, path, options, convert_text, templates)
 

@@ -82,9 +82,12 @@ def test_check_counts_the_template_at_its_value_line(tree):
     assert res.exit_code == exitcodes.FINDINGS
     line = (tree / "katib" / "trial-templates.yaml").read_text().splitlines().index("  pytorchTemplate.yaml: |-") + 1
     assert res.stdout.splitlines() == [
+        "experiments/mnist-lr.yaml:1: Experiment mnist-lr (kubeflow.org/v1beta1): to convert: its trial template "
+        "trial-templates/pytorchTemplate.yaml is (or becomes) a JobSet and its Katib fields follow: run kf2jobset "
+        "convert --in-place --katib",
         f"katib/trial-templates.yaml:{line}: PyTorchJob (unnamed) (kubeflow.org/v1) in data[\"pytorchTemplate.yaml\"]: "
         "to convert: run kf2jobset convert --in-place"]
-    assert res.stderr.splitlines()[-1].endswith("; 1 left: 1 to convert")
+    assert res.stderr.splitlines()[-1].endswith("2 to convert, 0 skipped, 0 failed; 2 left: 2 to convert")
     # without --katib: found, named, not converted
     res = run("convert", ".", "--check")
     assert res.exit_code == exitcodes.FINDINGS
@@ -164,3 +167,28 @@ def test_worker_processes_see_the_templates_of_the_whole_run(tree):
     template = yaml.safe_load((tree / "experiments" / "mnist-lr.yaml").read_text())["spec"]["trialTemplate"]
     assert template["successCondition"] == COMPLETED
     assert run("convert", ".", "--check", "--katib").exit_code == exitcodes.OK
+
+
+def test_an_experiment_converted_after_its_template_still_follows_it(tree):
+    """pre-commit passes the staged files only: the ConfigMap converted in one run, the Experiment in a later one."""
+    res = run("convert", "katib", "--in-place", "--katib")
+    assert res.stdout == "Rewriting katib/trial-templates.yaml\n"
+    before = (tree / "experiments" / "mnist-lr.yaml").read_text()
+    res = run("convert", ".", "--check", "--katib")
+    assert res.exit_code == exitcodes.FINDINGS
+    assert res.stdout == ("experiments/mnist-lr.yaml:1: Experiment mnist-lr (kubeflow.org/v1beta1): to convert: its trial "
+                          "template trial-templates/pytorchTemplate.yaml is (or becomes) a JobSet and its Katib fields follow: "
+                          "run kf2jobset convert --in-place --katib\n")
+    res = run("convert", ".", "--in-place", "--katib")
+    assert (res.exit_code, res.stdout) == (exitcodes.OK, "Rewriting experiments/mnist-lr.yaml\n"), res.output
+    template = yaml.safe_load((tree / "experiments" / "mnist-lr.yaml").read_text())["spec"]["trialTemplate"]
+    assert template["primaryPodLabels"] == {"jobset.sigs.k8s.io/replicatedjob-name": "master"}
+    assert template["successCondition"] == COMPLETED
+    assert before != (tree / "experiments" / "mnist-lr.yaml").read_text()
+    assert run("convert", ".", "--check", "--katib").exit_code == exitcodes.OK
+    # one file holding both, the ConfigMap already converted: the same
+    both = tree / "both.yaml"
+    both.write_text((tree / "katib" / "trial-templates.yaml").read_text() + "---\n" + before)
+    res = run("convert", str(both), "--katib")
+    assert res.exit_code == exitcodes.OK
+    assert 'successCondition: status.conditions.#(type=="Completed")#|#(status=="True")#' in res.stdout

@@ -101,6 +101,12 @@ def file_lines(path: str, result, template: bool = False) -> list[tuple[str, str
             at = f"{where.line}:{where.column}" if where.line and where.column else where.line or line
             cat = error_category(err)
             out.append((cat, f"{path}:{at}: {job_label(item)}: {cat}: {error_detail(err)}"))
+        if res.changed and not res.conversions and not res.errors and isinstance(doc.data, dict) \
+                and doc.data.get("kind") == "Experiment":  # it reads a trial template converted in a ConfigMap
+            ref = ((doc.data.get("spec") or {}).get("trialTemplate") or {}).get("configMap") or {}
+            out.append((TO_CONVERT, f"{path}:{line}: {job_label(doc.data)}: {TO_CONVERT}: its trial template "
+                                    f"{ref.get('configMapName')}/{ref.get('templatePath')} is (or becomes) a JobSet and "
+                                    "its Katib fields follow: run kf2jobset convert --in-place --katib"))
         for emb in res.unconverted:
             at, _ = position(doc.data, emb.path, doc.start_line)
             out.append((EMBEDDED, f"{path}:{at or line}: {emb.kind} ({emb.api_version}): {EMBEDDED}: {emb.message()}"))
