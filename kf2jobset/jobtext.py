@@ -37,7 +37,6 @@ from .errors import InvalidJobError, Kf2JobSetError, Location, Problem, Unsuppor
 from .notes import Note
 
 ARGO_FULL_OBJECT_ACTIONS = ("create", "apply", "replace")  # the others (get, delete, patch) do not hold a whole job
-KATIB_TEMPLATE_LABEL = ("katib.kubeflow.org/component", "trial-templates")
 # Argo's template tags (fasttemplate with `{{` and `}}`), expressions `{{=...}}` included
 ARGO_PLACEHOLDER_RE = re.compile(r"\{\{.*?\}\}", re.S)
 _TOKEN = "KF2JOBSET_ARGO_{}"
@@ -244,7 +243,7 @@ def _convert_one(doc, path, options, convert_text, holder: Holder, node, key, ro
         conv.notes.append(_katib_note(None))
     new_text = _put_back(inner_result.new_text, back)
     edits.append(_scalar_edit(doc.text, node, key, _quote_placeholder_scalars(new_text) if back else new_text))
-    if holder.argo:
+    if holder.argo and _job_kind_of(value):  # (a Katib Experiment created by the step keeps its conditions)
         resource, _ = _node_at(root, holder.path[:-1])
         conditions = {}
         for field_name in ("successCondition", "failureCondition"):

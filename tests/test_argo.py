@@ -319,3 +319,21 @@ def test_a_double_quoted_manifest_over_several_lines_stays_so(tree):
     assert lines[start] == '          manifest: "apiVersion: jobset.x-k8s.io/v1alpha2\\n\\'
     assert lines[start + 3] == "            \\  generateName: allreduce-\\n\\"  # a leading space is escaped
     assert lines[-1].endswith('mountPath: /etc/mpi\\n"') and len(lines) > start + 100
+
+
+def test_a_katib_experiment_created_by_a_step_converts_with_katib_and_keeps_its_conditions(tmp_path):
+    manifest = ("apiVersion: kubeflow.org/v1beta1\nkind: Experiment\nmetadata:\n  name: \"{{workflow.name}}\"\nspec:\n"
+                "  trialTemplate:\n    primaryContainerName: pytorch\n    trialSpec:\n      apiVersion: kubeflow.org/v1\n"
+                "      kind: PyTorchJob\n      spec:\n        pytorchReplicaSpecs:\n          Worker:\n            replicas: 2\n"
+                "            template:\n              spec:\n                containers:\n                - {name: pytorch, image: busybox}\n")
+    f = tmp_path / "wf.yaml"
+    f.write_text("apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: tune-}\nspec:\n  templates:\n"
+                 "  - name: tune\n    resource:\n      action: create\n      successCondition: status.trialsSucceeded > 4\n"
+                 "      manifest: |\n" + "".join("        " + ln + "\n" for ln in manifest.splitlines()))
+    res = run("convert", str(f), "--katib")
+    assert res.exit_code == exitcodes.OK, res.output
+    resource = yaml.safe_load(res.stdout)["spec"]["templates"][0]["resource"]
+    assert resource["successCondition"] == "status.trialsSucceeded > 4"  # about the Experiment, not a job
+    experiment = filled(resource["manifest"])
+    assert experiment["spec"]["trialTemplate"]["trialSpec"]["kind"] == "JobSet"
+    assert "AR00" not in res.stderr
