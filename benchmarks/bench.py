@@ -17,7 +17,7 @@
 
 Usage: python benchmarks/bench.py [--job-files 100] [--other-files 1000] [--parallel-files 2000]
                                   [--live-jobs 1000] [--repeat 5] [--profile]
-Prints a Markdown table (medians) for the README. Not a test: timings depend on the machine.
+Prints a Markdown table (medians) for docs/benchmarks.md. Not a test: timings depend on the machine.
 Run it from the repository root (or with PYTHONPATH pointing at the tree to measure).
 """
 from __future__ import annotations

@@ -4,7 +4,7 @@ test: it lives outside tests/ so the default run never collects it. It borrows t
     python -m pytest benchmarks/test_live_scan.py -s
     KF2JOBSET_BENCH_BASELINE=/path/to/old/tree python -m pytest benchmarks/test_live_scan.py -s   # before/after
 
-Prints the numbers quoted in the README (time and peak memory of the plugin process).
+Prints the numbers quoted in docs/plugin.md and docs/benchmarks.md (time and peak memory of the plugin process).
 """
 from __future__ import annotations
 

@@ -220,6 +220,28 @@ def _convert_report(results, options, report_specs) -> None:
         fail(err)
 
 
+_EXPLAIN_HELP = """What a finding code of the report means: what v1 did, what the JobSet (or TrainJob)
+does, an example, and what to do. `kf2jobset explain JS051` prints one (any case); without CODE,
+every code with its title, by family. --markdown prints every long form as Markdown (the
+docs/codes.md page). An unknown CODE exits 2 and names the codes close to it."""
+
+
+@main.command(help=_EXPLAIN_HELP, short_help="What a finding code means (e.g. JS051); every code without one.")
+@click.argument("code", required=False)
+@click.option("--markdown", is_flag=True, help="Markdown instead of text (all codes: the docs/codes.md page).")
+def explain(code, markdown):
+    from .report import codebook
+
+    if code is None:
+        click.echo(codebook.markdown() if markdown else codebook.listing(), nl=False)
+        return
+    found, near = codebook.lookup(code)
+    if found is None:
+        hint = f"; close matches: {', '.join(near)}" if near else ""
+        raise click.UsageError(f"unknown finding code {code!r}{hint} (kf2jobset explain lists them all)")
+    click.echo(codebook.markdown_entry(found) if markdown else codebook.long_form(found), nl=False)
+
+
 _KRM_HELP = """kustomize function: a ResourceList on stdin; the same list, every Kubeflow job replaced by what `convert` writes for it, on stdout.
 
 Run by kustomize as an exec transformer: a function config annotated

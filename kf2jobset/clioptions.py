@@ -24,6 +24,9 @@ def conversion_options(func):
                      help="Write JobSets, or Kubeflow Trainer v2 TrainJobs (each with the TrainingRuntime it runs on)."),
         click.option("--trainer-version", default="v2.3", show_default=True,
                      help="--target trainjob: the Kubeflow Trainer release whose API is written (v2.3)."),
+        click.option("--trainer-runtime", type=click.Choice(["auto", "generated"]), default="auto", show_default=True,
+                     help="--target trainjob: a built-in runtime where the job fits one (auto), or always a "
+                          "generated TrainingRuntime that keeps the v1 contract exactly."),
     ]
     for opt in reversed(opts):
         func = opt(func)
@@ -46,4 +49,5 @@ def build_options(kw: dict):
         katib=kw.pop("katib"),
         target=kw.pop("target", "jobset"),
         trainer_version=parse_trainer_version(kw.pop("trainer_version", "v2.3")),
+        trainer_runtime=kw.pop("trainer_runtime", "auto"),
     )

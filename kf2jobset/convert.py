@@ -115,6 +115,8 @@ def _convert_checked(doc: dict, mapping, options: ConvertOptions, assumed_name_l
     if assumed_name_length and not candidate["metadata"].get("name") and not candidate["metadata"].get("generateName"):
         # Named later (a Katib trial): check it with a stand-in name of the length it will have.
         candidate = {**candidate, "metadata": {**candidate["metadata"], "name": "t" * assumed_name_length}}
+    if candidate is not conversion.jobset:
+        conversion.assumed_name_length = assumed_name_length
     problems = check_jobset(candidate, version=options.jobset_version)
     problems += _check_companions(conversion.companions)
     if problems:
@@ -445,11 +447,64 @@ def _convert_katib(doc: dict, options: ConvertOptions) -> DocumentResult:
             Location(path=path), rule="katib-companions"))])
     out = copy_tree(doc)
     new_template = out["spec"]["trialTemplate"]
+    if options.target == "trainjob":
+        return _katib_trainjob(out, conv, path, meta)
     jobset = conv.jobset
     jobset["metadata"].pop("name", None)  # Katib names each trial
     new_template["trialSpec"] = jobset
     _katib_fields(new_template, conv)
     return DocumentResult(outputs=[out], conversions=[conv], embedded_paths=[path])
+
+
+TRIAL_PARAMETER = "${trialParameters."
+
+
+def _katib_trainjob(out: dict, conv: Conversion, path: tuple, meta) -> DocumentResult:
+    """Katib v0.19+ runs TrainJob trials (TrainJob is in its default trialResources): the trial is the
+    TrainJob; a generated TrainingRuntime, shared by every trial, is written beside the Experiment."""
+    runtimes = [o for o in conv.output if o.get("kind") == "TrainingRuntime"]
+    (trainjob,) = [o for o in conv.output if o.get("kind") == "TrainJob"]
+    import json
+
+    if runtimes and TRIAL_PARAMETER in json.dumps(runtimes[0]):
+        return DocumentResult(errors=[UnsupportedError(Problem(
+            "this trial needs a generated TrainingRuntime (see TJ004), which every trial shares, and the trial "
+            "parameters (${trialParameters.*}) sit in its pod template, where Katib does not substitute them",
+            Location(path=path), rule="katib-trainjob-parameters",
+            hint="use --target jobset for this Experiment, or make the job fit torch-distributed (one pod "
+                 "template; parameters in command, args or env)"))])
+    namespace = (meta or {}).get("namespace")
+    for runtime in runtimes:
+        if namespace and not runtime["metadata"].get("namespace"):
+            runtime["metadata"]["namespace"] = namespace  # the trials run in the Experiment's namespace
+    trainjob["metadata"].pop("name", None)  # Katib names each trial
+    template = out["spec"]["trialTemplate"]
+    template["trialSpec"] = trainjob
+    builtin = conv.layout is not None
+    if builtin:
+        # Katib's own defaults for TrainJob trials: rank 0 is completion index 0 of the `node` Job
+        selector = {RJOB_LABEL: "node", "batch.kubernetes.io/job-completion-index": "0"}
+        template["primaryPodLabels"] = selector
+        if template.get("primaryContainerName"):
+            template["primaryContainerName"] = "node"
+    else:
+        _katib_fields(template, conv)  # the JobSet is kf2jobset's: select its pods as for --target jobset
+        conv.notes.pop()  # (its KT001 is about JobSet trials)
+        selector = template.get("primaryPodLabels")
+    template["successCondition"] = 'status.conditions.#(type=="Complete")#|#(status=="True")#'
+    template["failureCondition"] = 'status.conditions.#(type=="Failed")#|#(status=="True")#'
+    shown = ", ".join(f"{k}={v}" for k, v in (selector or {}).items())
+    conv.notes.append(Note(
+        "KT002", "rewritten",
+        "Katib trial template: each trial is a TrainJob (Katib v0.19+ runs them: TrainJob is in its default "
+        "trialResources); success/failure read the TrainJob's Complete/Failed conditions"
+        + (f"; primaryPodLabels select {shown}" if shown else "")
+        + ("; the primary container is `node`" if builtin and template.get("primaryContainerName") else "")
+        + ("; the generated TrainingRuntime is written beside the Experiment, for all its trials" if runtimes else ""),
+        source_path="spec.trialTemplate", target_path="spec.trialTemplate",
+        action="Katib before v0.19: add TrainJob.v1alpha1.trainer.kubeflow.org to trialResources (katib-config) and RBAC",
+        unchecked="about the Katib Experiment's trialTemplate around the TrainJob; the katib trainjob goldens pin it"))
+    return DocumentResult(outputs=[*runtimes, out], conversions=[conv], embedded_paths=[path])
 
 
 # Katib reads these from the trial object; v1 values name v1 labels and conditions.

@@ -36,10 +36,22 @@ class Conversion:
     notes: list[Note] = field(default_factory=list)
     upgrade: object = None  # upgrade.Upgrade when the job was written in an older apiVersion
     output: list | None = None  # the objects written, as the target made them (kf2jobset/targets)
+    # Set by a target whose objects make a JobSet other than the plan's (Trainer's built-in runtimes):
+    # which replicatedJob holds which v1 pod (the report pairs pods by it), and lifecycle rules that
+    # live on the target's object rather than on the JobSet (a TrainJob's deadline, its Kueue queue).
+    layout: object = None
+    lifecycle_overrides: dict = field(default_factory=dict)
+    assumed_name_length: int | None = None  # the JobSet was checked for a name this long (no name of its own)
 
     @property
     def objects(self) -> list[dict]:
         return self.output if self.output is not None else [self.jobset, *self.companions]
+
+    @property
+    def pods(self):
+        """Where the v1 pods are in `jobset`: rjob_names, segments, pod_roles, rjob_names_of (the plan's
+        unless a target rebuilt the JobSet)."""
+        return self.layout or self.plan
 
 
 def emit(job: TrainingJob, options: ConvertOptions) -> Conversion:

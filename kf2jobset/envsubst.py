@@ -299,7 +299,7 @@ def convert_template(doc: dict, placeholders: list[Placeholder], convert: Callab
         raise InvalidJobError(Problem(
             f"the conversion depends on the value of envsubst placeholder(s) {names}: it cannot be converted as a template",
             Location(path=template[0].path), rule=RULE, hint=_forward([s for p in template for s in p.spellings])))
-    _Restorer(first)((conv.job, conv.plan, conv.notes))
+    _Restorer(first)((conv.job, conv.plan, conv.notes, conv.jobset))  # the JobSet a target keeps beside its objects
     conv.notes.extend(template_notes(conv, placeholders, limit))
     return conv
 

@@ -4,7 +4,7 @@
   tests/fuzzing.py, in stream mode and with --check;
 - a seeded fuzz run over fixtures/ (and ../shared/corpus when present) with a fixed seed and a
   time budget (KF2JOBSET_FUZZ_SECONDS, default 60 s; KF2JOBSET_FUZZ_COUNT inputs at most, default
-  600). The long run is `python tools/fuzz.py --count 100000` (README, "Hardening").
+  600). The long run is `python tools/fuzz.py --count 100000` (docs/hardening.md).
 """
 from __future__ import annotations
 

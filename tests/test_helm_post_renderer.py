@@ -94,10 +94,13 @@ def _check_renders(helm: str, major: int, env: dict, extra: tuple) -> None:
         assert got.stdout == want
     kinds = [d["kind"] for d in objects]
     assert "PyTorchJob" not in kinds and ("TrainJob" in kinds if "trainjob" in extra else "JobSet" in kinds)
-    js = next(d for d in objects if d["kind"] in ("JobSet", "TrainingRuntime"))
-    replicated = js["spec"]["replicatedJobs"] if js["kind"] == "JobSet" else js["spec"]["template"]["spec"]["replicatedJobs"]
     # the chart's range gave the Worker role 3 replicas and its include the containers' env
-    assert {r["name"]: r["replicas"] for r in replicated} == {"master": 1, "worker": 3}
+    if "trainjob" in extra:  # one pod template: Trainer's torch-distributed runtime, 1 + 3 nodes
+        (tj,) = [d for d in objects if d["kind"] == "TrainJob"]
+        assert tj["spec"]["runtimeRef"]["name"] == "torch-distributed" and tj["spec"]["trainer"]["numNodes"] == 4
+    else:
+        js = next(d for d in objects if d["kind"] == "JobSet")
+        assert {r["name"]: r["replicas"] for r in js["spec"]["replicatedJobs"]} == {"master": 1, "worker": 3}
     service = next(d for d in _objects(plain) if d["kind"] == "Service")
     assert service in objects  # passed through as rendered
     # Helm 4 tags each object with its template file; the job's outputs go back to the job's file

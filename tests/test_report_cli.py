@@ -54,7 +54,7 @@ def test_human_text_and_machine_files_in_one_run(tmp_path):
     sarif, junit = tmp_path / "r.sarif", tmp_path / "r.xml"
     result = run("report", ELASTIC, "--format", "text", "--format", f"sarif:{sarif}", "--format", f"junit:{junit}")
     assert result.exit_code == 1
-    assert "PT010" in result.stdout and result.stdout.rstrip().splitlines()[-1].startswith("1 job in 1 file")
+    assert "PT010" in result.stdout and result.stdout.rstrip().splitlines()[-2].startswith("1 job in 1 file")
     assert json.loads(sarif.read_text())["version"] == "2.1.0"
     assert junit.read_text().startswith("<?xml")
 

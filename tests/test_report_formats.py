@@ -56,7 +56,8 @@ def test_text_reads_worst_first_and_grouped():
     assert [order.index(c) for c in whole] == sorted(order.index(c) for c in whole)
     assert lines[1].strip() == "1 breaking, 1 dropped, 6 rewritten"  # MPI009: PRTE_MCA_ variables; MPI004 unused
     assert "  Launcher" in lines
-    assert lines[-1].startswith("1 job in 1 file: ")
+    assert lines[-2].startswith("1 job in 1 file: ")
+    assert lines[-1] == "What a code means: kf2jobset explain CODE (e.g. kf2jobset explain MPI001)"
 
 
 def test_text_of_several_jobs_is_one_entry_per_code_worst_first(mixed):
@@ -68,8 +69,9 @@ def test_text_of_several_jobs_is_one_entry_per_code_worst_first(mixed):
     summary = entries[: len({c for _, c in entries})]
     assert len({c for _, c in summary}) == len(summary)  # each code once
     assert [order.index(c) for c, _ in summary] == sorted(order.index(c) for c, _ in summary)
-    assert lines[-1].startswith("3 jobs in 3 files: ")
-    assert "at or above --fail-on breaking" in lines[-1]
+    assert lines[-2].startswith("3 jobs in 3 files: ")
+    assert "at or above --fail-on breaking" in lines[-2]
+    assert lines[-1].startswith("What a code means: kf2jobset explain CODE (e.g. kf2jobset explain ")
 
 
 def test_text_colour_only_when_asked(mixed):

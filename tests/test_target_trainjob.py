@@ -1,7 +1,7 @@
-"""`--target trainjob` (kf2jobset/targets/trainjob.py): every fixture job as a TrainJob on a generated
-TrainingRuntime that holds the very JobSet `--target jobset` writes. The real Trainer v2.3.0 controller
-holds it in tests/e2e/test_trainjob_target.py; the real API server (Trainer CRDs) in
-tests/live/test_trainjob_dry_run.py."""
+"""`--target trainjob --trainer-runtime generated` (kf2jobset/targets/trainjob.py): every fixture job as a
+TrainJob on a generated TrainingRuntime that holds the very JobSet `--target jobset` writes. The real
+Trainer v2.3.0 controller holds it in tests/e2e/test_trainjob_target.py; the real API server (Trainer
+CRDs) in tests/live/test_trainjob_dry_run.py. The built-in runtime path: tests/test_target_torch_distributed.py."""
 from __future__ import annotations
 
 import copy
@@ -37,13 +37,14 @@ def objects(result) -> list[dict]:
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.parent.name}/{c.name}")
 def test_every_fixture_becomes_a_trainjob_on_a_runtime_holding_its_jobset(case):
     as_jobset = convert(case)
-    as_trainjob = convert(case, "--target", "trainjob")
+    as_trainjob = convert(case, "--target", "trainjob", "--trainer-runtime", "generated")
     if as_jobset.exit_code != 0:
         # refused for the job itself: the same refusal, whichever the target
         assert as_trainjob.exit_code == as_jobset.exit_code and as_trainjob.stdout == ""
         return
     if "--katib" in args_of(case):
-        assert as_trainjob.exit_code == 2 and "--katib with --target trainjob" in as_trainjob.stderr
+        # a generated runtime is shared by every trial, so the swept values may not sit in it
+        assert as_trainjob.exit_code == 4 and "katib-trainjob-parameters" in as_trainjob.stderr
         return
     if case.parent.name == "argo":  # a resource step creates one object: the TrainJob's runtime cannot join it
         assert as_trainjob.exit_code == 4 and as_trainjob.stdout == ""
@@ -91,7 +92,8 @@ def test_alike_jobs_share_one_runtime_and_others_get_their_own():
     text = (FIXTURES / "pytorchjob" / "master-workers" / "input.yaml").read_text()
     two = text + "\n---\n" + text.replace("name: resnet-ddp", "name: resnet-ddp-b")
     other = two + "\n---\n" + text.replace("name: resnet-ddp", "name: resnet-ddp-c").replace('"90"', '"91"')
-    result = CliRunner().invoke(main, ["convert", "-", "--target", "trainjob"], input=other, catch_exceptions=False)
+    result = CliRunner().invoke(main, ["convert", "-", "--target", "trainjob", "--trainer-runtime", "generated"],
+                                input=other, catch_exceptions=False)
     out = objects(result)
     runtimes = [o["metadata"]["name"] for o in out if o["kind"] == "TrainingRuntime"]
     refs = [o["spec"]["runtimeRef"]["name"] for o in out if o["kind"] == "TrainJob"]
@@ -116,7 +118,6 @@ def test_kueue_labels_go_to_the_trainjob_and_the_report_says_so():
 @pytest.mark.parametrize("flags, words", [
     (["--trainer-version", "v2.2"], "Kubeflow Trainer v2.3 only"),
     (["--trainer-version", "two"], "expected a version"),
-    (["--katib"], "--katib with --target trainjob"),
 ])
 def test_what_is_not_written_is_refused_as_a_usage_error(flags, words):
     result = CliRunner().invoke(main, ["convert", str(FIXTURES / "pytorchjob" / "master-workers" / "input.yaml"),
@@ -134,14 +135,6 @@ def test_a_jobset_whose_jobs_run_several_pods_is_refused_not_shrunk():
     _check_pod_counts({"replicatedJobs": [{"name": "w", "template": {"spec": {"completions": 4, "parallelism": 4}}}]})
 
 
-def test_the_plugin_applies_only_jobsets_for_now_and_says_how_to_apply_a_trainjob():
-    from kf2jobset.live.plugin import plugin
-
-    result = CliRunner().invoke(plugin, ["apply", "pytorchjob", "train", "--target", "trainjob"])
-    assert result.exit_code == 2
-    assert "get pytorchjob train --target trainjob -o yaml | kubectl apply -f -" in result.stderr
-
-
 def _tj004(path: str, *args) -> str:
     import json
 
@@ -153,8 +146,29 @@ def _tj004(path: str, *args) -> str:
 
 
 def test_the_report_says_which_runtime_and_why():
-    assert "fits the built-in torch-distributed" in _tj004(str(FIXTURES / "pytorchjob" / "master-workers" / "input.yaml"))
+    assert "built-in ClusterTrainingRuntime 'torch-distributed'" in _tj004(str(FIXTURES / "pytorchjob" / "master-workers" / "input.yaml"))
+    assert "--trainer-runtime generated" in _tj004(str(FIXTURES / "pytorchjob" / "master-workers" / "input.yaml"),
+                                                   "--trainer-runtime", "generated")
     assert "elasticPolicy" in _tj004(str(FIXTURES / "pytorchjob" / "elastic-hpa" / "input.yaml"))
     assert "Master and Worker templates differ" in _tj004(str(FIXTURES / "pytorchjob" / "env-override" / "input.yaml"))
     assert "--subdomain" in _tj004(str(FIXTURES / "pytorchjob" / "master-workers" / "input.yaml"), "--subdomain", "x")
     assert "no built-in runtime" in _tj004(str(FIXTURES / "tfjob" / "chief-ps-workers" / "input.yaml"))
+
+
+def test_katib_trials_become_trainjobs_with_katibs_trainjob_conventions():
+    case = FIXTURES / "katib" / "pytorch-trial"
+    result = CliRunner().invoke(main, ["convert", str(case / "input.yaml"), "--katib", "--target", "trainjob"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    (experiment,) = objects(result)
+    template = experiment["spec"]["trialTemplate"]
+    trial = template["trialSpec"]
+    assert trial["kind"] == "TrainJob" and "name" not in trial["metadata"]  # Katib names each trial
+    assert trial["spec"]["runtimeRef"]["name"] == "torch-distributed"
+    assert "${trialParameters.learningRate}" in " ".join(trial["spec"]["trainer"]["command"])
+    # Katib's defaults for TrainJob trials (pkg/apis/controller/experiments/v1beta1/constants.go)
+    assert template["successCondition"] == 'status.conditions.#(type=="Complete")#|#(status=="True")#'
+    assert template["failureCondition"] == 'status.conditions.#(type=="Failed")#|#(status=="True")#'
+    assert template["primaryPodLabels"] == {"jobset.sigs.k8s.io/replicatedjob-name": "node",
+                                            "batch.kubernetes.io/job-completion-index": "0"}
+    assert template["primaryContainerName"] == "node"

@@ -220,6 +220,10 @@ class Cluster:
             raise NotFound(f"cannot {action}: {plural}.{group}/{version} is not served by this cluster "
                            f"(is the {kind} CRD installed?)") from None
 
+    def get_cluster_object(self, group: str, version: str, plural: str, name: str) -> dict:
+        return self._call(f"get {plural}.{group} {name!r}", self._custom().get_cluster_custom_object,
+                          group, version, plural, name)
+
     def suspend_job(self, kind: LiveKind, version: str, namespace: str, name: str, dry_run: bool) -> dict:
         """runPolicy.suspend=true by JSON merge patch (nothing else changes)."""
         body = {"spec": {"runPolicy": {"suspend": True}}}

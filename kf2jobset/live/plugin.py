@@ -424,7 +424,12 @@ them): the JobSet first, then its companions, owned by the JobSet so they go whe
 
 The v1 job is never deleted or changed, except with --suspend-source: after the JobSet exists,
 runPolicy.suspend=true is set on it (a merge patch), so its pods stop and the two do not run side
-by side. Secrets the pods mount (e.g. the MPI SSH key) are checked and missing ones reported."""
+by side. Secrets the pods mount (e.g. the MPI SSH key) are checked and missing ones reported.
+
+With --target trainjob: the generated TrainingRuntime first (kept if one of that name, i.e. that
+content, exists), then the TrainJob, then its companions, owned by the TrainJob. On a built-in
+runtime the ClusterTrainingRuntime must exist. Trainer's webhook reads runtimes from a cache:
+a TrainJob refused because its new runtime is not there yet is sent again for up to 10 s."""
 
 
 @plugin.command(help=_APPLY_HELP)
@@ -445,10 +450,6 @@ def apply(kind, job_name, dry_run, suspend_source, output, **kw):
             raise UsageError("apply needs KIND NAME (or KIND/NAME)")
         live_kind = resolve_kind(kind)
         options = build_options(kw)
-        if options.target != "jobset":
-            raise UsageError(f"apply --target {options.target} is not written yet (it creates a JobSet owned by "
-                             f"nothing else); use: kubectl kf2jobset get {kind} {name} --target {options.target} "
-                             "-o yaml | kubectl apply -f -")
         cluster = _connect(kw)
     except Kf2JobSetError as err:
         _exit_for(err)
@@ -479,6 +480,16 @@ def _apply(cluster, kind: LiveKind, name: str, namespace: str, options, dry_run:
     _check_secrets(cluster, conv, namespace)
     objects = conv.objects
     jobset = conv.jobset
+    if options.target == "trainjob" and dry_run != "client":
+        from .trainjobs import create_trainjob
+
+        created = create_trainjob(cluster, objects, namespace, dry_run=dry_run == "server", warn=_warn)
+        _report_created(created, output, "created (server dry run)" if dry_run == "server" else "created")
+        if suspend_source:
+            cluster.suspend_job(kind, version, namespace, name, dry_run=dry_run == "server")
+            _result_line(f"{kind.kind.lower()}.{kind.group}/{name} suspended"
+                         + (" (server dry run)" if dry_run == "server" else ""), output)
+        return exitcodes.OK
     if dry_run == "client":
         sys.stdout.write(_dump(objects, output or "yaml", single=False))
         if suspend_source:

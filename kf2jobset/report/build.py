@@ -52,6 +52,9 @@ def parameters(options) -> dict:
         "mpiHostfile": options.mpi_hostfile,
         "clusterDomain": options.cluster_domain,
         "katib": options.katib,
+        # only when not the default, so JobSet reports read as before
+        **({"target": options.target, "trainerVersion": "v{}.{}".format(*options.trainer_version),
+            "trainerRuntime": options.trainer_runtime} if options.target != "jobset" else {}),
     }
 
 
@@ -95,6 +98,7 @@ def job_report(conv, doc, embedded: tuple, options) -> JobReport:
         line=position(doc.data, embedded, doc.start_line)[0] if embedded else doc.start_line + 1 + first_content_line(doc.text),
         embedded_path=format_path(embedded) if embedded else None,
         replica_types=list(job.replicas),
+        written_kind="TrainJob" if options.target == "trainjob" else "JobSet",
     )
     findings: list[Finding] = []
 
@@ -109,7 +113,8 @@ def job_report(conv, doc, embedded: tuple, options) -> JobReport:
 
     op = operator_world(op_job, cluster_domain=options.cluster_domain)
     # Pods are paired by role and replica index, also where one replica type spans two replicatedJobs.
-    js = jobset_world(jobset, cluster_domain=options.cluster_domain, roles=conv.plan.pod_roles)
+    js = jobset_world(jobset, cluster_domain=options.cluster_domain, roles=conv.pods.pod_roles,
+                      containers=getattr(conv.pods, "container_names", None))
     roles = {spec.rjob_name: t for t, spec in op_job.replicas.items()}
     pod_roles = {p.key[0]: p.role for p in op.pods}
 
@@ -126,19 +131,23 @@ def job_report(conv, doc, embedded: tuple, options) -> JobReport:
     d, s = compare_pods(op, js)
     diffs += d
     same += s
-    diffs += compare_lifecycle(operator_lifecycle(op_job), jobset_lifecycle(jobset, companions, {n: r[0] for n, r in conv.plan.pod_roles.items()}), roles)
+    lifecycle_roles = {n: tuple(s[0] for s in r) if isinstance(r, list) else r[0] for n, r in conv.pods.pod_roles.items()}
+    target_lifecycle = jobset_lifecycle(jobset, companions, lifecycle_roles)
+    target_lifecycle.job.update(conv.lifecycle_overrides)
+    diffs += compare_lifecycle(operator_lifecycle(op_job), target_lifecycle, roles)
     d, s = compare_files(_operator_files(op_job, op, options), _jobset_files(js, companions), op, js)
     diffs += d
     same += s
 
     def pod_rjob(pod: tuple):
         """(role, index) -> the replicatedJob holding that pod."""
-        for name, first, count in conv.plan.segments.get(pod_roles.get(pod[0]), []):
+        for name, first, count in conv.pods.segments.get(pod_roles.get(pod[0]), []):
             if first <= pod[1] < first + count:
                 return name
         return None
 
-    findings += explain(conv.notes, diffs, same, conv.plan.rjob_names, pod_roles, pod_rjob)
+    renamed = {v1: ours for ours, v1 in (getattr(conv.pods, "container_names", None) or {}).items()}
+    findings += explain(conv.notes, diffs, same, conv.pods.rjob_names, pod_roles, pod_rjob, renamed)
     for f in findings:
         if conv.upgrade is not None and f.source_path and not f.source_path.startswith("("):
             f.source_path = conv.upgrade.old_path_text(f.source_path)  # where it was written in the older version
@@ -227,7 +236,7 @@ def _reading_claims(r, conv) -> dict:
         target = [f"metadata.{path[1]}[{path[2]}]"]
     elif r.kind != "key" and len(path) > 3 and path[:2] == ("spec", job.mapping.replica_specs_field):
         spec = next((s for s in job.replicas.values() if s.source_key == path[2]), None)
-        rjobs = conv.plan.rjob_names_of(spec.type) if spec else []
+        rjobs = conv.pods.rjob_names_of(spec.type) if spec else []
         rest = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path[4:])
         if path[3] == "template" and rjobs:
             target = [f"spec.replicatedJobs[{n}].template.spec.template{rest}" for n in rjobs]

@@ -1,114 +1,68 @@
-"""Short titles for finding codes (SARIF rules, the README table). Codes are stable: a code keeps
+"""Finding codes: titles and long forms, read from codes.yaml beside this module (the one source of the
+report's titles, SARIF rules, `kf2jobset explain CODE` and docs/codes.md). Codes are stable: a code keeps
 its meaning forever; a new meaning gets a new code.
 
-Prefixes: JS (JobSet layout and run policy), PT/TF/XGB/PD/MPI/MX/KT (framework profiles, Katib),
-TJ (the TrainJob target: what Trainer adds on top of the JobSet), RT (found by the runtime comparison itself), K8S (how Kubernetes reads the YAML), TPL (envsubst templates),
-UP (an older apiVersion read as v1: kf2jobset/upgrade.py).
+Why a YAML file and not Python: the long forms are prose, reviewed as text (block scalars, no quoting);
+one entry per code, sorted, merges line by line; and the data does not count against the module sizes.
+It is read with PyYAML's C loader, once, and only when a title or long form is asked for.
 """
 from __future__ import annotations
 
-TITLES = {
-    "JS001": "last-applied-configuration annotation dropped",
-    "JS002": "JobSet renamed: pod addresses follow the new name",
-    "JS003": "job without a name: name-length rules checked for an assumed length",
-    "JS004": "pod addresses and hostnames change form",
-    "JS010": "start order carried by dependsOn or startupPolicy",
-    "JS020": "restartPolicy Always becomes OnFailure",
-    "JS021": "restartPolicy ExitCode becomes Never plus a podFailurePolicy",
-    "JS030": "cleanPodPolicy None has no JobSet equivalent",
-    "JS031": "cleanPodPolicy Running matches JobSet's clean-up",
-    "JS032": "ttlSecondsAfterFinished moves to the JobSet",
-    "JS033": "activeDeadlineSeconds applies per child Job",
-    "JS034": "backoffLimit counts per child Job",
-    "JS035": "managedBy named the Kubeflow operator",
-    "JS036": "cleanPodPolicy All only approximated by a TTL",
-    "JS040": "schedulingPolicy dropped: no gang scheduler named",
-    "JS041": "schedulingPolicy mapped to Kueue",
-    "JS042": "schedulingPolicy fields with no Kueue equivalent",
-    "JS043": "schedulingPolicy mapped to a Volcano PodGroup",
-    "JS050": "per-pod Kubeflow labels cannot be kept",
-    "JS051": "Kubeflow pod labels not set (--keep-kubeflow-labels keeps the static ones)",
-    "JS060": "no container has the default name",
-    "JS061": "your env entry was never in effect: the operator's later entry replaced it",
-    "JS062": "your env entry stays in force: v1 never set that name, kf2jobset leaves it to you",
-    "JS063": "the operator's port entry repeated your port: yours stays",
-    "JS070": "unknown field pruned by the API server",
-    "JS071": "replica spec the operator ignored (it made no pods for it)",
-    "JS080": "the v1.8+ operator webhook rejects this job: it never ran there",
-    "KT001": "Katib trial template reads JobSet status",
-    "AR001": "Argo resource step: success/failure condition rewritten for JobSet status",
-    "AR002": "Argo resource step: a success/failure condition that reads v1 status, kept",
-    "TJ001": "the JobSet runs as the template of a generated TrainingRuntime",
-    "TJ002": "outcome read from the TrainJob's Complete/Failed conditions",
-    "TJ003": "Kueue labels on the TrainJob, which Kueue admits",
-    "TJ004": "which runtime the TrainJob runs on, and why",
-    "TPL001": "the JobSet is an envsubst template: variables still to substitute",
-    "TPL002": "a name or namespace placeholder could not be checked: the limit its value must meet",
-    "MPI001": "MPIJob v1: kubectl exec replaced by SSH",
-    "MPI002": "mainContainer dropped",
-    "MPI003": "SSH key Secret provided by you",
-    "MPI004": "discover_hosts.sh approximated: workers whose name resolves, not the operator's live list",
-    "MPI005": "hostfile written by an init container",
-    "MPI006": "launcher starts after the workers are Ready",
-    "MPI007": "a failed worker fails the JobSet",
-    "MPI008": "mpi-operator's Service has the JobSet's Service name",
-    "MPI009": "Open MPI 5 (PRRTE) hostfile and ssh variables added on the launcher",
-    "MPI010": "one-dash mpirun options that Open MPI 5 rejects",
-    "MPI011": "MPICH 4.0 ssh-es to the launcher with runLauncherAsWorker",
-    "MPI012": "MPIJob v1 ExitCode: a failed pod left the job Restarting for good",
-    "MPI013": "MPIJob v1 failed the job on any Failed pod",
-    "MPI014": "Intel MPI/MPICH DNS search path names namespace default (the manifest has none)",
-    "MX001": "MXJob failed-pod rule approximated (OnFailure, Always)",
-    "MX002": "MXJob that v1.8.1 never marked Succeeded (no Scheduler, no lone Worker)",
-    "MX003": "MXJob lone-Worker success rule approximated",
-    "PD001": "PaddlePaddle master reached by DNS instead of IP (retired: Paddle's launcher needs the IP; see PD002)",
-    "PD002": "PaddlePaddle first pod in a replicatedJob of its own, reached by its IP",
-    "PD010": "PaddleJob elasticPolicy lost",
-    "PT001": "init-pytorch replaced by start order",
-    "PT010": "PyTorchJob elasticPolicy lost",
-    "PT011": "elasticPolicy.metrics HPA dropped",
-    "TF001": "single-replica TFJob runs locally",
-    "TF002": "worker-0 success rule approximated",
-    "TF003": "TFJob that could never succeed",
-    "TF010": "enableDynamicWorker failure rule approximated",
-    "XGB001": "XGBoostJob failed-pod rule approximated",
-    "RT001": "env address rewritten: reaches the same pod",
-    "RT002": "hostfile rewritten: reaches the same pods",
-    "RT010": "a value you wrote names a v1 address that no longer exists",
-    "RT901": "unexplained env difference",
-    "RT902": "unexplained init container difference",
-    "RT903": "unexplained container difference",
-    "RT904": "unexplained command/args difference",
-    "RT905": "unexplained port difference",
-    "RT906": "unexplained volume mount difference",
-    "RT907": "unexplained restartPolicy difference",
-    "RT908": "unexplained hostname difference",
-    "RT909": "unexplained address difference",
-    "RT910": "unexplained pod count difference",
-    "RT911": "unexplained lifecycle difference",
-    "RT912": "unexplained MPI file difference",
-    "RT999": "unexplained difference",
-    "UP001": "older apiVersion read as kubeflow.org/v1",
-    "UP002": "the JobSet carries v1's runtime contract, not the older operator's",
-    "UP010": "top-level run field moved into runPolicy",
-    "UP011": "the older operator's default made explicit",
-    "UP012": "field the older operator never read dropped",
-    "UP013": "run field set twice: the one the older operator used is kept",
-    "UP020": "v1alpha1 replica list entry becomes a replica spec",
-    "UP021": "tfPort / masterPort becomes the default container's port",
-    "UP022": "restart policy as the older operator applied it",
-    "UP023": "terminationPolicy is v1's success rule",
-    "UP024": "spec.schedulerName set on the pods, as the older operator did",
-    "UP025": "tfImage / pytorchImage dropped",
-    "UP030": "MPIJob v1alpha1 gpus/processingUnits become worker count and GPUs per worker",
-    "UP031": "MPIJob v1alpha1 template becomes Launcher and Worker",
-    "UP032": "launcherOnMaster becomes launcher toleration and node affinity",
-    "UP033": "MPIJob v1alpha2 mpiDistribution has no v1 field",
-    "UP034": "xgboost-operator default container renamed",
-    "K8S001": "Kubernetes reads this plain scalar as a boolean (YAML 1.1)",
-    "K8S002": "Kubernetes reads this number as octal (YAML 1.1)",
-}
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+SOURCE = Path(__file__).with_name("codes.yaml")
+FIELDS = ("title", "v1", "now", "example", "action")
+FIXTURE_EXAMPLE = re.compile(r"^fixtures/[\w.-]+/[\w.-]+$")
+
+
+@dataclass(frozen=True)
+class Code:
+    code: str
+    family: str
+    title: str
+    v1: str
+    now: str
+    example: str
+    action: str
+
+    @property
+    def fixture(self) -> str | None:
+        """The fixture directory whose report shows this code, if the example names one."""
+        return self.example if FIXTURE_EXAMPLE.match(self.example) else None
+
+    @property
+    def target(self) -> str:
+        return "TrainJob" if self.family == "TJ" else "JobSet"
+
+
+def family_of(code: str) -> str:
+    return re.match(r"K8S|[A-Z]+", code).group(0)
+
+
+@lru_cache(maxsize=1)
+def _data() -> dict:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(SOURCE.read_text(encoding="utf-8"), Loader=loader)
+
+
+def families() -> dict[str, str]:
+    """Family prefix -> what it covers, in the order `explain` lists them."""
+    return dict(_data()["families"])
+
+
+@lru_cache(maxsize=1)
+def codes() -> dict[str, Code]:
+    out = {}
+    for code, entry in _data()["codes"].items():
+        out[code] = Code(code, family_of(code), *(" ".join(str(entry[f]).split()) for f in FIELDS))
+    return out
 
 
 def title(code: str) -> str:
-    return TITLES.get(code, f"kf2jobset finding {code}")
+    entry = codes().get(code)
+    return entry.title if entry else f"kf2jobset finding {code}"

@@ -35,7 +35,8 @@ ASPECT_WORDS = {
 
 def job_title(job: JobReport) -> str:
     ns = f"{job.namespace}/" if job.namespace else ""
-    target = f"JobSet {job.jobset}" if job.jobset else "JobSet (named at creation)"
+    kind = job.written_kind
+    target = f"{kind} {job.jobset}" if job.jobset else f"{kind} (named at creation)"
     inside = f" in {job.embedded_path}" if job.embedded_path else ""
     return f"{job.kind} {ns}{job.name}{inside} -> {target}"
 

@@ -52,9 +52,10 @@ def evidence(d: Difference) -> Evidence:
 
 
 def explain(notes: list[Note], diffs: list[Difference], equivalences: list[Equivalence],
-            rjob_names: dict, pod_roles: dict, pod_rjob=None) -> list[Finding]:
+            rjob_names: dict, pod_roles: dict, pod_rjob=None, containers: dict | None = None) -> list[Finding]:
     """`rjob_names`: replica type -> replicatedJob name; `pod_roles`: lower-case role -> replica type;
-    `pod_rjob`: (role, index) -> the replicatedJob that holds that pod (a type may span two)."""
+    `pod_rjob`: (role, index) -> the replicatedJob that holds that pod (a type may span two);
+    `containers`: v1 container name -> the JobSet's, where they differ (Trainer's `node`)."""
     findings: list[Finding] = []
     by_note: dict[int, Finding] = {}
     order = sorted(range(len(notes)), key=lambda i: -_rank(notes[i].category))
@@ -103,7 +104,7 @@ def explain(notes: list[Note], diffs: list[Difference], equivalences: list[Equiv
             findings.append(f)
         f.evidence.append(evidence(d))
 
-    findings += _equivalence_findings(equivalences, rjob_names, pod_rjob)
+    findings += _equivalence_findings(equivalences, rjob_names, pod_rjob, containers or {})
     for f in findings:
         if len({ev.where.split(" ")[0] for ev in f.evidence}) == 1 and f.evidence and "/" in f.evidence[0].where:
             f.pod = f.evidence[0].where.split(" ")[0]
@@ -147,7 +148,8 @@ def _reaches(pods: tuple) -> str:
     return ", ".join(names)
 
 
-def _equivalence_findings(equivalences: list[Equivalence], rjob_names: dict, pod_rjob=None) -> list[Finding]:
+def _equivalence_findings(equivalences: list[Equivalence], rjob_names: dict, pod_rjob=None,
+                          containers: dict | None = None) -> list[Finding]:
     """One finding per changed variable (or file), merging variables that changed identically."""
     groups: dict[tuple, list[Equivalence]] = {}
     for e in equivalences:
@@ -165,7 +167,7 @@ def _equivalence_findings(equivalences: list[Equivalence], rjob_names: dict, pod
         rjobs = {pod_rjob(m.pod) for m in first if m.pod} if pod_rjob else set()
         f = _equivalence_finding(first[0], subjects, roles.pop() if len(roles) == 1 else None, rjob_names,
                                  tuple(r for m in first for r in m.reaches), uniform,
-                                 rjobs.pop() if len(rjobs) == 1 and None not in rjobs else None)
+                                 rjobs.pop() if len(rjobs) == 1 and None not in rjobs else None, containers or {})
         for m in first:
             where = (f"{m.pod[0]}/{m.pod[1]}" + (f" {m.container}" if m.container else "")) if m.pod else (m.role or "job").lower()
             f.evidence.append(Evidence(m.aspect, ", ".join(subjects), "equivalent", where, m.operator, m.jobset))
@@ -174,7 +176,7 @@ def _equivalence_findings(equivalences: list[Equivalence], rjob_names: dict, pod
 
 
 def _equivalence_finding(e: Equivalence, subjects: list, role, rjob_names: dict, reaches: tuple,
-                         uniform: bool = True, rjob: str | None = None) -> Finding:
+                         uniform: bool = True, rjob: str | None = None, containers: dict | None = None) -> Finding:
     reach = _reaches(reaches)
     plural = "s" if len(set(reaches)) > 1 else ""
     names = ", ".join(subjects)
@@ -186,12 +188,13 @@ def _equivalence_finding(e: Equivalence, subjects: list, role, rjob_names: dict,
             text = (f"every address in {'them' if len(subjects) > 1 else 'it'} changes form and still reaches the same "
                     f"logical pod{plural} ({reach}) under JobSet DNS")
         rjob = rjob or rjob_names.get(role, "*")
+        container = (containers or {}).get(e.container, e.container)
         return Finding(
             "RT001", "rewritten", f"{names}: {text}",
             replica_type=role, container=e.container,
-            target_path=f"spec.replicatedJobs[{rjob}].template.spec.template.spec.containers[{e.container}].env[{names}]",
+            target_path=f"spec.replicatedJobs[{rjob}].template.spec.template.spec.containers[{container}].env[{names}]",
             # the values are read from the JobSet's pods (evidence); that each variable is set there is checkable
-            claims=tuple(present(f"{pod_path(rjob)}.spec.containers[{e.container}].env[{n}]") for n in subjects),
+            claims=tuple(present(f"{pod_path(rjob)}.spec.containers[{container}].env[{n}]") for n in subjects),
         )
     return Finding(
         "RT002", "rewritten",

@@ -95,6 +95,7 @@ class JobReport:
     replica_types: list[str] = field(default_factory=list)  # in replicatedJobs order
     findings: list[Finding] = field(default_factory=list)
     defaults: list[tuple[str, str, str]] = field(default_factory=list)  # (path, value, why)
+    written_kind: str = "JobSet"  # what the job becomes: JobSet, or TrainJob (--target trainjob)
 
     def counts(self) -> dict:
         out = {c: 0 for c in CATEGORIES}

@@ -26,6 +26,7 @@ def as_dict(report: Report) -> dict:
                 "name": j.name,
                 "namespace": j.namespace,
                 "jobset": j.jobset,
+                **({"writtenKind": j.written_kind} if j.written_kind != "JobSet" else {}),
                 "document": j.document,
                 "line": j.line,
                 "embeddedPath": j.embedded_path,

@@ -61,7 +61,8 @@ def _order(job):
 def render(report: Report) -> str:
     counts = report.counts()
     jobs = report.jobs
-    out = ["## kf2jobset: what changes when these jobs run as JobSets", ""]
+    kinds = sorted({j.written_kind for f in report.files for j in f.jobs}) or ["JobSet"]
+    out = [f"## kf2jobset: what changes when these jobs run as {' and '.join(k + 's' for k in kinds)}", ""]
     headline = " · ".join(f"**{counts[c]}** {_MARK[c].split(' ', 1)[0]} {c}" for c in HEADLINE if counts.get(c))
     out.append(f"{len(jobs)} job{'s' if len(jobs) != 1 else ''} in {len(report.files)} file"
                f"{'s' if len(report.files) != 1 else ''}: {headline or 'no changes'}. Result: {verdict(report)}.")

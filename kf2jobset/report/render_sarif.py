@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from .. import __version__
-from .codes import title
+from .codes import codes, title
 from .model import SEVERITY, Report
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -65,6 +65,12 @@ def _rule(rules: dict, code: str, text: str, level: str, category: str) -> dict:
             "defaultConfiguration": {"level": level},
             "properties": {"category": category},
         }
+        if code in codes():  # the long form (`kf2jobset explain CODE`): code scanning shows it as the rule's help
+            from .codebook import long_form, markdown_entry
+
+            entry = codes()[code]
+            rules[code]["fullDescription"] = {"text": f"{entry.v1} {entry.now}"}
+            rules[code]["help"] = {"text": long_form(code), "markdown": markdown_entry(code)}
     return rules[code]
 
 

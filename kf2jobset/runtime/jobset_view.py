@@ -16,6 +16,15 @@ P = "jobset.sigs.k8s.io/"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 
 
+STAND_IN_SUFFIX = "x7k2q"  # what the API server might append to a generateName
+
+
+def stand_in_name(meta: dict) -> str:
+    """The name a JobSet is modelled under: its own, else a generated one (generateName, or none at all:
+    a Katib trial, named at creation)."""
+    return meta.get("name") or (meta.get("generateName") or "jobset-") + STAND_IN_SUFFIX
+
+
 @dataclass
 class JobSetWorld:
     jobset: dict
@@ -27,13 +36,16 @@ class JobSetWorld:
 
 def jobset_world(jobset: dict, *, name: str | None = None, namespace: str | None = None,
                  cluster_domain: str | None = None, files: dict | None = None,
-                 roles: dict | None = None) -> JobSetWorld:
+                 roles: dict | None = None, containers: dict | None = None) -> JobSetWorld:
     """`roles`: replicatedJob name -> (role, first index), for replicatedJobs that hold part of a
     replica type (kf2jobset's plan.pod_roles); pods are then keyed (role, first index + job-index)
-    so they pair with the operator's pods. Without it a pod's role is its replicatedJob name."""
+    so they pair with the operator's pods. Or -> [(role, first index, count), ...] for one replicatedJob
+    whose pods (in job, then completion order) hold several types (Trainer's `node` Job). Without it a
+    pod's role is its replicatedJob name. `containers`: container name -> the v1 container it stands for
+    (Trainer's `node`), so containers pair by what they run."""
     roles = roles or {}
     meta = jobset.get("metadata") or {}
-    name = name or meta.get("name") or (meta.get("generateName") or "jobset-") + "x7k2q"
+    name = name or stand_in_name(meta)
     namespace = namespace or meta.get("namespace") or "default"
     spec = jobset.get("spec") or {}
     network = spec.get("network") or {}
@@ -88,9 +100,11 @@ def jobset_world(jobset: dict, *, name: str | None = None, namespace: str | None
                 # The Job controller appends JOB_COMPLETION_INDEX to every container of an Indexed Job.
                 for key in ("initContainers", "containers"):
                     for cont in pod_spec.get(key) or []:
+                        if containers and cont.get("name") in containers:
+                            cont["name"] = containers[cont["name"]]
                         cont["env"] = list(cont.get("env") or []) + [{"name": "JOB_COMPLETION_INDEX", "value": str(c)}]
-                role, first = roles.get(rname, (rname, 0))
-                pod = Pod(role=role, index=first + j * completions + c, name=f"{hostname}-abcde", namespace=namespace,
+                role, index = _role_of(roles.get(rname, (rname, 0)), j * completions + c)
+                pod = Pod(role=role, index=index, name=f"{hostname}-abcde", namespace=namespace,
                           ip=f"10.2.{k}.{j * completions + c}", labels=labels, annotations=annotations,
                           hostname=hostname, subdomain=subdomain if dns else None, spec=pod_spec)
                 pods.append(pod)
@@ -99,3 +113,14 @@ def jobset_world(jobset: dict, *, name: str | None = None, namespace: str | None
                     for n in dns_names(f"{hostname}.{subdomain}", namespace, cluster_domain):
                         addresses[n] = pod.key
     return JobSetWorld(jobset, name, namespace, pods, Resolver(addresses))
+
+
+def _role_of(role: tuple | list, n: int) -> tuple[str, int]:
+    """(role, replica index) of the n-th pod of a replicatedJob (see jobset_world's `roles`)."""
+    if isinstance(role, tuple):
+        return role[0], role[1] + n
+    for name, first, count in role:
+        if n < count:
+            return name, first + n
+        n -= count
+    return role[-1][0], role[-1][1] + role[-1][2] + n  # more pods than the segments say: keep counting

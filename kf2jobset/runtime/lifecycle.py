@@ -151,13 +151,15 @@ def jobset_lifecycle(jobset: dict, companions: list[dict] = (), roles: dict | No
     spec = jobset.get("spec") or {}
     rjobs = spec.get("replicatedJobs") or []
     names = [r.get("name") for r in rjobs]
-    alias = {n: (roles or {}).get(n, n) for n in names}
+    # a replicatedJob may hold several roles (Trainer's `node` Job: the master and the workers)
+    alias = {n: _as_tuple((roles or {}).get(n, n)) for n in names}
 
     def as_roles(items):
         out_names = []
         for n in items:
-            if alias.get(n, n) not in out_names:
-                out_names.append(alias.get(n, n))
+            for role in alias.get(n, (n,)):
+                if role not in out_names:
+                    out_names.append(role)
         return tuple(out_names)
 
     out = Lifecycle()
@@ -191,22 +193,26 @@ def jobset_lifecycle(jobset: dict, companions: list[dict] = (), roles: dict | No
             # InOrder: an rjob's Jobs are created once every Job of the rjobs before it has started (ready).
             deps = tuple((names[j], "Ready") for j in range(k)) + deps
         failure, retries = _job_failure(job_spec, pod_spec)
-        role = alias.get(rj["name"], rj["name"])
-        # A replicatedJob listed after another part of its own role waits for nothing of its own role.
-        deps = tuple(dict.fromkeys((alias.get(n, n), st) for n, st in deps if alias.get(n, n) != role))
-        rules = {
-            "start": ("after", deps) if deps else "at-once",
-            "restartPolicy": pod_spec.get("restartPolicy", "OnFailure"),
-            "failure": failure,
-            "backoffLimit": retries,
-        }
-        if role in out.roles:
-            for rule, value in rules.items():
-                if out.roles[role][rule] != value:
-                    out.roles[role][rule] = ("differs per replicatedJob", out.roles[role][rule], value)
-        else:
-            out.roles[role] = rules
+        for role in alias[rj["name"]]:
+            # A replicatedJob listed after another part of its own role waits for nothing of its own role.
+            waits = tuple(dict.fromkeys((r, st) for n, st in deps for r in alias.get(n, (n,)) if r != role))
+            rules = {
+                "start": ("after", waits) if waits else "at-once",
+                "restartPolicy": pod_spec.get("restartPolicy", "OnFailure"),
+                "failure": failure,
+                "backoffLimit": retries,
+            }
+            if role in out.roles:
+                for rule, value in rules.items():
+                    if out.roles[role][rule] != value:
+                        out.roles[role][rule] = ("differs per replicatedJob", out.roles[role][rule], value)
+            else:
+                out.roles[role] = rules
     return out
+
+
+def _as_tuple(role) -> tuple:
+    return role if isinstance(role, tuple) else (role,)
 
 
 def _job_failure(job_spec: dict, pod_spec: dict):

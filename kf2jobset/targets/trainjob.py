@@ -22,8 +22,11 @@ import copy
 import hashlib
 import json
 
+from .. import claims as claim
 from ..errors import Location, Problem, UnsupportedError
 from ..notes import Note
+from ..validate import check_jobset
+from . import torch_distributed
 
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 GROUP = "trainer.kubeflow.org"
@@ -41,6 +44,66 @@ FRAMEWORKS = {"pytorch": "torch", "tensorflow": "tensorflow", "mpi": "mpi", "xgb
 
 
 def finish(conversion, options) -> None:
+    why = _builtin_misfits(conversion, options)
+    if not why:
+        trainjob, predicted = torch_distributed.build(conversion, options)
+        why = torch_distributed.trainer_limits(trainjob)
+    if not why:
+        candidate = predicted
+        if conversion.assumed_name_length and not (predicted["metadata"].get("name") or predicted["metadata"].get("generateName")):
+            # named at creation (a Katib trial): checked at the length the plan assumed, as convert_job does
+            candidate = {**predicted, "metadata": {**predicted["metadata"], "name": "t" * conversion.assumed_name_length}}
+        problems = check_jobset(candidate, version=options.jobset_version)
+        if not problems:
+            _finish_builtin(conversion, options, trainjob, predicted)
+            return
+        why = [f"the JobSet Trainer would build from it is refused ({problems[0].message})"]
+    _finish_generated(conversion, options, why)
+
+
+def _builtin_misfits(conversion, options) -> list[str] | None:
+    """Why the job keeps a generated runtime (None: no built-in runtime is tried for this kind)."""
+    if conversion.job.mapping.profile != "pytorch":
+        return [f"Trainer v2.3 ships no built-in runtime that keeps {conversion.job.kind}'s v1 contract"]
+    if options.trainer_runtime == "generated":
+        return ["--trainer-runtime generated"]
+    why = torch_distributed.misfits(conversion, options)
+    unknown = sorted({n.code for n in conversion.notes} - set(torch_distributed.REPLACED_NOTES)
+                     - {c for c in (n.code for n in conversion.notes) if torch_distributed.KEPT_NOTES.match(c)})
+    if unknown:
+        why.append(f"findings {unknown} have no counterpart on a built-in runtime")
+    return why
+
+
+def _finish_builtin(conversion, options, trainjob: dict, predicted: dict) -> None:
+    planned_env = _first_container(conversion.jobset).get("env") or []
+    layout = torch_distributed.NodeLayout(conversion.jobset, conversion.plan)
+    kept = [n for n in conversion.notes if torch_distributed.KEPT_NOTES.match(n.code)]
+    kueue = {k: v for k, v in (trainjob["metadata"].get("labels") or {}).items() if k in KUEUE_LABELS}
+    _check_companions(conversion.companions, trainjob["metadata"].get("name"))
+    conversion.jobset = predicted
+    conversion.layout = layout
+    conversion.output = [*conversion.companions, trainjob]
+    conversion.notes = kept + [n for n in _notes(None, kueue, trainjob["spec"].get("suspend")) if n.code != "TJ001"]
+    conversion.notes += torch_distributed.notes(conversion, trainjob, predicted, planned_env)
+    conversion.notes.append(Note(
+        "TJ004", "unchanged",
+        f"built-in ClusterTrainingRuntime {torch_distributed.RUNTIME_NAME!r}: every pod shares one template, so "
+        "spec.trainer carries the image, command, resources and the v1 env, and runtimePatches the pod fields",
+        target_path="spec.runtimeRef", action="use --trainer-runtime generated to keep the v1 contract exactly",
+        claims=(claim.equals("spec.runtimeRef.kind", "ClusterTrainingRuntime", "TrainJob"),)))
+    if "activeDeadlineSeconds" in trainjob["spec"]:
+        conversion.lifecycle_overrides["activeDeadlineSeconds"] = (
+            trainjob["spec"]["activeDeadlineSeconds"], "the whole TrainJob, from its creation or last resume")
+    if kueue.get(KUEUE_LABELS[0]):
+        conversion.lifecycle_overrides["schedulingPolicy"] = {"queue": str(kueue[KUEUE_LABELS[0]])}
+
+
+def _first_container(jobset: dict) -> dict:
+    return jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]
+
+
+def _finish_generated(conversion, options, why: list[str]) -> None:
     jobset = conversion.jobset
     meta = jobset.get("metadata") or {}
     spec = copy.deepcopy(jobset["spec"])
@@ -83,7 +146,9 @@ def finish(conversion, options) -> None:
     # the runtime first: Trainer's webhook refuses a TrainJob whose runtime does not exist yet
     conversion.output = [runtime, *conversion.companions, trainjob]
     conversion.notes += _notes(runtime_name, kueue, suspend)
-    conversion.notes.append(_path_note(conversion.job, options))
+    conversion.notes.append(Note(
+        "TJ004", "unchanged", "generated TrainingRuntime, not a built-in one: " + "; ".join(why),
+        target_path="spec.runtimeRef", unchecked=_WHY))
 
 
 def _check_pod_counts(spec: dict) -> None:
@@ -137,7 +202,9 @@ def _notes(runtime_name: str, kueue: dict, suspend) -> list[Note]:
         notes.append(Note(
             "TJ003", "rewritten",
             f"{', '.join(sorted(kueue))} on the TrainJob, not on the JobSet: Kueue admits the TrainJob "
-            "(Trainer copies no TrainJob label to the JobSet)", target_path="metadata.labels", unchecked=_WHY))
+            "(Trainer copies no TrainJob label to the JobSet)", target_path="metadata.labels",
+            explains=(("lifecycle", "schedulingPolicy"), ("scheduling", "*")),
+            claims=tuple(claim.equals(f"metadata.labels[{k}]", v, "TrainJob") for k, v in sorted(kueue.items()))))
     return notes
 
 
@@ -154,65 +221,3 @@ def share_runtimes(outputs: list[list[dict]]) -> int:
                     dropped += 1
                 seen.add(key)
     return dropped
-
-
-# ---------------------------------------------------------------------------------------------
-# which jobs a built-in runtime could carry (said in the report; the built-in path is not written yet)
-
-# What Trainer v2.3 lets a TrainJob set on a built-in runtime's pods: spec.trainer for the `node`
-# container, runtimePatches for these pod fields and a container's volumeMounts/securityContext.
-_PATCHABLE_POD = {"containers", "volumes", "nodeSelector", "affinity", "tolerations", "serviceAccountName",
-                  "imagePullSecrets", "securityContext", "schedulingGates", "terminationGracePeriodSeconds",
-                  "restartPolicy"}
-_SETTABLE_CONTAINER = {"name", "image", "command", "args", "env", "resources", "volumeMounts", "securityContext",
-                       "ports"}
-_TORCH_RESERVED = {"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"}
-
-
-def torch_distributed_misfits(job, options) -> list[str]:
-    """Why a PyTorchJob cannot run on the built-in `torch-distributed` runtime with its v1 contract kept
-    (empty: it could). One `node` Job of identical pods, ranked by completion index, so rank 0 stays v1's
-    master only when master and workers share one template; no Job-level field can be set."""
-    why = []
-    if job.framework.get("elasticPolicy"):
-        why.append("elasticPolicy (Trainer has no elastic training)")
-    types = list(job.replicas)
-    if set(types) - {"Master", "Worker"}:
-        why.append(f"replica types {sorted(set(types) - {'Master', 'Worker'})}")
-    templates = [job.replicas[t].template for t in types]
-    if any(t != templates[0] for t in templates[1:]):
-        why.append("Master and Worker templates differ (Trainer runs one template for every node)")
-    if any(job.replicas[t].restart_policy not in ("OnFailure", "Always") for t in types):
-        why.append("restartPolicy Never/ExitCode (a built-in runtime's Jobs retry with Kubernetes' defaults)")
-    rp = job.run_policy
-    if rp.backoff_limit is not None or rp.ttl_seconds_after_finished is not None:
-        why.append("runPolicy.backoffLimit/ttlSecondsAfterFinished (Job and JobSet fields a TrainJob cannot set)")
-    if options.subdomain:
-        why.append("--subdomain (Trainer's torch plugin writes the master address with the TrainJob's name)")
-    pod = (templates[0] or {}).get("spec") or {}
-    extra = sorted(set(pod) - _PATCHABLE_POD)
-    if extra:
-        why.append(f"pod fields {extra} (not settable through runtimePatches)")
-    if pod.get("initContainers") or len(pod.get("containers") or []) != 1:
-        why.append("init or sidecar containers (a TrainJob can add none)")
-    for c in (pod.get("containers") or [])[:1]:
-        extra = sorted(set(c) - _SETTABLE_CONTAINER)
-        if extra:
-            why.append(f"container fields {extra} (not settable on the node container)")
-        reserved = sorted({e.get("name") for e in c.get("env") or []} & _TORCH_RESERVED)
-        if reserved:
-            why.append(f"env {reserved} (reserved by Trainer's torch plugin)")
-    return why
-
-
-def _path_note(job, options) -> Note:
-    if job.mapping.profile != "pytorch":
-        reason = f"Trainer v2.3 ships no built-in runtime that keeps {job.kind}'s v1 contract"
-    else:
-        misfits = torch_distributed_misfits(job, options)
-        reason = ("its shape fits the built-in torch-distributed runtime (but for retries: Kubernetes' default "
-                  "backoffLimit 6 where v1 restarted without limit), which kf2jobset does not write yet; the "
-                  "generated runtime keeps v1's contract exactly" if not misfits else
-                  "torch-distributed cannot carry: " + "; ".join(misfits))
-    return Note("TJ004", "unchanged", f"generated TrainingRuntime, not a built-in one: {reason}",
-                target_path="spec.runtimeRef", unchecked=_WHY)

@@ -25,7 +25,7 @@ from .test_trainer_smoke import JS, PY, TJ, TR, agent_for, core, custom, jobset_
 from .test_trainer_smoke import wait_complete
 
 REPO_FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[2] / "fixtures"
-CASES = sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml"))
+CASES = sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml")) + sorted(p.parent for p in (REPO_FIXTURES / "targets").glob("*/*/input.yaml"))
 CORE_KINDS = {"ConfigMap": "configmaps", "Secret": "secrets"}
 
 
@@ -116,19 +116,64 @@ def differences(expected: dict, built: dict) -> list[str]:
     return [f"{k}: {v}" for k, v in diff.items()]
 
 
-def test_trainer_builds_exactly_the_jobset_kf2jobset_writes_for_every_fixture(custom, core, tns):
-    sent, problems = 0, []
+def _planned(case, *extra) -> tuple[list[dict], list[dict]] | None:
+    """(objects `convert --target trainjob` writes, the JobSet each TrainJob must make Trainer build): on a
+    generated runtime, the JobSet `--target jobset` writes; on torch-distributed, the one kf2jobset predicts
+    (the report compares that one with the v1 pods)."""
+    import click
+
+    from kf2jobset.clioptions import build_options, conversion_options
+    from kf2jobset.pipeline import convert_text
+    from kf2jobset.yamlio import to_plain
+
+    if "--katib" in _args(case):
+        return None
+
+    @click.command()
+    @conversion_options
+    def parse(**kw):
+        return build_options(kw)
+
+    options = parse.main([*_args(case), "--target", "trainjob", *extra], standalone_mode=False)
+    result = convert_text(fill((case / "input.yaml").read_text(), case_values(case)), "input.yaml", options)
+    if result.errors or result.new_text is None:
+        return None
+    written = [d for d in yaml.safe_load_all(result.new_text) if isinstance(d, dict)]
+    return written, [_named(to_plain(c.jobset)) for r in result.results for c in r.conversions]
+
+
+def _named(jobset: dict) -> dict:
+    """A JobSet planned for a TrainJob named at creation carries the report model's stand-in name (in
+    PET_MASTER_ADDR, on torch-distributed): here it gets the name _strip gives the TrainJob."""
+    import json
+
+    from kf2jobset.runtime.jobset_view import stand_in_name
+
+    if jobset["metadata"].get("name"):
+        return jobset
+    return json.loads(json.dumps(jobset).replace(stand_in_name(jobset["metadata"]), "trial-abcdefgh"))
+
+
+RUNTIME_PATHS = {"auto": 0, "generated": 0}  # TrainJobs sent per --trainer-runtime, for the summary
+
+
+@pytest.mark.parametrize("runtime", ["auto", "generated"])
+def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(custom, core, tns, runtime):
+    """Every fixture job, on the path `--trainer-runtime` picks: the JobSet Trainer builds must be exactly
+    the one kf2jobset planned (generated runtime: `--target jobset`'s JobSet; torch-distributed: the
+    predicted one), as the same API server (with the JobSet webhooks) stores it."""
+    sent, builtin, problems = 0, 0, []
     t0 = time.monotonic()
     for i, case in enumerate(CASES):
-        trainjob_out = _convert(case, "--target", "trainjob")
-        jobset_out = _convert(case)
-        if not trainjob_out or not jobset_out:
+        planned = _planned(case, "--trainer-runtime", runtime)
+        if not planned:
             continue
-        jobsets = [o for o in jobset_out if o.get("kind") == "JobSet"]
+        trainjob_out, jobsets = planned
         trainjobs = [o for o in trainjob_out if o.get("kind") == "TrainJob"]
         if not trainjobs:
             continue
-        ns = f"{tns}-{i}"[:63]
+        builtin += sum(t["spec"]["runtimeRef"]["kind"] == "ClusterTrainingRuntime" for t in trainjobs)
+        ns = f"{tns}-{runtime[0]}{i}"[:63]
         from kubernetes import client
 
         core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=ns)))
@@ -153,17 +198,19 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_writes_for_every_fixture(cu
             if owners != ["TrainJob"]:
                 problems.append(f"{case.relative_to(REPO_FIXTURES)}: JobSet owners {owners}")
             problems += [f"{case.relative_to(REPO_FIXTURES)}: {d}" for d in differences(want, built)]
-    print(f"\n[trainjob target] {sent} TrainJobs built into JobSets in {time.monotonic() - t0:.1f} s; "
+    print(f"\n[trainjob target, --trainer-runtime {runtime}] {sent} TrainJobs built into JobSets "
+          f"({builtin} on torch-distributed) in {time.monotonic() - t0:.1f} s; "
           f"{len(set(LAGGED))} refused once while Trainer's runtime cache caught up")
     assert not problems, "\n".join(p[:600] for p in problems[:60])
     assert sent >= 60
+    assert (builtin >= 8) if runtime == "auto" else builtin == 0
 
 
 def test_the_comparison_bites(custom, core, tns):
     """A runtime template that moves rank 0 (RANK read from another label) or loses an env var gives a
     JobSet that differs from kf2jobset's: the check above would see it."""
     case = REPO_FIXTURES / "pytorchjob" / "master-workers"
-    out = _convert(case, "--target", "trainjob")
+    out = _convert(case, "--target", "trainjob", "--trainer-runtime", "generated")
     (js,) = [o for o in _convert(case) if o["kind"] == "JobSet"]
     expected = _create(custom, core, _strip(js, tns), tns, dry_run="All")
     runtime = next(o for o in out if o["kind"] == "TrainingRuntime")
@@ -189,10 +236,10 @@ def test_the_comparison_bites(custom, core, tns):
 
 def test_a_converted_pytorchjob_runs_to_complete_as_a_trainjob(custom, core, tns, agent_for):
     case = REPO_FIXTURES / "pytorchjob" / "master-workers"
-    out = _convert(case, "--target", "trainjob")
+    out = _convert(case, "--target", "trainjob", "--trainer-runtime", "generated")
     agent = agent_for({"registry.example.com/vision/resnet": [PY, "-c", DDP_PROBE]})
     for obj in out:
-        _create(custom, core, _strip(obj, tns), tns)
+        _create_trainjob_after_its_runtime(custom, core, _strip(obj, tns), tns)
     trainjob = next(o for o in out if o["kind"] == "TrainJob")
     name = trainjob["metadata"]["name"]
     final = wait_complete(custom, tns, name, agent=agent)
@@ -201,3 +248,125 @@ def test_a_converted_pytorchjob_runs_to_complete_as_a_trainjob(custom, core, tns
     assert m["master_addr"] == f"{master}.{name}"  # v1's MASTER_ADDR reaches the master pod
     jobs = {s["name"]: s for s in final["status"]["jobsStatus"]}
     assert sorted(jobs) == ["master", "worker"] and jobs["master"]["succeeded"] == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# the built-in torch-distributed path
+
+RANK_PROBE = r"""
+import json, os, socket, sys, time
+rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
+deadline = time.time() + 90
+while True:
+    try:
+        master_ip = socket.gethostbyname(addr)
+        break
+    except socket.gaierror:
+        if time.time() > deadline:
+            raise
+        time.sleep(0.2)
+pet = {k: v for k, v in os.environ.items() if k.startswith("PET_")}
+me = {"rank": rank, "world": world, "hostname": socket.gethostname(), "master_ip": master_ip, "pet": pet}
+if rank == 0:
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("0.0.0.0", port))
+    srv.listen(16)
+    srv.settimeout(120)
+    peers, conns = {}, []
+    while len(peers) < world - 1:
+        conn, (peer_ip, _) = srv.accept()
+        info = json.loads(conn.recv(4096).decode())
+        peers[info["rank"]] = peer_ip
+        conns.append(conn)
+    me["peers"] = peers
+    for conn in conns:
+        conn.sendall(b"ok")
+        conn.close()
+else:
+    while True:
+        try:
+            s = socket.create_connection((addr, port), timeout=2)
+            break
+        except OSError:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.3)
+    s.sendall(json.dumps({"rank": rank}).encode())
+    assert s.recv(2) == b"ok"
+print(json.dumps(me), flush=True)
+"""
+
+
+def test_a_pytorchjob_on_torch_distributed_keeps_its_ranks_and_runs_to_complete(custom, core, tns, agent_for):
+    """The built-in path's v1 contract on the real Trainer: completion index i is v1's rank i, RANK and
+    WORLD_SIZE are v1's, MASTER_ADDR:MASTER_PORT reaches node 0, Trainer's PET_* sit beside them."""
+    import json
+
+    case = REPO_FIXTURES / "pytorchjob" / "master-workers"
+    out = _convert(case, "--target", "trainjob")
+    (trainjob,) = out
+    assert trainjob["spec"]["runtimeRef"]["name"] == "torch-distributed"
+    agent = agent_for({"registry.example.com/vision/resnet": [PY, "-c", RANK_PROBE]})
+    _create_trainjob_after_its_runtime(custom, core, _strip(trainjob, tns), tns)
+    name = trainjob["metadata"]["name"]
+    wait_complete(custom, tns, name, agent=agent)
+    runs = {x.hostname: x for x in agent.launches(tns) if x.container == "node"}
+    assert sorted(runs) == [f"{name}-node-0-{i}" for i in range(4)]
+    seen = {}
+    for host, run in runs.items():
+        lines = [line for line in agent.log(tns, run.pod, "node").splitlines() if line.startswith("{")]
+        me = json.loads(lines[-1])
+        seen[me["rank"]] = (host, run.pod_ip, me)
+    assert sorted(seen) == [0, 1, 2, 3]
+    master_ip = seen[0][1]
+    for rank, (host, ip, me) in seen.items():
+        assert host == f"{name}-node-0-{rank}"  # rank = completion index = v1's rank order
+        assert me["world"] == 4 and me["master_ip"] == master_ip
+        assert me["pet"]["PET_NODE_RANK"] == str(rank) and me["pet"]["PET_NNODES"] == "4"
+        assert me["pet"]["PET_MASTER_PORT"] == "29500"
+        assert me["pet"]["PET_MASTER_ADDR"] == f"{name}-node-0-0.{name}"
+    assert {int(r): peer for r, peer in seen[0][2]["peers"].items()} == {r: seen[r][1] for r in (1, 2, 3)}
+
+
+def test_a_katib_trial_as_a_trainjob_builds_the_planned_jobset_and_its_primary_pod_is_rank_0(custom, core, tns, agent_for):
+    """`--katib --target trainjob`: the Experiment's trialSpec, made into a trial as Katib makes it (named
+    <experiment>-<8 characters>, parameters substituted), builds on the real Trainer exactly the JobSet
+    kf2jobset planned, runs to Complete, and the trial template's primaryPodLabels select the rank-0 pod
+    (where Katib's metrics collector reads the objective)."""
+    import json
+
+    from kf2jobset.yamlio import to_plain
+
+    case = REPO_FIXTURES / "targets" / "trainjob" / "katib-torch-trials"
+    planned = _planned(case)
+    assert planned is None  # (the fixture-wide tests leave Katib Experiments out)
+    from kf2jobset.options import ConvertOptions
+    from kf2jobset.pipeline import convert_text
+
+    result = convert_text((case / "input.yaml").read_text(), "input.yaml", ConvertOptions(katib=True, target="trainjob"))
+    (conv,) = [c for r in result.results for c in r.conversions]
+    (experiment,) = [d for d in yaml.safe_load_all(result.new_text) if isinstance(d, dict)]
+    template = experiment["spec"]["trialTemplate"]
+    trial_name = "lr-sweep-k2x9q7wd"
+
+    def as_trial(obj):
+        text = json.dumps(obj).replace("${trialParameters.learningRate}", "0.01")
+        return json.loads(text.replace(__import__("kf2jobset.runtime.jobset_view", fromlist=["x"]).stand_in_name(obj["metadata"]), trial_name))
+
+    trial = as_trial(template["trialSpec"])
+    trial["metadata"]["name"] = trial_name
+    expected = as_trial(to_plain(conv.jobset))
+    expected["metadata"]["name"] = trial_name
+    want = _create(custom, core, _strip(expected, tns), tns, dry_run="All")
+    agent = agent_for({"registry.example.com/mnist-ddp": [PY, "-c", RANK_PROBE]})
+    _create_trainjob_after_its_runtime(custom, core, _strip(trial, tns), tns)
+    built = jobset_of(custom, tns, trial_name)
+    assert differences(want, built) == []
+    wait_complete(custom, tns, trial_name, agent=agent)
+    selector = ",".join(f"{k}={v}" for k, v in template["primaryPodLabels"].items())
+    pods = core.list_namespaced_pod(tns, label_selector=selector).items
+    assert len(pods) == 1, [p.metadata.name for p in pods]
+    primary = [x for x in agent.launches(tns) if x.pod == pods[0].metadata.name and x.container == template["primaryContainerName"]]
+    assert primary and dict(primary[0].env)["RANK"] == "0"

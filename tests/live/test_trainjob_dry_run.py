@@ -17,7 +17,7 @@ pytestmark = pytest.mark.apiserver
 
 REPO_FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[2] / "fixtures"
 TRAINER_CRDS = SHARED_DIR / "reference" / "trainer-v2.3.0" / "crds"
-CASES = sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml"))
+CASES = sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml")) + sorted(p.parent for p in (REPO_FIXTURES / "targets").glob("*/*/input.yaml"))
 PLURAL = {"TrainJob": "trainjobs", "TrainingRuntime": "trainingruntimes"}
 
 

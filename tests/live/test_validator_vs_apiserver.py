@@ -2,7 +2,7 @@
 admission chain (API server + JobSet CRD + the JobSet controller's webhooks, then the child Jobs'
 batch/v1 validation) give the same verdict on every generated JobSet, both ways.
 
-The full run (10,000 JobSets, README "Hardening") is `python tools/validator_vs_apiserver.py`.
+The full run (10,000 JobSets, docs/hardening.md) is `python tools/validator_vs_apiserver.py`.
 Needs the JobSet controller built by tools/install-ground-truth.sh (CI builds it before the suite).
 """
 from __future__ import annotations

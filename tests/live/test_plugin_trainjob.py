@@ -1,0 +1,89 @@
+"""`kubectl kf2jobset apply --target trainjob` against the real API server with the real JobSet,
+Training Operator and Trainer v2.3.0 CRDs (no controllers, no webhooks: Trainer's webhook and its
+runtime cache are held in tests/e2e/test_trainjob_target.py). What is created, in which order, owned by
+what; a shared generated runtime kept; a missing built-in runtime named."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from kf2jobset import exitcodes
+
+from .test_plugin import FIXTURES, GROUP, JOBSET_CRD, REF, TRAINING_OPERATOR_CRDS, _need_shared, kf
+
+pytestmark = pytest.mark.apiserver
+
+TRAINER = REF / "trainer-v2.3.0"
+TJ = ("trainer.kubeflow.org", "v1alpha1")
+
+
+@pytest.fixture(scope="module")
+def trainer_crds(apiserver):
+    _need_shared()
+    if not TRAINER.is_dir():
+        pytest.skip(f"the real Trainer CRDs are not at {TRAINER} (needs <repo>/../shared)")
+    apiserver.install_crds([str(JOBSET_CRD), *map(str, sorted(TRAINING_OPERATOR_CRDS.glob("*.yaml"))),
+                            *map(str, sorted((TRAINER / "crds").glob("*.yaml")))])
+    from kubernetes import client
+
+    with apiserver.api_client() as api:
+        yield client.CustomObjectsApi(api)
+
+
+def _job(custom, namespace: str, fixture: str, name: str) -> str:
+    body = copy.deepcopy(yaml.safe_load((FIXTURES / fixture / "input.yaml").read_text()))
+    body["metadata"] = {"name": name}
+    custom.create_namespaced_custom_object(GROUP, "v1", namespace, "pytorchjobs", body)
+    return name
+
+
+def test_a_job_that_fits_becomes_a_trainjob_on_torch_distributed(apiserver, trainer_crds, namespace):
+    custom = trainer_crds
+    name = _job(custom, namespace, "pytorchjob/master-workers", "ddp")
+    missing = kf(apiserver.kubeconfig, "apply", "pytorchjob", name, "-n", namespace, "--target", "trainjob",
+                 "--dry-run=none")
+    assert missing.code == exitcodes.NOT_FOUND and "ClusterTrainingRuntime 'torch-distributed'" in missing.stderr
+    assert missing.stdout == ""
+    assert not custom.list_namespaced_custom_object(*TJ, namespace, "trainjobs")["items"]  # nothing half-made
+    runtime = yaml.safe_load((TRAINER / "runtimes" / "torch_distributed.yaml").read_text())
+    try:
+        custom.create_cluster_custom_object(*TJ, "clustertrainingruntimes", runtime)
+    except Exception as e:  # noqa: BLE001 - created by an earlier run of this module's server
+        assert "AlreadyExists" in str(e)
+    res = kf(apiserver.kubeconfig, "apply", "pytorchjob", name, "-n", namespace, "--target", "trainjob", "--dry-run=none")
+    assert res.code == 0, res
+    assert res.stdout.splitlines() == [f"trainjob.trainer.kubeflow.org/{name} created"]
+    tj = custom.get_namespaced_custom_object(*TJ, namespace, "trainjobs", name)
+    assert tj["spec"]["runtimeRef"]["name"] == "torch-distributed" and tj["spec"]["trainer"]["numNodes"] == 4
+
+
+def test_alike_jobs_share_the_generated_runtime_and_companions_belong_to_the_trainjob(apiserver, trainer_crds, namespace):
+    custom = trainer_crds
+    first = _job(custom, namespace, "pytorchjob/sidecar", "shipper-a")
+    second = _job(custom, namespace, "pytorchjob/sidecar", "shipper-b")
+    a = kf(apiserver.kubeconfig, "apply", "pytorchjob", first, "-n", namespace, "--target", "trainjob", "--dry-run=none")
+    assert a.code == 0, a
+    lines = a.stdout.splitlines()
+    assert lines[0].startswith("trainingruntime.trainer.kubeflow.org/kf2jobset-torch-") and lines[0].endswith(" created")
+    assert lines[1] == f"trainjob.trainer.kubeflow.org/{first} created"
+    b = kf(apiserver.kubeconfig, "apply", "pytorchjob", second, "-n", namespace, "--target", "trainjob", "--dry-run=none")
+    assert b.code == 0, b
+    assert b.stdout.splitlines() == [f"trainjob.trainer.kubeflow.org/{second} created"]
+    assert "exists already: kept" in b.stderr
+    runtimes = custom.list_namespaced_custom_object(*TJ, namespace, "trainingruntimes")["items"]
+    assert len(runtimes) == 1
+    refs = {custom.get_namespaced_custom_object(*TJ, namespace, "trainjobs", n)["spec"]["runtimeRef"]["name"]
+            for n in (first, second)}
+    assert refs == {runtimes[0]["metadata"]["name"]}
+
+
+def test_server_dry_run_creates_nothing(apiserver, trainer_crds, namespace):
+    custom = trainer_crds
+    name = _job(custom, namespace, "pytorchjob/sidecar", "dry")
+    res = kf(apiserver.kubeconfig, "apply", "pytorchjob", name, "-n", namespace, "--target", "trainjob")
+    assert res.code == 0, res
+    assert all(line.endswith("created (server dry run)") for line in res.stdout.splitlines())
+    assert not custom.list_namespaced_custom_object(*TJ, namespace, "trainjobs")["items"]
+    assert not custom.list_namespaced_custom_object(*TJ, namespace, "trainingruntimes")["items"]

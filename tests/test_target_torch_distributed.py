@@ -1,0 +1,246 @@
+"""`--target trainjob`, built-in path (kf2jobset/targets/torch_distributed.py): PyTorchJobs whose pods share
+one template become TrainJobs on Trainer's own `torch-distributed` ClusterTrainingRuntime.
+
+Held here: the goldens of fixtures/targets/trainjob (convert and report); over every fixture and the
+upstream corpus, on both `--trainer-runtime` choices, the report explains every difference between the
+v1 pods and the pods of the JobSet Trainer builds and every claim holds for that JobSet and the TrainJob;
+the TrainJobs pass the rules of Trainer's webhook; which jobs keep a generated runtime, and why. The real
+Trainer v2.3.0 builds exactly the predicted JobSet in tests/e2e/test_trainjob_target.py.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from kf2jobset import claims as claim_rules
+from kf2jobset.cli import main
+from kf2jobset.options import ConvertOptions
+from kf2jobset.pipeline import convert_text
+from kf2jobset.targets import torch_distributed as td
+from kf2jobset.validate import check_jobset
+from kf2jobset.yamlio import to_plain
+
+from .conftest import FIXTURES, check_golden
+from .report_helpers import validate_report
+from .test_claims import CASES as FIXTURE_CASES
+from .test_claims import case_options, corpus_texts, judged
+from .templates import case_values, fill
+from .test_report_golden import stable_json
+
+TARGET_CASES = sorted(p.parent for p in (FIXTURES / "targets").glob("*/*/input.yaml"))
+
+
+def _args(case) -> list[str]:
+    return [a for a in (case / "args").read_text().splitlines() if a.strip() and not a.startswith("#")]
+
+
+@pytest.mark.parametrize("case", TARGET_CASES, ids=lambda c: f"{c.parent.name}/{c.name}")
+def test_target_goldens(case, tmp_path, monkeypatch):
+    result = CliRunner().invoke(main, ["convert", str(case / "input.yaml"), *_args(case)], catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    check_golden(case / "expected.yaml", result.stdout)
+    monkeypatch.chdir(case)
+    out = tmp_path / "report.json"
+    report = CliRunner().invoke(main, ["report", "input.yaml", *_args(case), "--format", "markdown",
+                                       "--format", f"json:{out}"], catch_exceptions=False)
+    data = json.loads(out.read_text())
+    validate_report(data)
+    assert not [f for file in data["files"] for j in file["jobs"] for f in j["findings"] if f["category"] == "unexplained"]
+    check_golden(case / "report.md", report.stdout)
+    check_golden(case / "report.json", stable_json(data))
+
+
+def test_the_target_goldens_cover_both_paths():
+    refs = {json.dumps(o["spec"]["runtimeRef"]["kind"]) for c in TARGET_CASES
+            for o in __import__("yaml").safe_load_all((c / "expected.yaml").read_text()) if o and o.get("kind") == "TrainJob"}
+    assert refs == {'"ClusterTrainingRuntime"', '"TrainingRuntime"'}
+
+
+# ---------------------------------------------------------------------------------------------
+# every fixture and the corpus, both runtime choices
+
+
+def _all_jobs(runtime: str, filled: bool = False):
+    """(name, text, options) of every fixture job and the corpus; `filled`: envsubst templates with their
+    case's values put in (as they will be applied)."""
+    out = []
+    for case in FIXTURE_CASES + TARGET_CASES:
+        options = dataclasses.replace(case_options(case), target="trainjob", katib=False, trainer_runtime=runtime)
+        text = (case / "input.yaml").read_text()
+        out.append((case.name, fill(text, case_values(case)) if filled else text, options))
+    for where, text in corpus_texts():
+        out.append((where, text, ConvertOptions(accept_mpi_ssh=True, ssh_secret="mpi-ssh", target="trainjob",
+                                                trainer_runtime=runtime)))
+    return out
+
+
+@pytest.fixture(scope="module", params=["auto", "generated"])
+def judged_trainjobs(request):
+    pairs = []
+    for name, text, options in _all_jobs(request.param):
+        pairs += [(name, conv, f) for conv, f in judged(text, name, options)]
+    return request.param, pairs
+
+
+def test_every_difference_is_explained_and_every_claim_holds(judged_trainjobs):
+    runtime, pairs = judged_trainjobs
+    unexplained = sorted({f"{name}: {f.code} {f.message[:100]}" for name, _, f in pairs if f.category == "unexplained"})
+    assert unexplained == []
+    false = []
+    for name, conv, f in pairs:
+        for c in f.claims:
+            # "JobSet" claims are about the JobSet Trainer builds: the plan's on a generated runtime, the
+            # predicted one on torch-distributed (both held against the real Trainer in tests/e2e)
+            problem = claim_rules.check(c, [conv.jobset, *conv.objects])
+            if problem:
+                false.append(f"{name} {f.code}: {problem}")
+    assert false == []
+    builtin = {id(conv) for _, conv, f in pairs if f.code == "TJ004" and f.message.startswith("built-in")}
+    assert (len(builtin) >= 12) if runtime == "auto" else not builtin
+
+
+def _builtin_conversions():
+    out = []
+    for name, text, options in _all_jobs("auto", filled=True):
+        result = convert_text(text, name, options)
+        for res in result.results:
+            out += [(name, c) for c in res.conversions if c.layout is not None]
+    return out
+
+
+BUILTIN = _builtin_conversions()
+
+
+def test_the_builtin_path_is_taken_by_the_jobs_that_fit():
+    names = {n for n, _ in BUILTIN}
+    assert {"master-workers", "torch-gpu-patches", "torch-cpu-auto", "active-deadline"} <= names
+    assert len(BUILTIN) >= 12
+
+
+@pytest.mark.parametrize("name, conv", BUILTIN, ids=[n for n, _ in BUILTIN])
+def test_a_builtin_trainjob_is_one_trainers_webhook_admits(name, conv):
+    (trainjob,) = [o for o in conv.objects if o["kind"] == "TrainJob"]
+    spec = trainjob["spec"]
+    assert spec["runtimeRef"] == {"apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime",
+                                  "name": "torch-distributed"}
+    trainer = spec["trainer"]
+    # the torch plugin refuses its own variables in trainer.env; runtimePatches may not set env on `node`
+    assert not {e["name"] for e in trainer.get("env") or []} & set(td.PET_ENV)
+    for patch in spec.get("runtimePatches") or []:
+        assert "/" in patch["manager"] and "." in patch["manager"].split("/")[0]
+        for rj in ((patch["trainingRuntimeSpec"]["template"].get("spec") or {}).get("replicatedJobs") or []):
+            assert rj["name"] == "node"
+            pod = ((rj.get("template") or {}).get("spec") or {}).get("template", {}).get("spec") or {}
+            assert set(pod) <= set(td.PATCHABLE_POD) | {"containers"}
+            for c in pod.get("containers") or []:
+                assert c["name"] == "node" and set(c) <= {"name", "volumeMounts", "securityContext"}
+    assert trainer["numNodes"] == sum(r.replicas for r in conv.plan.rjobs)
+    assert not any(o["kind"] == "TrainingRuntime" for o in conv.objects)
+    # the JobSet Trainer builds passes the JobSet rules, and its node container is trainer.env + the PET_*
+    predicted = to_plain(conv.jobset)
+    meta = predicted["metadata"]
+    named = meta if meta.get("name") or meta.get("generateName") else {**meta, "name": "t" * conv.assumed_name_length}
+    assert check_jobset({**predicted, "metadata": named}) == []
+    (node,) = predicted["spec"]["replicatedJobs"]
+    env = node["template"]["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert [e["name"] for e in env] == [e["name"] for e in trainer.get("env") or []] + list(td.PET_ENV)
+
+
+@pytest.mark.parametrize("name, conv", BUILTIN, ids=[n for n, _ in BUILTIN])
+def test_rank_world_size_and_master_address_are_v1s_on_every_pod(name, conv):
+    """Through the report's own models: the v1 pods and the pods of the predicted JobSet, paired by rank."""
+    from kf2jobset.runtime.compare import compare_env, effective
+    from kf2jobset.runtime.jobset_view import jobset_world
+    from kf2jobset.runtime.operator_view import operator_world
+
+    op = operator_world(conv.job)
+    js = jobset_world(to_plain(conv.jobset), roles=conv.pods.pod_roles, containers=conv.pods.container_names)
+    assert sorted(p.key for p in op.pods) == sorted(p.key for p in js.pods)
+    diffs, _ = compare_env(op, js)
+    assert not [d for d in diffs if d.var in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "PET_NNODES")]
+    by_key = {p.key: p for p in js.pods}
+    master = next(p for p in js.pods if p.annotations[td.COMPLETION_INDEX.split("'")[1]] == "0")
+    for p in op.pods:
+        ours = by_key[p.key]
+        env = dict(effective(ours.env(ours.spec["containers"][0])))
+        v1 = dict(effective(p.env(p.spec["containers"][0])))
+        assert env["PET_NODE_RANK"] == ours.annotations["batch.kubernetes.io/job-completion-index"]
+        if "RANK" in v1:  # (a PyTorchJob without a Master got no RANK or MASTER_ADDR from v1)
+            assert env["RANK"] == env["PET_NODE_RANK"] == v1["RANK"]
+            assert js.resolver.normalise(env["MASTER_ADDR"]) == js.resolver.normalise(f"{master.hostname}.{master.subdomain}")
+
+
+@pytest.mark.parametrize("case, words", [
+    ("pytorchjob/env-override", "Master and Worker templates differ"),
+    ("pytorchjob/elastic-hpa", "elasticPolicy"),
+    ("pytorchjob/exitcode-no-retry", "restartPolicy Never/ExitCode"),
+    ("pytorchjob/sidecar", "init or sidecar containers"),
+    ("pytorchjob/keep-kubeflow-labels", "pod templates differ"),
+    ("scheduling/kueue", "priorityClassName"),
+    ("tfjob/chief-ps-workers", "no built-in runtime that keeps TFJob's v1 contract"),
+])
+def test_jobs_that_do_not_fit_keep_a_generated_runtime_and_say_why(case, words):
+    case = FIXTURES / case
+    options = dataclasses.replace(case_options(case), target="trainjob")
+    result = convert_text((case / "input.yaml").read_text(), "input.yaml", options)
+    (conv,) = [c for r in result.results for c in r.conversions]
+    assert any(o["kind"] == "TrainingRuntime" for o in conv.objects) and conv.layout is None
+    (tj004,) = [n for n in conv.notes if n.code == "TJ004"]
+    assert tj004.message.startswith("generated TrainingRuntime") and words in tj004.message
+
+
+def test_trainer_runtime_generated_keeps_every_job_on_a_generated_runtime():
+    case = FIXTURES / "pytorchjob" / "master-workers"
+    auto = CliRunner().invoke(main, ["convert", str(case / "input.yaml"), "--target", "trainjob"])
+    generated = CliRunner().invoke(main, ["convert", str(case / "input.yaml"), "--target", "trainjob",
+                                          "--trainer-runtime", "generated"])
+    assert "ClusterTrainingRuntime" in auto.stdout and "kind: TrainingRuntime" not in auto.stdout
+    assert "kind: TrainingRuntime" in generated.stdout and "torch-distributed" not in generated.stdout
+    bad = CliRunner().invoke(main, ["convert", str(case / "input.yaml"), "--target", "trainjob",
+                                    "--trainer-runtime", "builtin"])
+    assert bad.exit_code == 2 and "--trainer-runtime" in bad.stderr
+
+
+@pytest.mark.parametrize("resources, nproc, want", [
+    ({"limits": {"nvidia.com/gpu": 8}}, "auto", "auto"),
+    ({"requests": {"amd.com/gpu": "2"}, "limits": {"cpu": "4"}}, "auto", "auto"),
+    ({"requests": {"cpu": "1500m"}}, "auto", "2"),  # Go's Quantity.Value rounds up
+    ({"requests": {"cpu": "3"}, "limits": {"cpu": "8"}}, "auto", "3"),
+    ({"limits": {"cpu": "6"}}, "auto", "6"),
+    ({}, "auto", "1"),
+    ({"requests": {"cpu": "100m"}}, "auto", "1"),
+    ({"limits": {"nvidia.com/gpu": 8}}, "4", "4"),
+])
+def test_pet_nproc_per_node_is_what_trainers_torch_plugin_sets(resources, nproc, want):
+    job = type("Job", (), {"framework": {"nprocPerNode": nproc}})()
+    assert td.nproc_per_node(job, resources) == want
+
+
+def test_a_prediction_that_loses_the_rank_is_caught_by_the_report(monkeypatch):
+    """If the built-in path stopped carrying RANK, the report would say so (not explain it away)."""
+    real = td._trainer_env
+    monkeypatch.setattr(td, "_trainer_env", lambda env, index: [e for e in real(env, index) if e["name"] != "RANK"])
+    case = FIXTURES / "pytorchjob" / "master-workers"
+    options = ConvertOptions(target="trainjob")
+    pairs = judged((case / "input.yaml").read_text(), "input.yaml", options)
+    assert any(f.category == "unexplained" and "RANK" in f.message for _, f in pairs)
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda c: c.update(env=[{"name": f"V{i}", "value": "x"} for i in range(130)]), "env entries"),
+    (lambda c: c.update(args=["--x"] * 129), "args entries"),
+    (lambda c: c.update(image="registry.example.com/" + "a" * 500), "image name over 500"),
+])
+def test_what_the_trainjob_crd_would_refuse_keeps_a_generated_runtime(change, words):
+    import yaml
+
+    doc = yaml.safe_load((FIXTURES / "pytorchjob" / "master-workers" / "input.yaml").read_text())
+    for spec in doc["spec"]["pytorchReplicaSpecs"].values():
+        change(spec["template"]["spec"]["containers"][0])
+    result = convert_text(yaml.safe_dump(doc), "input.yaml", ConvertOptions(target="trainjob"))
+    (conv,) = [c for r in result.results for c in r.conversions]
+    (tj004,) = [n for n in conv.notes if n.code == "TJ004"]
+    assert tj004.message.startswith("generated TrainingRuntime") and words in tj004.message
