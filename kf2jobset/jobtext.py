@@ -214,9 +214,10 @@ def _convert_one(doc, path, options, convert_text, holder: Holder, node, key, ro
     value = node.value
     inner, back = _with_stand_ins(value) if holder.argo else (value, {})
     where = _Where(doc, node, key)
-    if options.target != "jobset":  # a TrainJob always needs its TrainingRuntime beside it
-        result.errors.append(UnsupportedError(where.problem(_companion_problem(holder, [{"kind": "TrainingRuntime"}]),
-                                                            holder.path, back)))
+    if options.target != "jobset":
+        # Argo: a TrainJob's outcome is only in its conditions list, which Argo's label-selector conditions
+        # cannot query (and a generated runtime cannot join the step); Katib ConfigMaps: not written yet
+        result.errors.append(UnsupportedError(where.problem(_trainjob_problem(holder), holder.path, back)))
         return
     inner_result = convert_text(inner, path, options)
     if inner_result.errors:
@@ -265,10 +266,19 @@ def _companion_problem(holder: Holder, companions: list) -> Problem:
     else:
         what = "an Argo resource step creates one object (kubectl's -o json of several is a List the executor cannot wait on)"
         forward = "use --mpi-hostfile generated / --scheduler kueue so the JobSet needs none"
-    if "TrainingRuntime" in kinds:
-        forward = ("create the TrainingRuntime once outside the workflow (kf2jobset convert --target trainjob on the "
-                   "job writes it), or convert the step with --target jobset")
     return Problem(f"{what}, but this conversion also needs {kinds}", Location(), RULE, forward)
+
+
+def _trainjob_problem(holder: Holder) -> Problem:
+    if holder.owner == "ConfigMap":
+        return Problem("--target trainjob: Katib trial templates held in ConfigMaps are converted to JobSets only (so far)",
+                       Location(), "katib-configmap-trainjob",
+                       "convert them with --target jobset, or move the template inline (trialTemplate.trialSpec), "
+                       "where --target trainjob writes TrainJob trials")
+    return Problem("--target trainjob: an Argo resource step waits on conditions Argo reads as label-selector "
+                   "requirements, and a TrainJob says how it ended only in its conditions list, which they cannot "
+                   "query (its generated TrainingRuntime could not join the step either)", Location(), RULE,
+                   "convert the step with --target jobset (status.terminalState is a field)")
 
 
 def _node_at(root, path: tuple):

@@ -189,7 +189,7 @@ def test_companions_cannot_join_a_resource_step(tree):
     assert path.read_text() == before  # all or nothing per file
     res = run("convert", "kfp-resourceop.yaml", "--target", "trainjob")
     assert res.exit_code == exitcodes.UNSUPPORTED and res.stdout == ""
-    assert "also needs TrainingRuntime" in res.stderr and "--target jobset" in res.stderr
+    assert "--target trainjob: an Argo resource step waits on conditions" in res.stderr and "--target jobset" in res.stderr
 
 
 @pytest.mark.parametrize("style", ["double", "folded", "strip", "indicator", "crlf"])

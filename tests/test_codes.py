@@ -16,7 +16,7 @@ from kf2jobset.report import codebook
 from kf2jobset.report.codes import FIELDS, SOURCE, codes, families, title
 
 REPO = Path(__file__).resolve().parent.parent
-CODE_LITERAL = re.compile(r"""["']((?:JS|PT|TF|XGB|PD|MPI|MX|KT|TJ|TPL|UP|K8S|RT)\d{3})["']""")
+CODE_LITERAL = re.compile(r"""["']((?:AR|JS|PT|TF|XGB|PD|MPI|MX|KT|TJ|TPL|UP|K8S|RT)\d{3})["']""")
 RETIRED = {"PD001"}  # kept so that the code never gets another meaning; its long form says "Retired"
 
 
