@@ -232,10 +232,13 @@ class DocumentResult:
     # v1 jobs inside objects kf2jobset does not rewrite (AppWrapper components, ConfigMap values):
     # never converted silently, never passed silently either — the shells name each one
     unconverted: list["EmbeddedJob"] = field(default_factory=list)
+    # the document's own text with job text converted inside a string scalar (kf2jobset/jobtext.py):
+    # written as it is, instead of dumping `outputs`
+    new_text: str | None = None
 
     @property
     def changed(self) -> bool:
-        return self.outputs is not None
+        return self.outputs is not None or self.new_text is not None
 
 
 def convert_document(doc: Any, options: ConvertOptions) -> DocumentResult:
@@ -324,10 +327,10 @@ class EmbeddedJob:
         advice = {
             "AppWrapper": "convert the job (kf2jobset convert) and put the JobSet in the component's place "
                           "(AppWrapper runs JobSets)",
-            "ConfigMap": "convert the job (kf2jobset convert) and put the JobSet in the value (Katib trial templates: "
-                         "adjust the Experiment's primaryPodLabels and success/failure conditions as --katib does)",
-            **{k: "convert the job (render the placeholders, kf2jobset convert, put them back) and update the "
-                  "template's successCondition/failureCondition for JobSet status" for k in ARGO_KINDS},
+            "ConfigMap": "pass --katib to convert Katib trial templates held in ConfigMap values (and the Experiments "
+                         "of the same run that read them)",
+            **{k: "only create/apply/replace steps are converted: point this step at the JobSet by hand "
+                  "(jobset.x-k8s.io/v1alpha2, kind JobSet, same name)" for k in ARGO_KINDS},
         }.get(self.owner, "convert it by hand")
         return (f"{where} holds a {self.kind} ({self.api_version}) inside {article} {self.owner}: jobs embedded there are not "
                 f"converted automatically; {advice}")
@@ -355,14 +358,13 @@ def embedded_jobs(doc: dict) -> list[EmbeddedJob]:
             if isinstance(item, dict):
                 add(("spec", "resources", "GenericItems", i, "generictemplate"), item.get("generictemplate"), "AppWrapper")
     elif kind in ARGO_KINDS and str(doc.get("apiVersion", "")).startswith("argoproj.io/"):
-        templates = spec.get("templates") or ((spec.get("workflowSpec") or {}).get("templates") if isinstance(
-            spec.get("workflowSpec"), dict) else None) or []
+        base, templates = argo_templates(doc)  # a CronWorkflow's are under spec.workflowSpec
         for i, tpl in enumerate(templates):
             manifest = (tpl.get("resource") or {}).get("manifest") if isinstance(tpl, dict) and isinstance(
                 tpl.get("resource"), dict) else None
             if isinstance(manifest, str) and "kubeflow.org" in manifest:
                 for obj in _yaml_objects(str(manifest)) or [_kind_lines(str(manifest))]:
-                    add(("spec", "templates", i, "resource", "manifest"), obj, kind)
+                    add(base + (i, "resource", "manifest"), obj, kind)
     elif kind == "ConfigMap" and isinstance(doc.get("data"), dict):
         for key, value in doc["data"].items():
             if isinstance(value, str) and "kubeflow.org" in value and len(value) < 1_000_000:
@@ -372,6 +374,15 @@ def embedded_jobs(doc: dict) -> list[EmbeddedJob]:
 
 
 ARGO_KINDS = ("Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow")
+
+
+def argo_templates(data: dict) -> tuple[tuple, list]:
+    """(path of the templates list, the list) of a Workflow-like object; CronWorkflow nests it."""
+    spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+    if data.get("kind") == "CronWorkflow":
+        inner = spec.get("workflowSpec") if isinstance(spec.get("workflowSpec"), dict) else {}
+        return ("spec", "workflowSpec", "templates"), inner.get("templates") if isinstance(inner.get("templates"), list) else []
+    return ("spec", "templates"), spec.get("templates") if isinstance(spec.get("templates"), list) else []
 
 
 def _kind_lines(text: str) -> dict:
@@ -548,24 +559,28 @@ RJOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
 
 
-def _master_role_selector(conv: Conversion) -> dict | None:
-    """The pod(s) the operator labelled job-role=master, as JobSet labels (Chief/Master/Launcher, or worker 0)."""
-    names = conv.plan.rjob_names
-    for entry in conv.job.mapping.master_role:
-        if entry.endswith("0") and entry[:-1] in names:
-            return {RJOB_LABEL: names[entry[:-1]], INDEX_LABEL: "0"}
-        if entry in names:
-            return {RJOB_LABEL: names[entry]}
-    return None
-
-
 def _katib_fields(template: dict, conv: Conversion) -> None:
+    selector = katib_trial_fields(template, conv.plan.rjob_names, conv.job.mapping.master_role)
+    conv.notes.append(_katib_note(selector))
+
+
+def katib_trial_fields(template: dict, names: dict, master_role) -> dict | None:
+    """Set the fields Katib reads from the trial for a JobSet trial (`names`: replica type -> replicatedJob);
+    also used for Experiments whose trial template sits in a ConfigMap (kf2jobset/jobtext.py)."""
     labels = template.get("primaryPodLabels")
-    names = conv.plan.rjob_names
     selector = None
+
+    def master():
+        for entry in master_role:
+            if entry.endswith("0") and entry[:-1] in names:
+                return {RJOB_LABEL: names[entry[:-1]], INDEX_LABEL: "0"}
+            if entry in names:
+                return {RJOB_LABEL: names[entry]}
+        return None
+
     if not labels:
         # Katib's default for Kubeflow kinds is job-role=master; JobSet pods carry no such label.
-        selector = _master_role_selector(conv)
+        selector = master()
     elif isinstance(labels, dict):
         for key, value in labels.items():
             v = str(value).lower()
@@ -574,13 +589,13 @@ def _katib_fields(template: dict, conv: Conversion) -> None:
                 selector = {RJOB_LABEL: names[t]} if t else selector
             elif key in _ROLE_KEYS:
                 t = next((t for t in names if t.lower() == v), None)
-                selector = {RJOB_LABEL: names[t]} if t else _master_role_selector(conv) if v == "master" else selector
+                selector = {RJOB_LABEL: names[t]} if t else master() if v == "master" else selector
     if selector:
         template["primaryPodLabels"] = selector
     # gjson queries over the trial object, in the form Katib's own defaults use.
     template["successCondition"] = 'status.conditions.#(type=="Completed")#|#(status=="True")#'
     template["failureCondition"] = 'status.conditions.#(type=="Failed")#|#(status=="True")#'
-    conv.notes.append(_katib_note(selector))
+    return selector
 
 
 def _katib_note(selector):

@@ -70,6 +70,9 @@ class ConvertOptions:
     target: str = "jobset"  # what the output is: jobset | trainjob (kf2jobset/targets)
     trainer_version: tuple[int, int] = TRAINER_VERSIONS[-1]  # --target trainjob: the Trainer API written
     trainer_runtime: str = "auto"  # --target trainjob: auto | generated (TRAINER_RUNTIMES)
+    # --katib: trial templates held in ConfigMaps elsewhere in the run (jobtext.TrialTemplate), so that
+    # Experiments naming them are updated too; repo mode fills it, not the user
+    katib_trial_templates: tuple = ()
 
     def has(self, feature: str) -> bool:
         return self.jobset_version >= FEATURE_VERSIONS[feature]

@@ -66,7 +66,7 @@ def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
             result.errors.append(doc.error)
             result.results.append(DocumentResult())
             continue
-        res = convert_document(doc.data, options)
+        res = _held_text(doc, path, options, docs) or convert_document(doc.data, options)
         result.results.append(res)
         for err in res.errors:
             result.errors.append(_locate(err, path, doc))
@@ -75,8 +75,8 @@ def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
     if options.target == "trainjob":
         from .targets.trainjob import share_runtimes
 
-        share_runtimes([r.outputs for r in result.results if r.changed])
-    if path.lower().endswith(".json"):
+        share_runtimes([r.outputs for r in result.results if r.outputs is not None])
+    if path.lower().endswith(".json") and not any(r.new_text is not None for r in result.results):
         json_text = _render_json(text, docs, result.results)
         if json_text is not None:
             result.new_text = json_text
@@ -85,7 +85,9 @@ def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
     pieces = []
     last = len(docs) - 1
     for i, (doc, res) in enumerate(zip(docs, result.results)):
-        if res.changed:
+        if res.new_text is not None:
+            pieces.append(res.new_text)  # job text converted inside a string scalar: the rest as it was
+        elif res.changed:
             piece, dropped = _render_converted(doc, res, style, options, final=i == last)
             pieces.append(piece)
             result.dropped_comments += dropped
@@ -93,6 +95,22 @@ def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
             pieces.append(doc.text)  # verbatim: every byte, including a missing final newline
     result.new_text = "".join(pieces)
     return result
+
+
+def _held_text(doc: Document, path: str, options: ConvertOptions, docs: list[Document]) -> DocumentResult | None:
+    """Job text inside a string scalar (Argo resource manifests; Katib trial templates in ConfigMaps and the
+    Experiments reading them, with --katib): kf2jobset/jobtext.py, the inner text converted like a file."""
+    from . import jobtext
+
+    if not jobtext.may_hold(doc.data, options):
+        return None
+
+    def templates():  # the run's (repo mode gathers them from every file) and this file's own
+        unparsed = [d.text for d in docs if d.data is None and "ConfigMap" in d.text]  # no job kind: not parsed
+        return (options.katib_trial_templates + jobtext.trial_templates([d.data for d in docs], options)
+                + (jobtext.trial_templates_in_texts(unparsed, options) if unparsed else ()))
+
+    return jobtext.convert_document_text(doc, path, options, convert_text, templates)
 
 
 def _render_converted(doc: Document, res: DocumentResult, style, options: ConvertOptions, final: bool) -> tuple[str, int]:

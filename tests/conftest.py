@@ -76,3 +76,24 @@ def strict_structural(node):
     if isinstance(node, list):
         return [strict_structural(v) for v in node]
     return node
+
+
+def held_jobsets(data: dict) -> list[dict]:
+    """JobSets written as text into Argo resource manifests and ConfigMap values."""
+    import re
+
+    import yaml
+
+    texts = []
+    if data.get("kind") == "ConfigMap":
+        texts = [v for v in (data.get("data") or {}).values() if isinstance(v, str)]
+    spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+    for tpl in (spec.get("workflowSpec") or spec).get("templates") or []:
+        texts.append((tpl.get("resource") or {}).get("manifest") or "")
+    out = []
+    for text in texts:
+        obj = yaml.safe_load(re.sub(r"\{\{[^}]*\}\}", "filled", text)) if "JobSet" in text else None
+        if isinstance(obj, dict) and obj.get("kind") == "JobSet":
+            obj["metadata"].pop("generateName", None)
+            out.append(obj)
+    return out

@@ -390,8 +390,8 @@ def test_comments_anywhere_never_change_what_the_outputs_say():
     checked = 0
     for path in sorted(FIXTURES.glob("*/*/input.yaml"))[::2]:  # half of them keeps it quick
         plain = convert_text(path.read_text(), "input.yaml", options)
-        if plain.errors or plain.new_text is None:
-            continue
+        if plain.errors or plain.new_text is None or any(res.new_text is not None for res in plain.results):
+            continue  # job text inside a block scalar (kf2jobset/jobtext.py): a `#` line there is text, or ends it
         r = convert_text(_sprinkled(path.read_text(), rng), "input.yaml", options)
         assert not r.errors, path
         assert list(yaml.safe_load_all(r.new_text)) == list(yaml.safe_load_all(plain.new_text)), path

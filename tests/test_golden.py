@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from kf2jobset.cli import main
 
-from .conftest import FIXTURES, check_golden, mapping_fixture_dirs
+from .conftest import FIXTURES, check_golden, held_jobsets, mapping_fixture_dirs
 from .templates import case_values, fill
 
 CASES = sorted(p.parent for p in FIXTURES.glob("*/*/input.yaml"))
@@ -66,11 +66,14 @@ def test_golden_jobsets_pass_our_validator_and_the_real_crd(case, crd_validator)
         data = to_plain(doc.data)
         if isinstance(data, dict) and data.get("kind") == "JobSet":
             jobsets.append(data)
-        elif isinstance(data, dict) and data.get("kind") == "Experiment":
+        elif isinstance(data, dict) and data.get("kind") == "Experiment" and "trialSpec" in data["spec"]["trialTemplate"]:
             jobsets.append(data["spec"]["trialTemplate"]["trialSpec"])
+        elif isinstance(data, dict):  # job text in a string (kf2jobset/jobtext.py): Argo placeholders filled
+            jobsets += held_jobsets(data)
     for js in jobsets:
         js["metadata"].setdefault("name", "trial-abcdefgh")
         assert check_jobset(js) == []
         errors = list(crd_validator.iter_errors(js))
         assert not errors, errors[0].message
+
 

@@ -2,10 +2,10 @@
 summary counts those lines by category and the exit code follows the summary.
 
 fixtures/repo-mode/left holds one job of each kind of "left": plain jobs to convert (also an old
-v1alpha2 TFJob and a v2beta1 MPIJob), a YAML template converted with its placeholders, an MPIJob v1
-that needs --accept-mpi-ssh, a PaddleJob in an API version kf2jobset refuses, jobs embedded in an
-Argo Workflow manifest string and a Katib trial-template ConfigMap, an envsubst template whose
-replica count is a placeholder, and a Helm chart template.
+v1alpha2 TFJob and a v2beta1 MPIJob, and one inside an Argo Workflow's manifest string), a YAML
+template converted with its placeholders, an MPIJob v1 that needs --accept-mpi-ssh, a PaddleJob in an
+API version kf2jobset refuses, a job embedded in a Katib trial-template ConfigMap (converted only with
+--katib), an envsubst template whose replica count is a placeholder, and a Helm chart template.
 """
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def test_every_job_is_listed_with_its_reason(tree):
     code, listed, counts = check()
     assert code == exitcodes.UNSUPPORTED
     assert listed == {
-        "argo/pipeline.yaml": [left.EMBEDDED],
+        "argo/pipeline.yaml": [left.TO_CONVERT],
         "chart/templates/job.yaml": [left.HELM],
         "envsubst/scale.yaml.tmpl": [left.TEMPLATE],
         "envsubst/train.yaml-template": [left.TO_CONVERT],
@@ -80,11 +80,13 @@ def test_every_job_is_listed_with_its_reason(tree):
     assert "hpc/lammps-v1.yaml:1:1: MPIJob lammps (kubeflow.org/v1): needs a decision: " in res.stdout
     assert "--accept-mpi-ssh" in res.stdout
     assert "hpc/paddle-beta.yaml:1:1: PaddleJob ernie-pretrain (kubeflow.org/v1beta1): refused: PaddleJob kubeflow.org/v1beta1 is not supported" in res.stdout
-    assert "argo/pipeline.yaml:12: PyTorchJob (kubeflow.org/v1): embedded: spec.templates[0].resource.manifest" in res.stdout
+    assert ("argo/pipeline.yaml:12: PyTorchJob nightly- (kubeflow.org/v1) in spec.templates[0].resource.manifest: "
+            "to convert: run kf2jobset convert --in-place") in res.stdout
+    assert "katib/trial-templates.yaml:9: TFJob (kubeflow.org/v1): embedded: data[\"tfjob-trial.yaml\"]" in res.stdout
     assert "chart/templates/job.yaml:2: PyTorchJob: Helm-skipped: " in res.stdout
     assert "Kubeflow v1 job" not in res.stdout  # a v2beta1 MPIJob is listed: say what it is, not "v1"
     assert res.stderr.splitlines()[-1].endswith(
-        "; 10 left: 4 to convert, 1 needs a decision, 1 refused, 2 embedded, 1 template, 1 Helm-skipped")
+        "; 10 left: 5 to convert, 1 needs a decision, 1 refused, 1 embedded, 1 template, 1 Helm-skipped")
 
 
 def test_after_in_place_only_what_could_not_be_converted_is_left(tree):
@@ -92,7 +94,7 @@ def test_after_in_place_only_what_could_not_be_converted_is_left(tree):
     res = CliRunner().invoke(main, ["convert", ".", "--in-place"])
     assert res.exit_code == exitcodes.UNSUPPORTED, res.output
     assert sorted(line for line in res.stdout.splitlines()) == [
-        "Rewriting envsubst/train.yaml-template", "Rewriting hpc/legacy-tf.yaml",
+        "Rewriting argo/pipeline.yaml", "Rewriting envsubst/train.yaml-template", "Rewriting hpc/legacy-tf.yaml",
         "Rewriting jobs/allreduce.yaml", "Rewriting jobs/bert.yaml"]
     converted = (tree / "envsubst" / "train.yaml-template").read_text()
     assert converted != template and "kind: JobSet" in converted
@@ -101,7 +103,7 @@ def test_after_in_place_only_what_could_not_be_converted_is_left(tree):
 
     code, listed, counts = check()
     assert code == exitcodes.UNSUPPORTED
-    assert counts == Counter({left.DECISION: 1, left.REFUSED: 1, left.EMBEDDED: 2, left.TEMPLATE: 1, left.HELM: 1})
+    assert counts == Counter({left.DECISION: 1, left.REFUSED: 1, left.EMBEDDED: 1, left.TEMPLATE: 1, left.HELM: 1})
 
     # the decisions taken, the refused job rewritten by hand (here: removed)
     (tree / "hpc" / "paddle-beta.yaml").unlink()
@@ -109,16 +111,21 @@ def test_after_in_place_only_what_could_not_be_converted_is_left(tree):
     assert res.exit_code == exitcodes.OK, res.output
     code, listed, counts = check("--accept-mpi-ssh")
     assert code == exitcodes.FINDINGS
-    assert counts == Counter({left.EMBEDDED: 2, left.TEMPLATE: 1, left.HELM: 1})
+    assert counts == Counter({left.EMBEDDED: 1, left.TEMPLATE: 1, left.HELM: 1})
 
-    # a job inside an Argo Workflow string is counted: exit 1 says so, and the summary with it
-    for gone in ("chart", "katib", "envsubst/scale.yaml.tmpl"):
+    # a job inside a ConfigMap value is counted without --katib: exit 1 says so, and the summary with it
+    for gone in ("chart", "envsubst/scale.yaml.tmpl"):
         path = tree / gone
         shutil.rmtree(path) if path.is_dir() else path.unlink()
     code, listed, counts = check()
-    assert (code, listed, counts) == (exitcodes.FINDINGS, {"argo/pipeline.yaml": [left.EMBEDDED]}, Counter({left.EMBEDDED: 1}))
+    assert (code, listed, counts) == (exitcodes.FINDINGS, {"katib/trial-templates.yaml": [left.EMBEDDED]}, Counter({left.EMBEDDED: 1}))
+    # with --katib it converts in place, and nothing is left
+    res = CliRunner().invoke(main, ["convert", ".", "--in-place", "--katib"])
+    assert (res.exit_code, res.stdout) == (exitcodes.OK, "Rewriting katib/trial-templates.yaml\n"), res.output
+    code, listed, counts = check("--katib")
+    assert (code, listed, counts) == (exitcodes.OK, {}, Counter())
 
-    (tree / "argo" / "pipeline.yaml").unlink()
+    (tree / "katib" / "trial-templates.yaml").unlink()
     code, listed, counts = check()
     assert (code, listed, counts) == (exitcodes.OK, {}, Counter())
     res = CliRunner().invoke(main, ["convert", ".", "--check"])

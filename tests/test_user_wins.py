@@ -36,7 +36,8 @@ def _inputs() -> list[Path]:
 
 def _job_docs(path: Path) -> list[dict]:
     docs = [d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict)]
-    return [d for d in docs if str(d.get("apiVersion", "")).startswith("kubeflow.org/")]
+    # jobs as documents (a Katib Experiment and job text inside strings are covered by their own tests)
+    return [d for d in docs if str(d.get("apiVersion", "")).startswith("kubeflow.org/") and d.get("kind") != "Experiment"]
 
 
 def _rjob_containers(conv, rtype: str) -> list[dict]:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import re
 
+from ..errors import format_path
 from ..yamlio import first_content_line, position
 
 # categories, in the order the summary names them
 TO_CONVERT = "to convert"  # `convert --in-place` converts it
 DECISION = "needs a decision"  # a flag decides it (e.g. --accept-mpi-ssh), see its message
 REFUSED = "refused"  # invalid, an API version kf2jobset does not convert, a JobSet the API would reject, not YAML
-EMBEDDED = "embedded"  # inside another object (Argo manifest string, ConfigMap value, AppWrapper): found, not converted
+EMBEDDED = "embedded"  # inside another object kf2jobset does not rewrite (an AppWrapper, a ConfigMap value without --katib, an Argo delete/get/patch step): found, not converted
 TEMPLATE = "template"  # an envsubst/template file kf2jobset cannot convert as it is (placeholders where values are needed, not YAML)
 HELM = "Helm-skipped"  # in a Helm chart template: never parsed
 PATCH = "kustomize patch"  # a kustomization/patch file still aimed at a v1 job
@@ -82,9 +83,12 @@ def file_lines(path: str, result, template: bool = False) -> list[tuple[str, str
                                  f"{err.problems[0].message}"))
             continue
         embedded = res.embedded_paths if len(res.embedded_paths) == len(res.conversions) else [()] * len(res.conversions)
-        for conv, inside in zip(res.conversions, embedded):
+        for n, (conv, inside) in enumerate(zip(res.conversions, embedded)):
             at = position(doc.data, inside, doc.start_line)[0] if inside else None  # a job inside an AppWrapper, a Katib trial
             label = f"{conv.job.kind} {conv.job.name or conv.job.generate_name or '(unnamed)'} ({conv.job.written_api_version})"
+            if res.new_text is not None and n < len(res.embedded_paths):  # job text in a string scalar: its line
+                label += f" in {format_path(res.embedded_paths[n])}"
+                at = position(doc.data, res.embedded_paths[n], doc.start_line)[0] or doc_line(doc)
             if held_back:
                 why = f"{TO_CONVERT}: once this file's other problems are fixed (see stderr)"
             elif template:
@@ -99,6 +103,12 @@ def file_lines(path: str, result, template: bool = False) -> list[tuple[str, str
             at = f"{where.line}:{where.column}" if where.line and where.column else where.line or line
             cat = error_category(err)
             out.append((cat, f"{path}:{at}: {job_label(item)}: {cat}: {error_detail(err)}"))
+        if res.changed and not res.conversions and not res.errors and isinstance(doc.data, dict) \
+                and doc.data.get("kind") == "Experiment":  # it reads a trial template converted in a ConfigMap
+            ref = ((doc.data.get("spec") or {}).get("trialTemplate") or {}).get("configMap") or {}
+            out.append((TO_CONVERT, f"{path}:{line}: {job_label(doc.data)}: {TO_CONVERT}: its trial template "
+                                    f"{ref.get('configMapName')}/{ref.get('templatePath')} is (or becomes) a JobSet and "
+                                    "its Katib fields follow: run kf2jobset convert --in-place --katib"))
         for emb in res.unconverted:
             at, _ = position(doc.data, emb.path, doc.start_line)
             out.append((EMBEDDED, f"{path}:{at or line}: {emb.kind} ({emb.api_version}): {EMBEDDED}: {emb.message()}"))
@@ -118,6 +128,14 @@ def _item(data, path) -> object:
         comps = (data.get("spec") or {}).get("components")
         if isinstance(comps, list) and isinstance(path[2], int) and 0 <= path[2] < len(comps) and isinstance(comps[path[2]], dict):
             return comps[path[2]].get("template")
+    held = data
+    for part in path or ():  # job text inside a string scalar (an Argo manifest, a ConfigMap value)
+        held = held.get(part) if isinstance(held, dict) else held[part] if isinstance(held, list) and \
+            isinstance(part, int) and part < len(held) else None
+        if isinstance(held, str):
+            from ..jobtext import job_in_text
+
+            return job_in_text(held) or data
     if isinstance(data, dict) and data.get("kind") == "Experiment":
         spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
         template = spec.get("trialTemplate") if isinstance(spec.get("trialTemplate"), dict) else {}

@@ -199,6 +199,7 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
     kustomizations: list = []
     maybe_patches: list = []
     helm_with_jobs: list[str] = []
+    converted_templates: list[str] = []
 
     def take(f) -> str | None:
         """Read and sort one file into tasks / kustomize units; returns its class (None: failed)."""
@@ -213,6 +214,8 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
             outcomes.append(Outcome(f.path, FAILED, problems=problems, codes=[exitcodes.INPUT]))
             return None
         kind = cls.classify(f.path, src.text, settings.options.katib)
+        if kind == cls.SKIP and settings.options.katib and "ConfigMap" in src.text and "kf2jobset.dev/source" in src.text:
+            converted_templates.append(src.text)  # a trial template converted earlier: its Experiments may follow
         if kind == cls.SKIP:
             outcomes.append(Outcome(f.path))
         elif kind == cls.HELM:
@@ -280,6 +283,18 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
             outcomes.append(held)
         tasks = [t for t in tasks if os.path.realpath(t.path) not in blocked]
 
+    if settings.options.katib and tasks:
+        # Experiments that read a trial template from a ConfigMap are updated with it, in whichever file
+        # of the run it sits (kf2jobset/jobtext.py): the templates are gathered before any file converts.
+        import dataclasses
+
+        from ..jobtext import trial_templates_in_texts
+
+        found_templates = trial_templates_in_texts([t.text for t in tasks if "ConfigMap" in t.text] + converted_templates,
+                                                   settings.options)
+        if found_templates:
+            settings = dataclasses.replace(settings, options=dataclasses.replace(
+                settings.options, katib_trial_templates=found_templates))
     outcomes += _convert_all(tasks, settings, stderr, started)
 
     order = {f.path: i for i, f in enumerate(found.files)}

@@ -41,6 +41,7 @@ def _dry_run(custom, body: dict):
 
 def _jobsets(case) -> list[dict]:
     out = []
+    from ..conftest import held_jobsets
     from ..templates import case_values, fill
 
     # an envsubst template (fixtures/envsubst) is sent as it will be applied: substituted
@@ -51,14 +52,17 @@ def _jobsets(case) -> list[dict]:
         else:
             docs.append(doc)
     for doc in docs:
-        if isinstance(doc, dict) and doc.get("kind") == "Experiment":
+        if isinstance(doc, dict) and doc.get("kind") == "Experiment" and "trialSpec" in doc["spec"]["trialTemplate"]:
             doc = doc["spec"]["trialTemplate"]["trialSpec"]
-        if isinstance(doc, dict) and doc.get("kind") == "JobSet":
-            doc = copy.deepcopy(doc)
-            doc["metadata"].pop("generateName", None)
-            doc["metadata"]["name"] = doc["metadata"].get("name") or "trial-abcdefgh"
-            doc["metadata"].pop("namespace", None)
-            out.append(doc)
+        held = held_jobsets(doc) if isinstance(doc, dict) and doc.get("kind") != "JobSet" else []
+        for js in held or [doc]:  # JobSets written as text into Argo manifests and ConfigMap values too
+            if not (isinstance(js, dict) and js.get("kind") == "JobSet"):
+                continue
+            js = copy.deepcopy(js)
+            js["metadata"].pop("generateName", None)
+            js["metadata"]["name"] = js["metadata"].get("name") or "trial-abcdefgh"
+            js["metadata"].pop("namespace", None)
+            out.append(js)
     return out
 
 
