@@ -10,7 +10,8 @@ import re
 
 from .errors import Location, Problem, RejectedJobSetError
 from .options import LATEST_JOBSET_VERSION
-from .podrules import check_jobset_objects, check_numbers
+from .objectrules import check_numbers
+from .podrules import check_jobset_objects
 from .schemacheck import normalise
 from .quantity import go_string, parse_quantity
 

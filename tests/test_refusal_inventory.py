@@ -17,10 +17,10 @@ from pathlib import Path
 from .conftest import FIXTURES
 
 PACKAGE = Path(__file__).resolve().parent.parent / "kf2jobset"
-# The modules between a v1 document and a JobSet: parse -> plan -> emit -> validate, the pod rules,
-# the framework profiles and the document dispatcher.
-MODULES = ("parse.py", "podrules.py", "validate.py", "convert.py", "emit.py", "plan.py", "upgrade.py", "envsubst.py",
-           "frameworks/*.py")
+# The modules between a v1 document and a JobSet: parse -> plan -> emit -> validate, the object and
+# pod rules, the framework profiles and the document dispatcher.
+MODULES = ("parse.py", "objectrules.py", "podrules.py", "validate.py", "convert.py", "emit.py", "plan.py", "upgrade*.py",
+           "envsubst.py", "frameworks/*.py")
 BUILDERS = ("Problem", "_problem", "_p")
 REFUSALS = ("InvalidJobError", "UnsupportedError", "RejectedJobSetError")
 
@@ -88,12 +88,17 @@ _RULE_MARK = re.compile(r" \[([A-Za-z][\w-]*)\](?= \(hint: |$)", re.M)
 
 
 def _rule_param(tree: ast.Module) -> dict[str, int | None]:
-    """Position of the `rule` parameter of each builder defined in a module (Problem: 2)."""
+    """Position of the `rule` parameter of each builder defined in a module (Problem: 2), or imported
+    into it from a sibling module (podrules.py builds with objectrules.py's `_p`)."""
     out: dict[str, int | None] = {"Problem": 2}
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and node.name in BUILDERS:
             names = [a.arg for a in node.args.args]
             out[node.name] = names.index("rule") if "rule" in names else None
+        elif isinstance(node, ast.ImportFrom) and node.level == 1 and node.module \
+                and any(a.name in BUILDERS and a.name != "Problem" for a in node.names):
+            source = _rule_param(ast.parse((PACKAGE / f"{node.module.replace('.', '/')}.py").read_text()))
+            out.update({a.name: source[a.name] for a in node.names if a.name in source and a.name != "Problem"})
     return out
 
 

@@ -319,7 +319,7 @@ def test_family_search_outside_a_repo_stays_near_the_file(tmp_path, monkeypatch)
     """Outside git and the working directory, the search for a file's kustomize family starts at
     the parent of the nearest kustomization directory, or at the file's own directory when there is
     none: never at a bare parent (`convert /tmp/x/job.yaml --check` used to walk all of /tmp)."""
-    from kf2jobset.repo.kustomize import _repo_root
+    from kf2jobset.repo.kustomize_tree import _repo_root
 
     elsewhere = tmp_path / "cwd"
     elsewhere.mkdir()

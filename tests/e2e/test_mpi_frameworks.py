@@ -90,7 +90,8 @@ import pytest
 
 from kf2jobset.frameworks.mpi import DISCOVER_FILE, HOSTFILE_INIT
 
-from .nodeagent import TERMINAL, NodeAgent, is_ready
+from .nodeagent import NodeAgent
+from .nodeagent_objects import TERMINAL, is_ready
 from .test_differential import (
     JS,
     KF,

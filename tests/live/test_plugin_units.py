@@ -14,7 +14,7 @@ from kf2jobset.errors import UsageError
 from kf2jobset.live import apierrors
 from kf2jobset.live.kinds import KINDS, resolve_kind, split_kind_name
 from kf2jobset.live.objects import clean, job_state, replica_counts, secret_refs, worst_note
-from kf2jobset.live.plugin import hoist_flags, parse_timeout
+from kf2jobset.live.flags import hoist_flags, parse_timeout
 from kf2jobset.mappings import all_mappings
 from kf2jobset.notes import Note
 
@@ -32,7 +32,7 @@ def test_resolve_kind_accepts_kubectl_spellings(text):
 
 
 def test_every_mapped_kind_is_named_in_the_help_and_resolvable():
-    from kf2jobset.live.plugin import _GET_HELP
+    from kf2jobset.live.get_command import _GET_HELP
 
     for k in KINDS:
         assert k.kind.lower() in _GET_HELP
