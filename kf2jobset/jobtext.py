@@ -67,7 +67,7 @@ def may_hold(data: Any, options) -> bool:
 
 
 def holders(data: dict, options) -> list[Holder]:
-    from .repo.classify import may_hold_job
+    from .text.classify import may_hold_job
 
     found = []
     kind = data.get("kind")
@@ -186,7 +186,7 @@ def convert_document_text(doc, path: str, options, convert_text: Callable, templ
     found = holders(data, options)
     if not found:
         return None
-    from .repo import yamledit
+    from .text import yamledit
 
     try:
         root = yamledit.compose(doc.text)
@@ -209,7 +209,7 @@ def convert_document_text(doc, path: str, options, convert_text: Callable, templ
 
 
 def _convert_one(doc, path, options, convert_text, holder: Holder, node, key, root, result, edits) -> None:
-    from .repo import yamledit
+    from .text import yamledit
 
     value = node.value
     inner, back = _with_stand_ins(value) if holder.argo else (value, {})
@@ -329,7 +329,7 @@ class _Where:
 def _scalar_edit(text: str, node, key, content: str):
     """The scalar's new text in its own style: literal stays literal (its chomping and any comment on
     the header line kept), folded becomes literal, quoted and plain become double-quoted."""
-    from .repo.yamledit import Edit
+    from .text.yamledit import Edit
 
     newline = "\r\n" if "\r\n" in text else "\n"
     if node.style not in ("|", ">"):  # quoted or plain: double-quoted (escapes keep every character)
@@ -377,7 +377,7 @@ def _double_quoted(text: str, node, content: str, newline: str) -> str:
 
 
 def _condition_edit(node, value: str):
-    from .repo.yamledit import Edit, quote
+    from .text.yamledit import Edit, quote
 
     if not node.style and _plain_ok(value):  # libyaml says '' for plain, PyYAML None
         return Edit(node.start_mark.index, node.end_mark.index, value)

@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import InvalidJobError, Location, Problem
+
 TRUE_WORDS = frozenset({"y", "Y", "yes", "Yes", "YES", "on", "On", "ON"})
 FALSE_WORDS = frozenset({"n", "N", "no", "No", "NO", "off", "Off", "OFF"})
 
@@ -125,3 +127,64 @@ def kubernetes_value(tree: Any) -> Any:
     if o is not None:
         return o[1]
     return tree
+
+
+# ---- keys: what Kubernetes makes of mapping keys (sigs.k8s.io/yaml)
+
+def as_kubernetes_reads(doc: dict) -> dict:
+    """The parse boundary for YAML features Kubernetes reads differently or not at all: complex
+    (mapping/sequence) keys are refused as kubectl refuses them; scalar keys that are not strings
+    become strings (as sigs.k8s.io/yaml makes them); merge keys (`<<`) are resolved. Either of the
+    last two yields plain dicts (comments of that document are not carried over)."""
+    plain_needed = False
+    stack = [doc]
+    while stack:  # paths are only worked out for the error (_complex_key_path)
+        node = stack.pop()
+        if isinstance(node, dict):
+            if type(node) is not dict and getattr(node, "merge", None):
+                plain_needed = True
+            for key, value in node.items():
+                if type(key) is not str:
+                    if isinstance(key, (dict, list, tuple)):
+                        raise InvalidJobError(Problem("a mapping key must be a scalar (kubectl cannot read this document)",
+                                                      Location(path=_complex_key_path(doc)), rule="yaml"))
+                    if not isinstance(key, str):
+                        plain_needed = True
+                if isinstance(value, (dict, list)):
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(v for v in node if isinstance(v, (dict, list)))
+    return _plain_keys(doc) if plain_needed else doc
+
+
+def _complex_key_path(doc) -> tuple:
+    """Path of the mapping holding the first complex key found (the order as_kubernetes_reads walks in)."""
+    stack = [(doc, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if isinstance(key, (dict, list, tuple)):
+                    return path
+                stack.append((value, path + (str(key),)))
+        elif isinstance(node, list):
+            stack.extend((v, path + (i,)) for i, v in enumerate(node))
+    return ()
+
+
+def _plain_keys(node):
+    if isinstance(node, dict):
+        return {_key_text(k): _plain_keys(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plain_keys(v) for v in node]
+    return node
+
+
+def _key_text(key) -> str:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    return str(key)

@@ -64,8 +64,8 @@ class MarkdownResult(FileResult):
 
 
 def convert_markdown(text: str, path: str, options) -> MarkdownResult:
-    from .repo import left
-    from .repo.classify import has_job_evidence, may_hold_job
+    from . import categories as left
+    from .text.classify import has_job_evidence, may_hold_job
 
     result = MarkdownResult(path=path, text=text)
     lines = _LINE_RE.findall(text)
@@ -110,7 +110,7 @@ def convert_file_text(text: str, path: str, options) -> FileResult:
 
 
 def _helm(content: str) -> bool:
-    from .repo.classify import TEMPLATE_RE
+    from .text.classify import TEMPLATE_RE
 
     return bool(TEMPLATE_RE.search(content))
 
@@ -167,7 +167,9 @@ def _unconverted(path: str, content: str, fence: Fence, left) -> list[tuple[str,
                                          "YAML (kf2jobset convert - reads stdin) and paste it back")
     else:
         category, why = left.EMBEDDED, f"in a ```{fence.info} block: never rewritten; convert it by hand"
+    from .text.classify import kinds_in
+
     out = []
-    for line, kind in left.kinds_in(content):
+    for line, kind in kinds_in(content):
         out.append((category, f"{path}:{fence.first + line}: {kind}: {category}: {why}"))
     return out

@@ -58,7 +58,7 @@ def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
     result = FileResult(path=path, text=text)
     # Documents that cannot hold a job (no `kind: <job kind>` / Experiment / List line) are only
     # syntax-checked: they pass through verbatim anyway.
-    # Comments are carried over by position (repo/comments.py), not on the parsed objects.
+    # Comments are carried over by position (text/comments.py), not on the parsed objects.
     docs = parse_documents(text, path, select=lambda doc: _may_convert(doc, options), without_comments=True)
     result.documents = docs
     for doc in docs:
@@ -114,9 +114,9 @@ def _held_text(doc: Document, path: str, options: ConvertOptions, docs: list[Doc
 
 
 def _render_converted(doc: Document, res: DocumentResult, style, options: ConvertOptions, final: bool) -> tuple[str, int]:
-    from .repo import comments as cm
+    from .placement import path_map
 
-    return render_document(doc, res.outputs, lambda: cm.path_map(doc.data, res, options), style, final)
+    return render_document(doc, res.outputs, lambda: path_map(doc.data, res, options), style, final)
 
 
 def render_document(doc: Document, outputs: list, path_map, style, final: bool) -> tuple[str, int]:
@@ -124,10 +124,11 @@ def render_document(doc: Document, outputs: list, path_map, style, final: bool) 
     and trailing lines (comments, `...`) stay verbatim around the dumped objects, and comments inside
     move with their fields (`path_map()` says where each source field went). Returns the text and
     how many comments had no field to go to."""
-    from .repo import comments as cm
+    from .text import comments as cm
+    from .text.comment_attach import attach, commented
 
     layout = cm.scan(doc.text)
-    outputs = [cm.commented(o) for o in outputs]
+    outputs = [commented(o) for o in outputs]
     trailing: dict[int, list] = {}
     if layout is None or layout.first_content is None:  # the scanner disagrees with the parser
         prefix, suffix, inline, dropped = _leading_comments(doc.text), "", True, 0
@@ -138,7 +139,7 @@ def render_document(doc: Document, outputs: list, path_map, style, final: bool) 
         suffix = "".join(lines[tail:])
         inline = layout.separator_inline
         owned = cm.own(layout, doc.data, tail)
-        dropped, trailing = cm.attach(outputs, owned, path_map(), style, doc.data) if owned else (0, {})
+        dropped, trailing = attach(outputs, owned, path_map(), style, doc.data) if owned else (0, {})
     body = "".join(dump_documents([o], style) + _comment_lines(trailing.get(i, ()), style)
                    for i, o in enumerate(outputs))
     if not inline and body.startswith("---" + style.newline):
@@ -195,7 +196,7 @@ def _render_json(text: str, docs: list[Document], results: list[DocumentResult])
 
 
 def _may_convert(doc_text: str, options: ConvertOptions) -> bool:
-    from .repo.classify import may_hold_job
+    from .text.classify import may_hold_job
 
     if not may_hold_job(doc_text, options.katib):
         return False

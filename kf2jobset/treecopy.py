@@ -5,7 +5,7 @@ object through the generic reduce protocol, and the converter copies each pod te
 was the largest cost left once YAML reading and writing were fast. Here containers are rebuilt
 directly: dict/list as dict/list, CommentedMap/CommentedSeq with their flow style and line/column
 records. Comments are not copied (the converter strips every comment before writing and places
-them by position, repo/comments.py). Immutable scalars are shared; a node with an anchor, a tag or
+them by position, text/comments.py). Immutable scalars are shared; a node with an anchor, a tag or
 merge keys, and any scalar type other than plain ones and unanchored ruamel strings, is handed to
 copy.deepcopy, so those keep every attribute.
 """

@@ -7,7 +7,7 @@ parser, which was a third of a conversion. The result is what ruamel's round-tri
 LiteralScalarString, plain scalars resolved as YAML 1.2 by ruamel's own resolver, flow or block
 style on each collection, and the line/column of every key, value and item (`lc`), which error
 positions and comment carry-over read. Comments are not attached: conversion drops them from the
-objects and repo/comments.py places them by position instead.
+objects and text/comments.py places them by position instead.
 
 Whatever could differ from ruamel's result is refused (NotReadable) and the caller loads with
 ruamel: tags, anchors and aliases, directives, folded blocks, comments on a block scalar's header,

@@ -128,7 +128,7 @@ class Writer:
         fa = getattr(node, self._format, None)
         return bool(fa is not None and fa._flow_style)
 
-    # ---- comments (as repo/comments.attach places them: lines above a key or item, one at a line's end)
+    # ---- comments (as text/comment_attach.attach places them: lines above a key or item, one at a line's end)
 
     def _item_comments(self, node) -> dict:
         ca = getattr(node, self._comment, None)

@@ -1,5 +1,7 @@
 """The package's shape: no import cycles between kf2jobset modules (lazy imports inside functions
-count too — they are how cycles hide), and the core never imports the shells."""
+count too — they are how cycles hide), the core never imports the shells, and imports run only down
+the layers (LAYERS: the foundation, the YAML text layer, the pure core with the file forms and the
+targets, the report, the front ends)."""
 from __future__ import annotations
 
 import ast
@@ -96,4 +98,79 @@ def test_the_core_never_imports_the_shells():
     graph = import_graph()
     bad = sorted((m, t) for m, targets in graph.items() if m.startswith(CORE)
                  for t in targets if t.startswith(SHELLS))
+    assert bad == []
+
+
+# The layers, lowest first: a module imports from its own layer and the layers below, never above.
+# Every module of the package is in exactly one (test_every_module_has_a_layer).
+LAYERS = {
+    "foundation": ("kf2jobset", "kf2jobset.errors", "kf2jobset.exitcodes", "kf2jobset.options", "kf2jobset.notes",
+                   "kf2jobset.claims", "kf2jobset.quantity", "kf2jobset.resources", "kf2jobset.mappings",
+                   "kf2jobset.model", "kf2jobset.schemas", "kf2jobset.schemacheck", "kf2jobset.jobset_api",
+                   "kf2jobset.treecopy", "kf2jobset.cpus", "kf2jobset.files", "kf2jobset.categories"),
+    # YAML text: reading and writing documents, comments, classifying files, surgical edits
+    "text": ("kf2jobset.yamlio", "kf2jobset.yamlread", "kf2jobset.yamlwriter", "kf2jobset.k8syaml",
+             "kf2jobset.text"),
+    # dicts in, dicts out: parse, plan, emit, validate, the profiles, the runtime models, the targets, and
+    # the file forms (a document, a Markdown page, job text in a string) built on them
+    "core": ("kf2jobset.parse", "kf2jobset.plan", "kf2jobset.emit", "kf2jobset.envmerge", "kf2jobset.frameworks",
+             "kf2jobset.validate", "kf2jobset.podrules", "kf2jobset.objectrules", "kf2jobset.upgrade",
+             "kf2jobset.upgrade_moves", "kf2jobset.upgrade_mpi", "kf2jobset.envsubst", "kf2jobset.bookkeeping",
+             "kf2jobset.runtime", "kf2jobset.targets", "kf2jobset.convert", "kf2jobset.appwrapper",
+             "kf2jobset.placement", "kf2jobset.jobtext", "kf2jobset.markdown", "kf2jobset.pipeline"),
+    "report": ("kf2jobset.report",),
+    "front ends": ("kf2jobset.cli", "kf2jobset.clioptions", "kf2jobset.krm", "kf2jobset.repo", "kf2jobset.live",
+                   "kf2jobset.__main__"),
+}
+
+
+def layer_of(module: str) -> int | None:
+    best, found = -1, None
+    for rank, prefixes in enumerate(LAYERS.values()):
+        for p in prefixes:
+            if (module == p or module.startswith(p + ".")) and len(p) > best:
+                best, found = len(p), rank
+    return found
+
+
+def test_every_module_has_a_layer():
+    assert sorted(m for m in import_graph() if layer_of(m) is None) == []
+
+
+def test_imports_run_down_the_layers():
+    names = list(LAYERS)
+    upward = sorted(f"{m} ({names[layer_of(m)]}) imports {t} ({names[layer_of(t)]})"
+                    for m, targets in import_graph().items() for t in targets if layer_of(t) > layer_of(m))
+    assert upward == []
+
+
+def test_the_layer_rule_bites():
+    """An import from the text layer up into the core is named."""
+    graph = {"kf2jobset.text.comments": {"kf2jobset.convert"}}
+    names = list(LAYERS)
+    found = [(m, t) for m, ts in graph.items() for t in ts if layer_of(t) > layer_of(m)]
+    assert found == [("kf2jobset.text.comments", "kf2jobset.convert")] and names[layer_of("kf2jobset.convert")] == "core"
+
+
+def test_no_module_of_the_package_is_over_600_lines():
+    long = sorted(f"{p.relative_to(REPO)}: {n}" for p in PACKAGE.rglob("*.py")
+                  if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600)
+    assert long == []
+
+
+def test_every_relative_import_names_a_module_of_the_package():
+    """A relative import that climbs out of the package (`from ..x` in a top-level module) fails only when
+    it runs; the graph above would not see it at all."""
+    mods = _modules()
+    bad = []
+    for name, path in mods.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                if node.level > len(package):
+                    bad.append(f"{name}: from {'.' * node.level}{node.module or ''} climbs out of the package")
+                    continue
+                base = ".".join(package[:len(package) - node.level + 1] + ([node.module] if node.module else []))
+                if base not in mods and not any(f"{base}.{a.name}" in mods for a in node.names):
+                    bad.append(f"{name}: from {'.' * node.level}{node.module or ''} names no module")
     assert bad == []

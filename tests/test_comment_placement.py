@@ -222,7 +222,7 @@ def _local(path: tuple) -> bool:
 
 def _candidates(text: str) -> list[tuple[int, int]]:
     """(first line, last line) of every local field and sequence item of the text's job."""
-    from kf2jobset.repo.comments import _nodes
+    from kf2jobset.text.comments import _nodes
     from kf2jobset.yamlio import parse_documents
 
     data = parse_documents(text, "b.yaml", without_comments=True)[0].data

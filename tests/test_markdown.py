@@ -152,7 +152,7 @@ def test_directory_walks_take_markdown_only_with_docs(tutorial):
 
 def test_the_prefilter_reads_markdown_that_mentions_no_job_never(tmp_path, monkeypatch):
     from kf2jobset import markdown
-    from kf2jobset.repo import classify
+    from kf2jobset.text import classify
 
     (tmp_path / "notes.md").write_text("# Notes\n\n```yaml\napiVersion: v1\nkind: ConfigMap\n```\n")
     (tmp_path / "prose.md").write_text("We moved from kubeflow.org jobs to JobSet; see `PyTorchJob` docs.\n")

@@ -15,7 +15,7 @@ from ruamel.yaml import YAML
 from kf2jobset import exitcodes
 from kf2jobset.cli import main
 from kf2jobset.options import ConvertOptions
-from kf2jobset.repo import classify
+from kf2jobset.text import classify
 from kf2jobset.repo.run import CHECK, IN_PLACE, OUT_DIR, Settings, run
 from kf2jobset.validate import check_jobset
 from kf2jobset.yamlio import split_documents
@@ -618,7 +618,7 @@ def test_argo_templates_are_not_helm_and_their_jobs_are_named(tmp_path):
     from click.testing import CliRunner
 
     from kf2jobset.cli import main
-    from kf2jobset.repo.classify import CANDIDATE, HELM, classify
+    from kf2jobset.text.classify import CANDIDATE, HELM, classify
 
     f = tmp_path / "wf.yaml"
     f.write_text(ARGO)

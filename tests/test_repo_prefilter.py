@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from kf2jobset import exitcodes
 from kf2jobset.cli import main
-from kf2jobset.repo import classify
+from kf2jobset.text import classify
 
 from .conftest import FIXTURES, repo_fixture_tree
 

@@ -95,7 +95,7 @@ def test_whole_files_are_byte_identical_with_and_without_the_writer(monkeypatch)
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ANY_JOB, st.sampled_from(STYLES))
 def test_generated_jobs(job, style):
-    from kf2jobset.repo.comments import commented
+    from kf2jobset.text.comment_attach import commented
 
     conv = convert_job(job, ConvertOptions(accept_mpi_ssh=True, mpi_hostfile="generated"))
     for obj in conv.objects:
@@ -215,7 +215,7 @@ def test_other_indentation_goes_to_ruamel():
         write_document(_doc(a="x"), mapping=4, sequence=4, offset=2)
 
 
-# ---- comments carried over from the source (repo/comments.py attaches them; the writer writes them)
+# ---- comments carried over from the source (text/comments.py attaches them; the writer writes them)
 
 def _comment_sources():
     import sys

@@ -88,7 +88,7 @@ def stream_files(paths, kw: dict) -> list[tuple[str, bool]]:
     mode (excludes, .gitignore, no symlinks); templates of Helm charts found in directories are
     skipped with one note on stderr."""
     from ..files import walk
-    from .classify import is_helm_template
+    from ..text.classify import is_helm_template
 
     found = walk(paths, tuple(kw.get("exclude", ()) or ()), gitignore=not kw.get("no_gitignore", False))
     files, helm, patches = [], 0, 0
@@ -123,7 +123,7 @@ def walk_for_jobs(paths, excludes=(), *, gitignore: bool = True, katib: bool = F
     pre-filter as `convert --check` (files that cannot hold a job are never parsed; Helm templates
     are skipped and counted)."""
     from ..files import walk
-    from .classify import CANDIDATE, HELM, classify, may_hold_job
+    from ..text.classify import CANDIDATE, HELM, classify, may_hold_job
 
     found = walk(paths, tuple(excludes or ()), gitignore=gitignore)
     out = JobFiles(walked_dirs=any(f.base is not None for f in found.files))
@@ -152,7 +152,7 @@ def walk_for_jobs(paths, excludes=(), *, gitignore: bool = True, katib: bool = F
 def _is_patch(path: str, text: str | None = None, found: dict | None = None) -> bool:
     """A file some kustomization names as a patch (only files that could be mistaken for a job).
     `found`: patch_owner's directory cache, shared over one walk."""
-    from .classify import may_hold_job
+    from ..text.classify import may_hold_job
     from .kustomize import patch_owner
 
     if text is None:

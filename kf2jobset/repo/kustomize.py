@@ -26,8 +26,8 @@ from typing import Any
 
 from .. import exitcodes
 from ..mappings import JOB_KINDS
-from . import yamledit as Y
-from .classify import JOB_KIND_RE
+from ..text import yamledit as Y
+from ..text.classify import JOB_KIND_RE
 from .kustomize_rewrite import patch_entry
 from .kustomize_tree import PATCH_SECTIONS, family_extras, patch_owner, patch_files
 from .kustomize_unit import Context, Problem, Unit, Unmappable

@@ -18,8 +18,8 @@ from ..jobset_api import GROUP as JOBSET_GROUP, VERSION as JOBSET_VERSION
 from ..mappings import JOB_KINDS
 from ..yamlio import first_content_line
 from . import patches as P
-from . import yamledit as Y
-from .classify import JOB_KIND_RE
+from ..text import yamledit as Y
+from ..text.classify import JOB_KIND_RE
 from .kustomize_unit import Context, Unit, Unmappable
 
 

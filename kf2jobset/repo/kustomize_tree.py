@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from . import yamledit as Y
-from .classify import KUSTOMIZATION_NAMES
+from ..text import yamledit as Y
+from ..text.classify import KUSTOMIZATION_NAMES
 
 PATCH_SECTIONS = ("patches", "patchesStrategicMerge", "patchesJson6902")
 
@@ -42,7 +42,7 @@ def family_extras(paths: list[str], taken: set[str]) -> tuple[dict[str, list[str
     Converting only some of them leaves `kustomize build` broken (overlays patching a PyTorchJob
     that became a JobSet, or the reverse). Returns ({extra real path: [the run's files it goes with]},
     the families as sets of real paths). Searched below the repository root (see _repo_root)."""
-    from .classify import V1_REFERENCE_RE
+    from ..text.classify import V1_REFERENCE_RE
     from .fsio import read_source
 
     graph: dict[str, set[str]] = {}  # kustomization dir -> connected kustomization dirs
@@ -122,7 +122,7 @@ def _named_patches(kfile: str) -> set[str]:
 
 
 def _mentions_v1_job(path: str) -> bool:
-    from .classify import may_hold_job
+    from ..text.classify import may_hold_job
 
     try:
         return may_hold_job(Path(path).read_text(encoding="utf-8", errors="replace"))

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import yamledit as Y
+from ..text import yamledit as Y
 from .kustomize_tree import find_kustomization
 
 

@@ -8,19 +8,11 @@ from __future__ import annotations
 
 import re
 
+from ..categories import DECISION, EMBEDDED, HELM, ORDER, PATCH, REFUSED, STALE, TEMPLATE, TO_CONVERT  # noqa: F401 (used by importers too)
 from ..errors import format_path
+from ..text.classify import kinds_in
 from ..yamlio import first_content_line, position
 
-# categories, in the order the summary names them
-TO_CONVERT = "to convert"  # `convert --in-place` converts it
-DECISION = "needs a decision"  # a flag decides it (e.g. --accept-mpi-ssh), see its message
-REFUSED = "refused"  # invalid, an API version kf2jobset does not convert, a JobSet the API would reject, not YAML
-EMBEDDED = "embedded"  # inside another object kf2jobset does not rewrite (an AppWrapper, a ConfigMap value without --katib, an Argo delete/get/patch step): found, not converted
-TEMPLATE = "template"  # an envsubst/template file kf2jobset cannot convert as it is (placeholders where values are needed, not YAML)
-HELM = "Helm-skipped"  # in a Helm chart template: never parsed
-PATCH = "kustomize patch"  # a kustomization/patch file still aimed at a v1 job
-STALE = "stale copy"  # --check --out-dir: the converted copy is missing or out of date
-ORDER = (TO_CONVERT, DECISION, REFUSED, EMBEDDED, TEMPLATE, HELM, PATCH, STALE)
 _PLURAL = {DECISION: "need a decision", PATCH: "kustomize patches", STALE: "stale copies"}
 
 
@@ -65,7 +57,7 @@ def doc_line(doc) -> int:
 def file_lines(path: str, result, template: bool = False) -> list[tuple[str, str]]:
     """(category, line) for every job of a converted file: jobs that convert, jobs that did not (with
     their error), documents that did not parse but name a job kind, and jobs embedded in other objects."""
-    from .classify import has_job_evidence
+    from ..text.classify import has_job_evidence
 
     out: list[tuple[str, str]] = []
     held_back = bool(result.errors)
@@ -142,13 +134,6 @@ def _item(data, path) -> object:
         if isinstance(template.get("trialSpec"), dict):
             return template["trialSpec"]
     return data
-
-
-def kinds_in(text: str) -> list[tuple[int, str]]:
-    """(line, kind) of every `kind: <job kind>` in unparsed text (Helm templates, blocked files)."""
-    from .classify import JOB_KIND_RE
-
-    return [(text.count("\n", 0, m.start()) + 1, re.findall(r"\w+", m.group(0))[-1]) for m in JOB_KIND_RE.finditer(text)]
 
 
 def unparsed_lines(path: str, text: str, category: str, detail: str) -> list[tuple[str, str]]:

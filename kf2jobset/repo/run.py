@@ -24,7 +24,7 @@ from typing import TextIO
 
 from .. import exitcodes
 from ..options import ConvertOptions
-from . import classify as cls
+from ..text import classify as cls
 
 from .outcome import (CHECK, CONVERTED, ENVSUBST_HINT, ENVSUBST_TEMPLATE, FAILED, HELM_HINT, IN_PLACE, OUT_DIR, PARALLEL_MIN_FILES,  # noqa: F401
                       SKIPPED, UNCHANGED, UNPARSABLE, Outcome, Settings, deliver, read_bytes)

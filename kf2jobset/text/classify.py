@@ -117,3 +117,8 @@ def classify(path: str, text: str, katib: bool = False) -> str:
     if "ReplicaSpecs" in text and re.search(r"/spec/[A-Za-z]+ReplicaSpecs\b", text):
         return PATCH_LIKE
     return SKIP
+
+
+def kinds_in(text: str) -> list[tuple[int, str]]:
+    """(line, kind) of every `kind: <job kind>` in unparsed text (Helm templates, blocked files)."""
+    return [(text.count("\n", 0, m.start()) + 1, re.findall(r"\w+", m.group(0))[-1]) for m in JOB_KIND_RE.finditer(text)]
