@@ -7,7 +7,7 @@ import click
 
 from . import __version__, exitcodes
 from .clioptions import build_options, conversion_options  # noqa: F401  (also the plugin's)
-from .repo.cli import REPO_HELP, repo_mode, repo_options, stream_files
+from .repo.cli import REPO_HELP, RepoOptions, repo_mode, repo_options, stream_files
 
 _CONVERT_HELP = """Convert Kubeflow Training Operator jobs (v1, MPIJob v2beta1) under PATH (files, directories or - for stdin) to JobSets.
 
@@ -59,13 +59,14 @@ def convert(paths, report_specs=(), verbose=False, **kw):
         options = build_options(kw)
     except Kf2JobSetError as err:
         fail(err)
-    if report_specs and (kw.get("in_place") or kw.get("out_dir") or kw.get("check")):
+    repo = RepoOptions.from_click(kw, verbose)
+    if report_specs and (repo.in_place or repo.out_dir or repo.check):
         fail(UsageError("--report goes with the stream mode; for a repository run `kf2jobset report PATH...`"))
-    code = repo_mode(paths, dict(kw, verbose=verbose), options)  # --in-place / --out-dir / --check (kf2jobset.repo)
+    code = repo_mode(paths, repo, options)  # --in-place / --out-dir / --check (kf2jobset.repo)
     if code is not None:
         sys.exit(code)
     results, errors = [], []
-    for path, from_dir in stream_files(paths, kw):
+    for path, from_dir in stream_files(paths, repo.walk):
         if is_doc_name(path):  # its YAML blocks are rewritten in the file, not printed
             errors.append(UsageError(f"{path}: a Markdown file is converted where it is: kf2jobset convert {path} --in-place "
                                      "(or --check, or --out-dir DIR)"))

@@ -45,7 +45,7 @@ def _options(args):
 
     captured = {}
 
-    def grab(paths, kw, options):
+    def grab(paths, repo, options):
         captured["options"] = options
         return 0
 

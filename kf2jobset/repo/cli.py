@@ -47,21 +47,42 @@ def repo_options(func):
     return func
 
 
-def repo_mode(paths, kw: dict, options) -> int | None:
-    """Run repo mode if one of its flags was given; returns the exit code, or None for stream mode.
-    Pops the repo-mode keys from `kw`."""
-    from .. import exitcodes
+@dataclass(frozen=True)
+class WalkOptions:
+    """How directories are walked, in repo mode and in the stream mode alike."""
+
+    excludes: tuple[str, ...] = ()
+    gitignore: bool = True
+
+
+@dataclass(frozen=True)
+class RepoOptions:
+    """The repo-mode flags of `convert` (the conversion's own are a ConvertOptions)."""
+
+    in_place: bool = False
+    out_dir: str | None = None
+    check: bool = False
+    jobs: int = 0
+    fail_on_change: bool = False
+    verbose: bool = False
+    docs: bool = False
+    walk: WalkOptions = WalkOptions()
+
+    @classmethod
+    def from_click(cls, kw: dict, verbose: bool = False) -> "RepoOptions":
+        """Take the repo_options flags out of a click callback's keyword arguments."""
+        return cls(in_place=kw.pop("in_place", False), out_dir=kw.pop("out_dir", None), check=kw.pop("check", False),
+                   jobs=kw.pop("jobs", 0), fail_on_change=kw.pop("fail_on_change", False), verbose=verbose,
+                   docs=kw.pop("docs", False),
+                   walk=WalkOptions(tuple(kw.pop("exclude", ()) or ()), not kw.pop("no_gitignore", False)))
+
+
+def repo_mode(paths, repo: RepoOptions, options) -> int | None:
+    """Run repo mode if one of its flags was given; returns the exit code, or None for stream mode."""
     from .run import CHECK, IN_PLACE, OUT_DIR, Settings, run
 
-    in_place = kw.pop("in_place", False)
-    out_dir = kw.pop("out_dir", None)
-    check = kw.pop("check", False)
-    excludes = tuple(kw.get("exclude", ()) or ())  # left in kw: the stream mode walks with them too
-    no_gitignore = kw.get("no_gitignore", False)
-    jobs = kw.pop("jobs", 0)
-    fail_on_change = kw.pop("fail_on_change", False)
-    verbose = kw.pop("verbose", False)
-    docs = kw.pop("docs", False)
+    in_place, out_dir, check = repo.in_place, repo.out_dir, repo.check
+    fail_on_change, docs = repo.fail_on_change, repo.docs
     if not (in_place or out_dir or check):
         if docs:
             return _usage("--docs goes with --in-place, --out-dir or --check (Markdown files are converted where they are)")
@@ -77,20 +98,19 @@ def repo_mode(paths, kw: dict, options) -> int | None:
     if check and fail_on_change:
         return _usage("--fail-on-change does not apply to --check (which never writes)")
     mode = CHECK if check else IN_PLACE if in_place else OUT_DIR
-    settings = Settings(mode=mode, options=options, out_dir=out_dir, excludes=excludes, jobs=jobs,
-                        fail_on_change=fail_on_change, gitignore=not no_gitignore, verbose=verbose, docs=docs)
-    del exitcodes
+    settings = Settings(mode=mode, options=options, out_dir=out_dir, excludes=repo.walk.excludes, jobs=repo.jobs,
+                        fail_on_change=fail_on_change, gitignore=repo.walk.gitignore, verbose=repo.verbose, docs=docs)
     return run(paths, settings)
 
 
-def stream_files(paths, kw: dict) -> list[tuple[str, bool]]:
+def stream_files(paths, walk_options: WalkOptions) -> list[tuple[str, bool]]:
     """The stream mode's files, each with whether a directory walk found it: the same walk as repo
     mode (excludes, .gitignore, no symlinks); templates of Helm charts found in directories are
     skipped with one note on stderr."""
     from ..files import walk
     from ..text.classify import is_helm_template
 
-    found = walk(paths, tuple(kw.get("exclude", ()) or ()), gitignore=not kw.get("no_gitignore", False))
+    found = walk(paths, walk_options.excludes, gitignore=walk_options.gitignore)
     files, helm, patches = [], 0, 0
     kustomization_in: dict = {}
     for f in found.files:
