@@ -75,7 +75,23 @@ def hostname() -> str:
 def verdict(a, ok: bool, **fields) -> None:
     out = {"role": a.role, "index": a.index, "host": hostname(), "ok": ok, **fields,
            "seconds": round(time.monotonic() - START, 1)}
-    print(f"{TAG} {json.dumps(out, sort_keys=True)}", flush=True)
+    emit(f"{TAG} {json.dumps(out, sort_keys=True)}")
+
+
+def emit(line: str) -> None:
+    """One line on stdout, whole. A write over PIPE_BUF (4096 bytes) to a pipe is not atomic, and a
+    verdict with many long JobSet hostnames is that long: the processes torchrun starts in one pod
+    would interleave theirs. So the writers of a pod take turns (a lock file named after the pod's
+    hostname, on the machine's /tmp that they share) and each writes its line in full."""
+    import fcntl
+
+    sys.stdout.flush()
+    data = (line + "\n").encode()
+    with open(os.path.join(tempfile.gettempdir(), f"kf2js-verdict-{hostname()}.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(1, view):]
 
 
 def fail(a, why: str, code: int = 1, **fields) -> None:
