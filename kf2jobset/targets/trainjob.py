@@ -85,7 +85,7 @@ def _finish_builtin(conversion, options, trainjob: dict, predicted: dict) -> Non
     conversion.jobset = predicted
     conversion.layout = layout
     conversion.output = [*conversion.companions, trainjob]
-    conversion.notes = kept + [n for n in _notes(None, kueue, trainjob["spec"].get("suspend")) if n.code != "TJ001"]
+    conversion.notes = kept + _trainjob_notes(kueue)
     conversion.notes += torch_distributed.notes(conversion, trainjob, predicted, planned_env)
     conversion.notes.append(Note(
         "TJ004", "unchanged",
@@ -146,7 +146,7 @@ def _finish_generated(conversion, options, why: list[str]) -> None:
     _check_companions(conversion.companions, meta.get("name"))
     # the runtime first: Trainer's webhook refuses a TrainJob whose runtime does not exist yet
     conversion.output = [runtime, *conversion.companions, trainjob]
-    conversion.notes += _notes(runtime_name, kueue, suspend)
+    conversion.notes += [_runtime_note(runtime_name), *_trainjob_notes(kueue)]
     conversion.notes.append(Note(
         "TJ004", "unchanged", "generated TrainingRuntime, not a built-in one: " + "; ".join(why),
         target_path="spec.runtimeRef", unchecked=_WHY))
@@ -182,17 +182,21 @@ def _check_companions(companions: list[dict], name: str | None) -> None:
 _WHY = "about the TrainJob and TrainingRuntime around the JobSet, checked by tests/test_target_trainjob.py and on the real Trainer (tests/e2e/test_trainjob_target.py)"
 
 
-def _notes(runtime_name: str, kueue: dict, suspend) -> list[Note]:
+def _runtime_note(runtime_name: str) -> Note:
+    return Note("TJ001", "rewritten",
+                f"the JobSet is the template of the generated TrainingRuntime {runtime_name!r} (no ML policy, no "
+                "trainer-ancestor label), which Trainer builds as written under the TrainJob's name; jobs whose "
+                "JobSets are identical share the runtime",
+                target_path="spec.runtimeRef",
+                action="apply the TrainingRuntime before the TrainJob, in the same namespace (the file lists it "
+                       "first); if Trainer's webhook still says the runtime must be created first, apply again: it "
+                       "reads runtimes from a cache that lags a moment",
+                unchecked=_WHY)
+
+
+def _trainjob_notes(kueue: dict) -> list[Note]:
+    """What every TrainJob changes, whichever runtime it runs on: its conditions, and Kueue's labels."""
     notes = [
-        Note("TJ001", "rewritten",
-             f"the JobSet is the template of the generated TrainingRuntime {runtime_name!r} (no ML policy, no "
-             "trainer-ancestor label), which Trainer builds as written under the TrainJob's name; jobs whose "
-             "JobSets are identical share the runtime",
-             target_path="spec.runtimeRef",
-             action="apply the TrainingRuntime before the TrainJob, in the same namespace (the file lists it "
-                    "first); if Trainer's webhook still says the runtime must be created first, apply again: it "
-                    "reads runtimes from a cache that lags a moment",
-             unchecked=_WHY),
         Note("TJ002", "rewritten",
              "the TrainJob reports the outcome as condition Complete or Failed (v1: Succeeded or Failed; the "
              "JobSet it owns: Completed or Failed)",
