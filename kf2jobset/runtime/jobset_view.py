@@ -103,7 +103,7 @@ def jobset_world(jobset: dict, *, name: str | None = None, namespace: str | None
                         if containers and cont.get("name") in containers:
                             cont["name"] = containers[cont["name"]]
                         cont["env"] = list(cont.get("env") or []) + [{"name": "JOB_COMPLETION_INDEX", "value": str(c)}]
-                role, index = _role_of(roles.get(rname, (rname, 0)), j * completions + c)
+                role, index = role_of(roles.get(rname, (rname, 0)), j * completions + c)
                 pod = Pod(role=role, index=index, name=f"{hostname}-abcde", namespace=namespace,
                           ip=f"10.2.{k}.{j * completions + c}", labels=labels, annotations=annotations,
                           hostname=hostname, subdomain=subdomain if dns else None, spec=pod_spec)
@@ -115,7 +115,7 @@ def jobset_world(jobset: dict, *, name: str | None = None, namespace: str | None
     return JobSetWorld(jobset, name, namespace, pods, Resolver(addresses))
 
 
-def _role_of(role: tuple | list, n: int) -> tuple[str, int]:
+def role_of(role: tuple | list, n: int) -> tuple[str, int]:
     """(role, replica index) of the n-th pod of a replicatedJob (see jobset_world's `roles`)."""
     if isinstance(role, tuple):
         return role[0], role[1] + n

@@ -102,7 +102,7 @@ def jobset_misfits(jobset: dict) -> list[str]:
     extra = sorted(set(spec) - set(JOBSET_FIELDS))
     if extra:
         why.append(f"JobSet fields {extra} (a built-in runtime's JobSet has only Trainer's)")
-    if {k: v for k, v in (spec.get("network") or {}).items()} not in ({}, DEFAULT_NETWORK):
+    if (spec.get("network") or {}) not in ({}, DEFAULT_NETWORK):
         why.append("a JobSet network other than the default")
     rjobs = spec.get("replicatedJobs") or []
     jobs = [(r.get("template") or {}).get("spec") or {} for r in rjobs]

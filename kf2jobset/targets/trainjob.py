@@ -61,15 +61,15 @@ def finish(conversion, options) -> None:
     _finish_generated(conversion, options, why)
 
 
-def _builtin_misfits(conversion, options) -> list[str] | None:
-    """Why the job keeps a generated runtime (None: no built-in runtime is tried for this kind)."""
+def _builtin_misfits(conversion, options) -> list[str]:
+    """Why the job keeps a generated runtime (empty: it runs on a built-in one)."""
     if conversion.job.mapping.profile != "pytorch":
         return [f"Trainer v2.3 ships no built-in runtime that keeps {conversion.job.kind}'s v1 contract"]
     if options.trainer_runtime == "generated":
         return ["--trainer-runtime generated"]
     why = torch_distributed.misfits(conversion, options)
-    unknown = sorted({n.code for n in conversion.notes} - set(torch_distributed.REPLACED_NOTES)
-                     - {c for c in (n.code for n in conversion.notes) if torch_distributed.KEPT_NOTES.match(c)})
+    unknown = sorted({n.code for n in conversion.notes if n.code not in torch_distributed.REPLACED_NOTES
+                      and not torch_distributed.KEPT_NOTES.match(n.code)})
     if unknown:
         why.append(f"findings {unknown} have no counterpart on a built-in runtime")
     return why

@@ -284,7 +284,7 @@ def operator_pod_key(labels: dict) -> tuple | None:
 def jobset_pod_key(roles: dict):
     """The (role, rank) of a JobSet pod from its labels, through the conversion's ``pods.pod_roles`` (a
     replicatedJob holding several roles, Trainer's ``node`` Job, is read by its pods' completion index)."""
-    from kf2jobset.runtime.jobset_view import _role_of
+    from kf2jobset.runtime.jobset_view import role_of
 
     def key(labels: dict) -> tuple | None:
         r, i = labels.get(JS + "replicatedjob-name"), labels.get(JS + "job-index")
@@ -292,7 +292,7 @@ def jobset_pod_key(roles: dict):
             return None
         spec = roles.get(r, (r, 0))
         if isinstance(spec, list):
-            role, index = _role_of(spec, int(labels.get("batch.kubernetes.io/job-completion-index", "0")))
+            role, index = role_of(spec, int(labels.get("batch.kubernetes.io/job-completion-index", "0")))
             return (role.lower(), index)
         role, first = spec
         return (role.lower(), first + int(i))

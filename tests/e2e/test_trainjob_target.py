@@ -116,25 +116,20 @@ def differences(expected: dict, built: dict) -> list[str]:
     return [f"{k}: {v}" for k, v in diff.items()]
 
 
-def _planned(case, *extra) -> tuple[list[dict], list[dict]] | None:
+def _planned(case, runtime: str = "auto") -> tuple[list[dict], list[dict]] | None:
     """(objects `convert --target trainjob` writes, the JobSet each TrainJob must make Trainer build): on a
     generated runtime, the JobSet `--target jobset` writes; on torch-distributed, the one kf2jobset predicts
     (the report compares that one with the v1 pods)."""
-    import click
+    import dataclasses
 
-    from kf2jobset.clioptions import build_options, conversion_options
     from kf2jobset.pipeline import convert_text
     from kf2jobset.yamlio import to_plain
 
+    from ..test_claims import case_options
+
     if "--katib" in _args(case):
         return None
-
-    @click.command()
-    @conversion_options
-    def parse(**kw):
-        return build_options(kw)
-
-    options = parse.main([*_args(case), "--target", "trainjob", *extra], standalone_mode=False)
+    options = dataclasses.replace(case_options(case), target="trainjob", trainer_runtime=runtime)
     result = convert_text(fill((case / "input.yaml").read_text(), case_values(case)), "input.yaml", options)
     if result.errors or result.new_text is None:
         return None
@@ -165,7 +160,7 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(cus
     sent, builtin, problems = 0, 0, []
     t0 = time.monotonic()
     for i, case in enumerate(CASES):
-        planned = _planned(case, "--trainer-runtime", runtime)
+        planned = _planned(case, runtime)
         if not planned:
             continue
         trainjob_out, jobsets = planned
@@ -337,6 +332,7 @@ def test_a_katib_trial_as_a_trainjob_builds_the_planned_jobset_and_its_primary_p
     (where Katib's metrics collector reads the objective)."""
     import json
 
+    from kf2jobset.runtime.jobset_view import stand_in_name
     from kf2jobset.yamlio import to_plain
 
     case = REPO_FIXTURES / "targets" / "trainjob" / "katib-torch-trials"
@@ -353,7 +349,7 @@ def test_a_katib_trial_as_a_trainjob_builds_the_planned_jobset_and_its_primary_p
 
     def as_trial(obj):
         text = json.dumps(obj).replace("${trialParameters.learningRate}", "0.01")
-        return json.loads(text.replace(__import__("kf2jobset.runtime.jobset_view", fromlist=["x"]).stand_in_name(obj["metadata"]), trial_name))
+        return json.loads(text.replace(stand_in_name(obj["metadata"]), trial_name))
 
     trial = as_trial(template["trialSpec"])
     trial["metadata"]["name"] = trial_name
