@@ -12,4 +12,5 @@ TEMPLATE = "template"  # an envsubst/template file kf2jobset cannot convert as i
 HELM = "Helm-skipped"  # in a Helm chart template: never parsed
 PATCH = "kustomize patch"  # a kustomization/patch file still aimed at a v1 job
 STALE = "stale copy"  # --check --out-dir: the converted copy is missing or out of date
-ORDER = (TO_CONVERT, DECISION, REFUSED, EMBEDDED, TEMPLATE, HELM, PATCH, STALE)
+RESIZED = "resized"  # a converted JobSet whose replicas no longer match the sizes its literals were written for
+ORDER = (TO_CONVERT, DECISION, REFUSED, EMBEDDED, TEMPLATE, HELM, PATCH, STALE, RESIZED)

@@ -10,6 +10,7 @@ from .model import TrainingJob, env_target_indexes
 from .notes import Note
 from .options import ConvertOptions
 from .plan import JobSetPlan, plan
+from .sizes import size_contract
 from .treecopy import copy_tree
 from . import claims as claim
 from .claims import pod_path
@@ -99,6 +100,7 @@ def emit(job: TrainingJob, options: ConvertOptions) -> Conversion:
     spec["replicatedJobs"] = replicated
 
     jobset = {"apiVersion": API_VERSION, "kind": "JobSet", "metadata": _metadata(job, p, options, notes), "spec": spec}
+    size_contract(job, ctx, prof.size_literals(job), jobset)
     companions = prof.companions(job, ctx) + _scheduler(job, p, options, jobset, notes)
     return Conversion(job=job, plan=p, jobset=jobset, companions=companions, notes=notes)
 
@@ -164,6 +166,7 @@ def _pod_template(job: TrainingJob, rtype: str, restart_policy: str, ctx: EmitCo
     for idx in env_target_indexes(template, job.mapping.env_containers, job.mapping.default_container):
         side = ctx.side(rtype, first_index=first_index)
         injected = prof.env(job, rtype, side)
+        ctx.sized.update(side.sized)
         if injected:
             c = containers[idx]
             user = list(c.get("env") or [])

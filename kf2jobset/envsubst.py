@@ -30,6 +30,7 @@ from typing import Any, Callable
 from .errors import InvalidJobError, Kf2JobSetError, Location, Problem
 from . import claims as claim
 from .notes import Note
+from .treecopy import copy_tree
 
 # `${NAME}`, `${NAME<op>...}` (drone/a8m forms, not GNU), `$NAME`.
 PLACEHOLDER_RE = re.compile(
@@ -135,6 +136,49 @@ def needs_value(p: Placeholder) -> str | None:
     if isinstance(path[1], str) and path[1].endswith("ReplicaSpecs") and path[3:4] == ("restartPolicy",):
         return "the restart policy decides the pods' restart policy and the Jobs' retry rules"
     return "this field decides how the job is converted"
+
+
+def is_replica_count(p: Placeholder) -> bool:
+    """`replicas: ${N}`: a whole replica count, which a JobSet can carry when nothing kf2jobset writes
+    depends on the number (every size-derived value follows it: kf2jobset/sizes.py)."""
+    path = p.path
+    return (len(path) == 4 and path[0] == "spec" and isinstance(path[1], str) and path[1].endswith("ReplicaSpecs")
+            and path[3] == "replicas" and len(p.spellings) == 1 and p.text.strip() == p.spellings[0])
+
+
+# Replica counts a template is converted with, twice: three digits, so the JobSet's name-length rules are
+# checked for pod indexes up to 999, and primes unlikely to be any other number of the job.
+COUNT_STAND_INS = ((101, 103, 107, 109, 113), (127, 131, 137, 139, 149))
+
+
+def _with_counts(doc, counts: dict[tuple, int]):
+    for path, n in counts.items():
+        doc["spec"][path[1]][path[2]]["replicas"] = n
+    return doc
+
+
+def _counts_back(objects: list, notes: list, counts: dict[tuple, int], spelled: dict[tuple, str]) -> None:
+    """The JobSet's replicas (and the report's words) with the stand-in counts put back as placeholders."""
+    back = {n: spelled[path] for path, n in counts.items()}
+    for obj in objects:
+        if isinstance(obj, dict) and obj.get("kind") == "JobSet":
+            for rjob in (obj.get("spec") or {}).get("replicatedJobs") or []:
+                if rjob.get("replicas") in back:
+                    rjob["replicas"] = back[rjob["replicas"]]
+    pattern = re.compile(r"\b(" + "|".join(str(n) for n in back) + r")\b")
+    for i, note in enumerate(notes):
+        if pattern.search(note.message):
+            notes[i] = dataclasses.replace(note, message=pattern.sub(lambda m: back[int(m.group(1))], note.message))
+
+
+def _size_literals(conv) -> str | None:
+    from .sizes import SIZE_LITERALS_ANNOTATION
+
+    for obj in conv.objects:
+        ann = ((obj.get("metadata") or {}).get("annotations") or {}) if isinstance(obj, dict) else {}
+        if SIZE_LITERALS_ANNOTATION in ann:
+            return ann[SIZE_LITERALS_ANNOTATION]
+    return None
 
 
 # ---- conversion with stand-in tokens --------------------------------------------------------------
@@ -258,7 +302,15 @@ def convert_template(doc: dict, placeholders: list[Placeholder], convert: Callab
     `check_name(jobset, n)`: does the JobSet pass the name-length rules with an n-character name."""
     template = [p for p in placeholders if not p.in_command]
     needed = [(p, why) for p in template if (why := needs_value(p))]
-    spellings = sorted({s for p in template for s in p.spellings})
+    sized = [p for p, _ in needed if is_replica_count(p)][:len(COUNT_STAND_INS[0])]
+    # with other values needed as well, the counts are asked for with them (whether the JobSet can carry
+    # a count is only known from a conversion, which needs the others)
+    everything = needed
+    needed = [(p, why) for p, why in needed if p not in sized]
+    first_counts = {p.path: n for p, n in zip(sized, COUNT_STAND_INS[0])}
+    second_counts = {p.path: n for p, n in zip(sized, COUNT_STAND_INS[1])}
+    spelled = {p.path: p.text for p in sized}
+    spellings = sorted({s for p in template if p not in sized for s in p.spellings})
     name = next((p.text for p in template if p.path == ("metadata", "name")), None)
     if name is not None:
         # The whole name gets one stand-in: it is then checked at the stand-in's length, not at the
@@ -270,21 +322,28 @@ def convert_template(doc: dict, placeholders: list[Placeholder], convert: Callab
     taken = "\n".join(p.text for p in placeholders) + _all_text(doc)
     first, second = _tokens(spellings, taken, "zq"), _tokens(spellings, taken, "xv")
     try:
-        conv = convert(_substitute_doc(doc, first, name))
+        conv = convert(_with_counts(_substitute_doc(doc, first, name), first_counts))
     except Kf2JobSetError as err:
         err = _explain(err, template, first)
         if not needed:
             raise err from None
         # All placeholders that need values in one message: those the conversion tripped over too.
-        at = {p.path for p, _ in needed}
+        at = {p.path for p, _ in everything}
         more = [pr for pr in err.problems if pr.rule == RULE and tuple(pr.location.path) not in at]
-        raise InvalidJobError([value_needed(p, why) for p, why in needed] + more) from None
+        raise InvalidJobError([value_needed(p, why) for p, why in everything] + more) from None
     if needed:
-        raise InvalidJobError([value_needed(p, why) for p, why in needed])
+        raise InvalidJobError([value_needed(p, why) for p, why in everything])
     try:
-        other = convert(_substitute_doc(doc, second, name))
+        other = convert(_with_counts(_substitute_doc(doc, second, name), second_counts))
     except Kf2JobSetError:
         other = None
+    if sized:
+        # the emitted JobSet carries the placeholders; conv.jobset keeps the stand-in counts for the report
+        conv.output = copy_tree(conv.objects)
+        _counts_back(conv.output, conv.notes, first_counts, spelled)
+        if other is not None:
+            other.output = copy_tree(other.objects)
+            _counts_back(other.output, other.notes, second_counts, spelled)
     kept_name = name is not None and (conv.jobset.get("metadata") or {}).get("name") == first[name]  # not --name
     limit = _name_limit(conv.jobset, check_name) if kept_name else None
     if limit is not None and len(PLACEHOLDER_RE.sub("", name)) >= limit:
@@ -294,6 +353,8 @@ def convert_template(doc: dict, placeholders: list[Placeholder], convert: Callab
             Location(path=("metadata", "name")), rule="jobset-name", hint="shorten the name"))
     mine = _Restorer(first)(conv.objects)
     theirs = _Restorer(second)(other.objects) if other is not None else None
+    if sized:
+        _carried_counts(conv, mine, theirs, sized)
     if theirs != mine:
         names = ", ".join(dict.fromkeys(n for p in template for n in p.names))
         raise InvalidJobError(Problem(
@@ -302,6 +363,25 @@ def convert_template(doc: dict, placeholders: list[Placeholder], convert: Callab
     _Restorer(first)((conv.job, conv.plan, conv.notes, conv.jobset))  # the JobSet a target keeps beside its objects
     conv.notes.extend(template_notes(conv, placeholders, limit))
     return conv
+
+
+def _carried_counts(conv, mine: list, theirs: list | None, sized: list[Placeholder]) -> None:
+    """A replica-count placeholder converts only when the JobSet carries it as the replicatedJob's
+    replicas and nothing else kf2jobset wrote depends on the number."""
+    shown = ", ".join(p.text for p in sized)
+    literals = _size_literals(conv)
+    if literals or theirs is None or theirs != mine:
+        why = (f"{literals} must be written from the number (no pod label carries it: SZ002)" if literals else
+               "the conversion depends on the number beyond the replicatedJob's replicas (e.g. a replica type split "
+               "into two replicatedJobs, or a target whose size is not a replicatedJob's replicas)")
+        raise InvalidJobError([value_needed(p, "replica counts decide the replicatedJobs, ranks and world size", why)
+                               for p in sized])
+    carried = [r.get("name") for o in mine if isinstance(o, dict) and o.get("kind") == "JobSet"
+               for r in (o.get("spec") or {}).get("replicatedJobs") or [] if r.get("replicas") in {p.text for p in sized}]
+    if len(carried) != len(sized):
+        raise InvalidJobError([value_needed(p, "replica counts decide the replicatedJobs, ranks and world size",
+                                            f"{shown} does not reach one replicatedJob's replicas as it is")
+                               for p in sized])
 
 
 def _all_text(doc) -> str:

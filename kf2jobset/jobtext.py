@@ -470,12 +470,15 @@ _PLAIN_PLACEHOLDER = re.compile(r"(?m)^(?P<lead>[ \t]*(?:- +)*(?:[A-Za-z0-9_./-]
 
 
 def _quote_plain_placeholders_line(m) -> str:
+    if m.group("lead").strip() == "replicas:":
+        return m.group(0)  # a count Argo fills in before the text is parsed: quoted it would be a string
     return m.group("lead") + json.dumps(m.group("value"), ensure_ascii=False) + (m.group("end") or "") + m.group("nl")
 
 
 def _quote_placeholder_scalars(text: str) -> str:
     """A plain scalar starting with `{{` is a flow mapping to YAML before Argo fills it in: written quoted,
-    which means the same text once filled (only strings carry placeholders)."""
+    which means the same text once filled (only strings carry placeholders), except a replicatedJob's
+    `replicas:` (a replica-count placeholder carried whole: kf2jobset/envsubst.py)."""
     return _PLAIN_PLACEHOLDER.sub(_quote_plain_placeholders_line, text)
 
 

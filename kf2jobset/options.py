@@ -16,6 +16,7 @@ FEATURE_VERSIONS = {
     "managedBy": (0, 5),
     "startupPolicy": (0, 4),
     "job-global-index": (0, 6),
+    "global-replicas": (0, 7),
 }
 
 SCHEDULERS = ("none", "kueue", "volcano")

@@ -90,9 +90,17 @@ def held_jobsets(data: dict) -> list[dict]:
     spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
     for tpl in (spec.get("workflowSpec") or spec).get("templates") or []:
         texts.append((tpl.get("resource") or {}).get("manifest") or "")
+    # parameters as Argo fills them: the workflow's argument values (a replica count is a number), else a word
+    args = {str(p.get("name")): str(p.get("value")) for p in ((spec.get("workflowSpec") or spec).get("arguments") or {})
+            .get("parameters") or [] if isinstance(p, dict) and p.get("value") is not None}
+
+    def filled(m) -> str:
+        name = re.fullmatch(r"\{\{\s*(?:inputs|workflow)\.parameters\.([\w-]+)\s*\}\}", m.group(0))
+        return args.get(name.group(1), "filled") if name else "filled"
+
     out = []
     for text in texts:
-        obj = yaml.safe_load(re.sub(r"\{\{[^}]*\}\}", "filled", text)) if "JobSet" in text else None
+        obj = yaml.safe_load(re.sub(r"\{\{[^}]*\}\}", filled, text)) if "JobSet" in text else None
         if isinstance(obj, dict) and obj.get("kind") == "JobSet":
             obj["metadata"].pop("generateName", None)
             out.append(obj)

@@ -23,10 +23,11 @@ from kf2jobset.validate import check_jobset
 from .conftest import FIXTURES
 
 ARGO = FIXTURES / "argo"
-CASES = sorted(p.name for p in ARGO.iterdir() if (p / "input.yaml").exists())
+CASES = sorted(p.name for p in ARGO.iterdir() if (p / "expected.yaml").exists())  # the refused ones: test_golden
 # what Argo would fill in: any values; the JobSet must be valid with them
 VALUES = {"{{workflow.name}}": "finetune-x7k2p", "{{workflow.uid}}": "0c9a4e1e-6a3f-4c1b-9a57-3f0b6a1d2e11",
-          "{{inputs.parameters.image}}": "registry.example.com/nlp/bert:3.2", "{{inputs.parameters.lr}}": "0.0003"}
+          "{{inputs.parameters.image}}": "registry.example.com/nlp/bert:3.2", "{{inputs.parameters.lr}}": "0.0003",
+          "{{inputs.parameters.num_nodes}}": "6"}  # a replica count: filled unquoted, it is a number
 
 
 def args_of(case: str) -> list[str]:
@@ -139,9 +140,11 @@ def test_check_lists_each_job_at_the_manifest_line_of_the_outer_file(tree):
            "run kf2jobset convert --in-place" in lines
     assert "./workflow-template.yaml:27: PyTorchJob {{workflow.name}}-bert (kubeflow.org/v1) in spec.templates[0]." \
            "resource.manifest: to convert: run kf2jobset convert --in-place" in lines
-    assert len(lines) == 4  # and the delete step, embedded
-    assert res.stderr.splitlines()[-1].endswith("3 files scanned, 3 to convert, 0 skipped, 0 failed; "
-                                                "4 left: 3 to convert, 1 embedded")
+    assert "./num-nodes-parameter.yaml:24: PyTorchJob pretrain- (kubeflow.org/v1) in spec.templates[0].resource." \
+           "manifest: to convert: run kf2jobset convert --in-place" in lines
+    assert len(lines) == 5  # and the delete step, embedded
+    assert res.stderr.splitlines()[-1].endswith("4 files scanned, 4 to convert, 0 skipped, 0 failed; "
+                                                "5 left: 4 to convert, 1 embedded")
     assert {p.name: p.read_text() for p in tree.iterdir()} == {
         f"{c}.yaml": (ARGO / c / "input.yaml").read_text() for c in CASES}  # --check writes nothing
 
@@ -160,21 +163,21 @@ def test_warnings_name_the_step_and_the_rewritten_conditions(tree):
 
 def test_a_placeholder_where_the_value_is_needed_is_one_error_at_the_outer_line(tree):
     path = tree / "workflow-template.yaml"
-    text = path.read_text().replace("replicas: 3", "replicas: {{inputs.parameters.workers}}")
+    text = path.read_text().replace("restartPolicy: OnFailure", "restartPolicy: {{inputs.parameters.policy}}")
     path.write_text(text)
     res = run("convert", "workflow-template.yaml")
     assert res.exit_code == exitcodes.INPUT and res.stdout == ""
-    line = text.splitlines().index("                replicas: {{inputs.parameters.workers}}") + 1
+    line = text.splitlines().index("                restartPolicy: {{inputs.parameters.policy}}") + 1
     assert (f"workflow-template.yaml:{line}:17: document 1: spec.templates[0].resource.manifest.spec.pytorchReplicaSpecs."
-            "Worker.replicas: Argo placeholder {{inputs.parameters.workers}} where kf2jobset needs the value: replica "
-            "counts decide") in res.stderr
+            "Master.restartPolicy: Argo placeholder {{inputs.parameters.policy}} where kf2jobset needs the value: the "
+            "restart policy decides") in res.stderr
     assert "write the value into the manifest" in res.stderr
     # repo mode: left untouched, listed as a template
     assert run("convert", ".", "--in-place", "--ssh-secret", "s").exit_code == exitcodes.OK
     assert path.read_text() == text
     res = run("convert", "workflow-template.yaml", "--check")
     assert res.stdout.startswith(f"workflow-template.yaml:{line}:17: PyTorchJob {{{{workflow.name}}}}-bert (kubeflow.org/v1): "
-                                 "template: Argo placeholder {{inputs.parameters.workers}}")
+                                 "template: Argo placeholder {{inputs.parameters.policy}}")
 
 
 def test_companions_cannot_join_a_resource_step(tree):

@@ -218,13 +218,21 @@ def test_kustomize_is_the_pinned_version(kustomize):
     assert shutil.which(kustomize) or Path(kustomize).is_file()
 
 
-def test_a_changed_base_count_stops_the_build_instead_of_a_stale_world_size(kustomize, tmp_path):
-    # the overlay patches WORLD_SIZE / PET_NNODES as literals computed from the base's counts
+def test_a_changed_base_count_builds_and_the_world_size_follows(kustomize, tmp_path):
+    # WORLD_SIZE / PET_NNODES read the pods' global-replicas label (SZ001): the overlay patches only the
+    # count, so a later change of the base's counts builds, and no literal size goes stale
     root = _tree(tmp_path, *OVERLAYS["smp-path-no-target"])
     assert _convert_in_place(root).returncode == 0
+    assert "WORLD_SIZE" not in (root / "overlay" / "smp.yaml").read_text()
     assert _build(kustomize, root / "overlay").returncode == 0
     base = yaml.safe_load((root / "base" / "job.yaml").read_text())
-    base["spec"]["replicatedJobs"][0]["replicas"] = 2  # someone scales the base's master later
+    base["spec"]["replicatedJobs"][1]["replicas"] = 2  # someone changes the base's workers later
     (root / "base" / "job.yaml").write_text(yaml.safe_dump(base))
     rebuilt = _build(kustomize, root / "overlay")
-    assert rebuilt.returncode != 0 and "test" in rebuilt.stderr.lower(), rebuilt.stderr
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    (built,) = [d for d in yaml.safe_load_all(rebuilt.stdout) if d["kind"] == "JobSet"]
+    assert [r["replicas"] for r in built["spec"]["replicatedJobs"]] == [1, 4]  # the overlay's count
+    for rjob in built["spec"]["replicatedJobs"]:
+        env = {e["name"]: e for e in rjob["template"]["spec"]["template"]["spec"]["containers"][0]["env"]}
+        assert env["WORLD_SIZE"]["valueFrom"]["fieldRef"]["fieldPath"] == (
+            "metadata.labels['jobset.sigs.k8s.io/global-replicas']")

@@ -116,7 +116,9 @@ def test_converting_twice_changes_nothing(tutorial):
     check = run(tutorial, "--check")
     # only the heredoc is left: a shell block is never rewritten
     assert check.exit_code == exitcodes.FINDINGS
-    assert check.stdout == (f"{tutorial}:154: TFJob: embedded: in a ```bash block (a shell heredoc?): never rewritten; "
+    # the kind: line of the heredoc in the converted page (the JobSets above it are longer than their jobs)
+    heredoc = next(i for i, line in enumerate(once.decode().splitlines(), 1) if "<<" in line and "EOF" in line) + 2
+    assert check.stdout == (f"{tutorial}:{heredoc}: TFJob: embedded: in a ```bash block (a shell heredoc?): never rewritten; "
                             "convert the YAML (kf2jobset convert - reads stdin) and paste it back\n")
     assert "0 to convert" in check.stderr and "1 left: 1 embedded" in check.stderr
 
@@ -217,16 +219,31 @@ def test_envsubst_placeholders_are_kept_and_helm_blocks_are_listed(tmp_path):
     assert blocks(new)[1] == blocks((CASES / "placeholders" / "input.md").read_text())[1]
 
 
-def test_a_replica_count_placeholder_skips_the_page_as_a_template(tmp_path):
+def scale_page(tmp_path, case: str):
+    """A page whose YAML block is the fixture's job with its 3 workers as `${WORKERS}`: (page, its text)."""
     page = tmp_path / "scale.md"
-    src = "Scale it:\n\n```yaml\n" + (FIXTURES / "pytorchjob" / "master-workers" / "input.yaml").read_text().replace(
+    src = "Scale it:\n\n```yaml\n" + (FIXTURES / case / "input.yaml").read_text().replace(
         "replicas: 3", "replicas: ${WORKERS}") + "```\n"
     page.write_text(src)
+    return page, src
+
+
+def test_a_replica_count_placeholder_skips_the_page_as_a_template(tmp_path):
+    """A TFJob's TF_CONFIG is written from the count: the page is left as a template."""
+    page, src = scale_page(tmp_path, "tfjob/chief-ps-workers")
     res = run(page, "--in-place")
     assert res.exit_code == 0 and page.read_text() == src, res.output
     assert "skipped (envsubst template)" in res.stderr
     check = run(page, "--check")
     assert ": template: " in check.stdout and "1 left: 1 template" in check.stderr
+
+
+def test_a_replica_count_placeholder_the_jobset_can_carry_converts(tmp_path):
+    """A PyTorchJob's size-derived values follow the count (SZ001): the block converts, placeholder kept."""
+    page, _ = scale_page(tmp_path, "pytorchjob/master-workers")
+    res = run(page, "--in-place")
+    assert res.exit_code == 0, res.output
+    assert "kind: JobSet" in page.read_text() and "replicas: ${WORKERS}" in page.read_text()
 
 
 def test_trainjob_target_puts_the_runtime_into_the_same_block(tutorial):

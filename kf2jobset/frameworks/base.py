@@ -21,6 +21,9 @@ LABEL_JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 LABEL_RJOB_NAME = "jobset.sigs.k8s.io/replicatedjob-name"
 LABEL_JOB_INDEX = "jobset.sigs.k8s.io/job-index"
 LABEL_GLOBAL_INDEX = "jobset.sigs.k8s.io/job-global-index"
+# Sum of every replicatedJob's replicas, on every pod since JobSet v0.7 (jobset.md §4.2); replicatedJobs
+# are immutable, so it never changes under a running pod and follows a replica edit made before creation.
+LABEL_GLOBAL_REPLICAS = "jobset.sigs.k8s.io/global-replicas"
 
 # Helper variables kf2jobset adds before the operator's variables so `$(VAR)` can reference them.
 HELPER_PREFIX = "KF2JOBSET_"
@@ -75,6 +78,10 @@ class Side:
         """Global rank = replica index + offset, where offset is the framework's rule for rtype."""
         raise NotImplementedError
 
+    def size_env(self, name: str, total: int) -> dict:
+        """The job's pod count (v1: the sum of every replica type's replicas), as a whole env var."""
+        raise NotImplementedError
+
 
 @dataclass
 class OperatorSide(Side):
@@ -116,6 +123,9 @@ class OperatorSide(Side):
     def rank_env(self, name: str, offset: int) -> dict:
         return env(name, self.index + offset)
 
+    def size_env(self, name: str, total: int) -> dict:
+        return env(name, total)
+
 
 @dataclass
 class JobSetSide(Side):
@@ -131,7 +141,9 @@ class JobSetSide(Side):
     cluster_domain: str | None = None
     static_name: str | None = None
     static_namespace: str | None = None
+    size_follows: bool = False  # global-replicas counts exactly the v1 pods (EmitContext.size_follows)
     needs: list = field(default_factory=list)  # helper variables used, in first-use order
+    sized: list = field(default_factory=list)  # (name, literal) of each size value written, in order
     is_operator = False
 
     def _need(self, var: str) -> str:
@@ -191,6 +203,13 @@ class JobSetSide(Side):
             )
         return field_env(name, f"metadata.labels['{LABEL_GLOBAL_INDEX}']")
 
+    def size_env(self, name: str, total: int) -> dict:
+        # The label equals v1's count only while every replicatedJob holds v1 pods, one per child Job.
+        self.sized.append((name, None if self.size_follows else str(total)))
+        if self.size_follows:
+            return field_env(name, f"metadata.labels['{LABEL_GLOBAL_REPLICAS}']")
+        return env(name, total)
+
     def helper_env(self) -> list[dict]:
         return [field_env(v, HELPER_VARS[v]) for v in HELPER_VARS if v in self.needs]
 
@@ -207,6 +226,7 @@ class EmitContext:
     notes: list
     companions: list = field(default_factory=list)
     segments: dict | None = None  # replica type -> [(rjob name, first replica index, replicas)]
+    sized: dict = field(default_factory=dict)  # env name -> literal written, or None where it follows the size
 
     def side(self, rtype: str, static: bool = False, first_index: int = 0) -> JobSetSide:
         opts = self.options
@@ -221,7 +241,17 @@ class EmitContext:
             static_namespace=self.job.namespace if static else None,
             segments=self.segments,
             first_index=first_index,
+            size_follows=self.size_follows and not static,
         )
+
+    @property
+    def size_follows(self) -> bool:
+        """The global-replicas label is v1's pod count: the JobSet release sets it (v0.7+) and the
+        replicatedJobs hold exactly the v1 pods, one per child Job (the plan's layout)."""
+        if not self.options.has("global-replicas") or not self.segments:
+            return False
+        planned = sum(count for segs in self.segments.values() for _, _, count in segs)
+        return planned == self.job.total_replicas()
 
     def note(self, note: "Note") -> None:
         self.notes.append(note)
@@ -233,6 +263,11 @@ class Profile:
     name = "base"
 
     def env(self, job: "TrainingJob", rtype: str, side: Side) -> list[dict]:
+        return []
+
+    def size_literals(self, job: "TrainingJob") -> list[str]:
+        """Values written from the replica counts that no pod label can carry (host lists, products):
+        a replica edit leaves them stale, so the JobSet records its sizes and `--check` guards them."""
         return []
 
     def solo_first(self, job: "TrainingJob") -> str | None:

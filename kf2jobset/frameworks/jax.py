@@ -12,7 +12,7 @@ class JaxProfile(Profile):
             env("PYTHONUNBUFFERED", "1"),
             env("COORDINATOR_PORT", job.port("Worker")),
             {"name": "COORDINATOR_ADDRESS", "value": side.host("Worker", 0)},
-            env("NUM_PROCESSES", job.total_replicas()),
+            side.size_env("NUM_PROCESSES", job.total_replicas()),
             side.index_env("PROCESS_ID"),
         ]
 

@@ -272,6 +272,9 @@ class MPIProfile(Profile):
         if rtype == "Launcher":
             _mount(c0, CONFIG_VOLUME, MPI_DIR)
 
+    def size_literals(self, job) -> list[str]:
+        return [f"{MPI_DIR}/hostfile", f"{MPI_DIR}/{DISCOVER_FILE}"]
+
     def hostfile(self, job, side: Side) -> str:
         return "".join(line + "\n" for line in hostfile_lines(job, side))
 
@@ -319,7 +322,9 @@ class MPIProfile(Profile):
         content = self.hostfile(job, side)
         script = discover_hosts_script(job, side)
         volumes.append({"name": CONFIG_VOLUME, "emptyDir": {}})
-        spec.setdefault("initContainers", []).append({
+        # First of the init containers: under v1 the hostfile existed before any container of the pod
+        # started, and a user's init container may read it (fixtures/mpijob-v2beta1/init-reads-operator-volumes).
+        spec.setdefault("initContainers", []).insert(0, {
             "name": HOSTFILE_INIT,
             "image": c0["image"],
             "command": ["/bin/sh", "-c", f'printf "%s" "${HOSTFILE_VAR}" > {MPI_DIR}/hostfile && '

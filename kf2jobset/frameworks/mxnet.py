@@ -44,6 +44,9 @@ def _lone_worker(job) -> bool:
 class MXNetProfile(Profile):
     name = "mxnet"
 
+    def size_literals(self, job) -> list[str]:
+        return ["MX_CONFIG (cluster host lists)", "DMLC_NUM_SERVER", "DMLC_NUM_WORKER"]
+
     def env(self, job, rtype: str, side: Side) -> list[dict]:
         types = sorted(job.replicas, key=str.lower)  # Go marshals map keys sorted
         cluster = {

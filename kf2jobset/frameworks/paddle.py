@@ -25,13 +25,20 @@ class PaddleProfile(Profile):
     def solo_first(self, job) -> str | None:
         return _first_type(job)
 
+    def size_literals(self, job) -> list[str]:
+        first = _first_type(job)
+        if job.replicas[first].replicas == 1:
+            # pod 0 shares its type's template while it is alone; a second pod would get POD_IP_DUMMY too
+            return [f"the {first.lower()} replicatedJob's layout (pod 0 needs one of its own beside a second pod)"]
+        return []
+
     def env(self, job, rtype: str, side: Side) -> list[dict]:
         first = _first_type(job)
         port = job.port(first)
         out = [
             env("PYTHONUNBUFFERED", "1"),
             {"name": "PADDLE_JOB_ID", "value": side.job_name()},
-            env("PADDLE_NNODES", job.total_replicas()),
+            side.size_env("PADDLE_NNODES", job.total_replicas()),
         ]
         if side.is_operator:
             is_first_pod = rtype == first and side.index == 0  # type: ignore[attr-defined]
@@ -63,7 +70,8 @@ class PaddleProfile(Profile):
                 f"job-global-index is still the v1 replica index",
                 source_path=f"paddleReplicaSpecs.{first}", target_path=f"spec.replicatedJobs[{solo}]",
                 action=f"select {kind} pods by the replicatedjob-name labels {solo!r} and {rest!r} (or by job-global-index); "
-                       f"to resize, change the replicas of {rest!r} (total {kind}s = 1 + its replicas) and PADDLE_NNODES",
+                       f"to resize, change the replicas of {rest!r} (total {kind}s = 1 + its replicas)"
+                       + ("" if ctx.size_follows else " and PADDLE_NNODES"),
                 replica_type=first, warn=True,
                 claims=(claims.equals(f"spec.replicatedJobs[{solo}].replicas", 1),
                         claims.equals(f"spec.replicatedJobs[{rest}].replicas", count),

@@ -32,7 +32,8 @@ class PyTorchProfile(Profile):
                 env("PET_MASTER_PORT", port),
                 {"name": "MASTER_ADDR", "value": master},
                 {"name": "PET_MASTER_ADDR", "value": master},
-                env("WORLD_SIZE", total * _nproc_int(fw.get("nprocPerNode"))),
+                (side.size_env("WORLD_SIZE", total) if _nproc_int(fw.get("nprocPerNode")) == 1
+                 else env("WORLD_SIZE", total * _nproc_int(fw.get("nprocPerNode")))),  # no arithmetic in env
                 side.rank_env("RANK", rank_offset),
                 side.rank_env("PET_NODE_RANK", rank_offset),
             ]
@@ -40,7 +41,7 @@ class PyTorchProfile(Profile):
             out.append({"name": "PET_NPROC_PER_NODE", "value": side.lit(fw["nprocPerNode"])})
         elastic = fw.get("elasticPolicy")
         if elastic is None:
-            out.append(env("PET_NNODES", total))
+            out.append(side.size_env("PET_NNODES", total))
             return out
         host = side.lit(elastic["rdzvHost"]) if elastic.get("rdzvHost") else side.host("Worker", 0)
         port = elastic.get("rdzvPort") or job.port("Worker")
@@ -60,6 +61,12 @@ class PyTorchProfile(Profile):
         if elastic.get("standalone"):
             out.append(env("PET_STANDALONE", ""))
         return out
+
+    def size_literals(self, job) -> list[str]:
+        nproc = _nproc_int(job.framework.get("nprocPerNode"))
+        if job.has("Master") and nproc != 1:
+            return [f"WORLD_SIZE (pods x nprocPerNode {nproc})"]
+        return []
 
     def operator_pod(self, job, rtype: str, index: int, pod: dict, side: OperatorSide) -> None:
         if rtype != "Worker" or not job.has("Master"):

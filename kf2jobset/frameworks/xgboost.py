@@ -9,6 +9,10 @@ from .base import EmitContext, Profile, Side, env
 class XGBoostProfile(Profile):
     name = "xgboost"
 
+    def size_literals(self, job) -> list[str]:
+        # WORKER_ADDRS lists every worker; WORLD_SIZE stays beside it so the two never disagree.
+        return ["WORLD_SIZE"] + (["WORKER_ADDRS"] if job.total_replicas() > 1 else [])
+
     def env(self, job, rtype: str, side: Side) -> list[dict]:
         world = job.total_replicas()
         masters = job.replicas["Master"].replicas

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ..categories import DECISION, EMBEDDED, HELM, ORDER, PATCH, REFUSED, STALE, TEMPLATE, TO_CONVERT  # noqa: F401 (used by importers too)
+from ..categories import DECISION, EMBEDDED, HELM, ORDER, PATCH, REFUSED, RESIZED, STALE, TEMPLATE, TO_CONVERT  # noqa: F401 (used by importers too)
 from ..errors import format_path
 from ..text.classify import kinds_in
 from ..yamlio import first_content_line, position
@@ -134,6 +134,15 @@ def _item(data, path) -> object:
         if isinstance(template.get("trialSpec"), dict):
             return template["trialSpec"]
     return data
+
+
+def resized_lines(path: str, text: str) -> list[tuple[str, str]]:
+    """Converted JobSets of a file whose replicas were edited away from their recorded sizes (SZ002)."""
+    from ..staleness import may_hold_record, resized_jobsets
+
+    if not may_hold_record(text):
+        return []
+    return [(RESIZED, f"{path}:{r.line}: {r.label}: {RESIZED}: {r.message()}") for r in resized_jobsets(text)]
 
 
 def unparsed_lines(path: str, text: str, category: str, detail: str) -> list[tuple[str, str]]:

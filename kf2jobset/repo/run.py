@@ -200,6 +200,7 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
     maybe_patches: list = []
     helm_with_jobs: list[str] = []
     converted_templates: list[str] = []
+    resized: dict[str, list] = {}  # path -> converted JobSets edited away from their recorded sizes
 
     def take(f) -> str | None:
         """Read and sort one file into tasks / kustomize units; returns its class (None: failed)."""
@@ -214,6 +215,10 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
             outcomes.append(Outcome(f.path, FAILED, problems=problems, codes=[exitcodes.INPUT]))
             return None
         kind = cls.classify(f.path, src.text, settings.options.katib)
+        if kind != cls.HELM:
+            from . import left
+
+            resized[f.path] = left.resized_lines(f.path, src.text)
         if kind == cls.SKIP and settings.options.katib and "ConfigMap" in src.text and "kf2jobset.dev/source" in src.text:
             converted_templates.append(src.text)  # a trial template converted earlier: its Experiments may follow
         if kind == cls.SKIP:
@@ -297,6 +302,15 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
                 settings.options, katib_trial_templates=found_templates))
     outcomes += _convert_all(tasks, settings, stderr, started)
 
+    for path, lines in resized.items():
+        holder = next((o for o in outcomes if o.path == path), None)
+        if holder is None or not lines:
+            continue
+        for category, line in lines:
+            if settings.mode == CHECK:
+                holder.finding(category, line)
+            else:  # converting does not regenerate them: say so on every run
+                holder.notes.append(f"warning: {line}")
     order = {f.path: i for i, f in enumerate(found.files)}
     outcomes.sort(key=lambda o: order.get(o.path, -1))
     return _report(outcomes, summary, settings, helm_with_jobs, stdout, stderr)

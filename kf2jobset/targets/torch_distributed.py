@@ -39,6 +39,8 @@ MAX_INT32 = 2147483647
 DEFAULT_BACKOFF_LIMIT = 6  # a Job's default, which a built-in runtime's Job keeps
 COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 GLOBAL_INDEX = "metadata.labels['jobset.sigs.k8s.io/job-global-index']"
+# The v1 pod count: one `node` Job holds every pod, so Trainer's JobSet counts them in numNodes instead.
+GLOBAL_REPLICAS = "metadata.labels['jobset.sigs.k8s.io/global-replicas']"
 JOBSET_NAME = "metadata.labels['jobset.sigs.k8s.io/jobset-name']"
 # env the torch plugin writes on the node container and refuses in trainer.env (constants.go)
 PET_ENV = ("PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT")
@@ -140,7 +142,7 @@ def jobset_misfits(jobset: dict) -> list[str]:
             why.append("container ports the user declared (a TrainJob cannot declare ports)")
         for e in c.get("env") or []:
             ref = ((e.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath") or ""
-            if "jobset.sigs.k8s.io/" in ref and ref not in (GLOBAL_INDEX, JOBSET_NAME):
+            if "jobset.sigs.k8s.io/" in ref and ref not in (GLOBAL_INDEX, JOBSET_NAME, GLOBAL_REPLICAS):
                 why.append(f"env {e.get('name')} reads {ref}, which means something else in one `node` Job")
     return why
 
@@ -178,6 +180,9 @@ def _trainer_env(env: list[dict], index: dict) -> list[dict]:
             continue
         e = copy.deepcopy(e)
         ref = (e.get("valueFrom") or {}).get("fieldRef")
+        if ref is not None and ref.get("fieldPath") == GLOBAL_REPLICAS:
+            out.append({"name": e["name"], "value": str(len(index))})  # numNodes, written beside it
+            continue
         if ref is not None:
             if ref.get("fieldPath") == GLOBAL_INDEX:
                 ref["fieldPath"] = COMPLETION_INDEX
@@ -434,6 +439,9 @@ def notes(conversion, trainjob: dict, predicted: dict, planned_env: list[dict]) 
 # JobSet notes that still hold on the JobSet Trainer builds, and those this path replaces.
 KEPT_NOTES = re.compile(r"^(JS002|JS030|JS031|JS040|JS042|JS051|JS080|JS003|UP\d+|K8S\d+|TPL\d+|RT\d+)$")
 REPLACED_NOTES = {"JS004": "TJ005", "PT001": "TJ008", "JS033": "TJ011", "JS041": "TJ003"}
+# About kf2jobset's JobSet only: on the built-in path Trainer builds the JobSet, the pod count is numNodes
+# and the size-derived env is written for it (_trainer_env).
+JOBSET_ONLY_NOTES = {"SZ001"}
 
 
 class NodeLayout:

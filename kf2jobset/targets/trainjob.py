@@ -23,6 +23,7 @@ import hashlib
 import json
 
 from .. import claims as claim
+from .. import sizes
 from ..errors import Location, Problem, UnsupportedError
 from ..notes import Note
 from ..validate import check_jobset
@@ -44,6 +45,7 @@ FRAMEWORKS = {"pytorch": "torch", "tensorflow": "tensorflow", "mpi": "mpi", "xgb
 
 
 def finish(conversion, options) -> None:
+    _without_size_record(conversion)
     why = _builtin_misfits(conversion, options)
     if not why:
         trainjob, predicted = torch_distributed.build(conversion, options)
@@ -61,6 +63,15 @@ def finish(conversion, options) -> None:
     _finish_generated(conversion, options, why)
 
 
+def _without_size_record(conversion) -> None:
+    """The sizes kf2jobset's JobSet records for `--check` (SZ002) describe replicatedJobs a TrainJob does not
+    have (numNodes is its size): neither the record nor its note goes to the TrainJob or its runtime."""
+    ann = (conversion.jobset.get("metadata") or {}).get("annotations") or {}
+    for key in (sizes.SIZED_FOR_ANNOTATION, sizes.SIZE_LITERALS_ANNOTATION):
+        ann.pop(key, None)
+    conversion.notes = [n for n in conversion.notes if n.code != "SZ002"]
+
+
 def _builtin_misfits(conversion, options) -> list[str]:
     """Why the job keeps a generated runtime (empty: it runs on a built-in one)."""
     if conversion.job.mapping.profile != "pytorch":
@@ -69,6 +80,7 @@ def _builtin_misfits(conversion, options) -> list[str]:
         return ["--trainer-runtime generated"]
     why = torch_distributed.misfits(conversion, options)
     unknown = sorted({n.code for n in conversion.notes if n.code not in torch_distributed.REPLACED_NOTES
+                      and n.code not in torch_distributed.JOBSET_ONLY_NOTES
                       and not torch_distributed.KEPT_NOTES.match(n.code)})
     if unknown:
         why.append(f"findings {unknown} have no counterpart on a built-in runtime")

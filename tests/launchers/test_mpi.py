@@ -115,10 +115,15 @@ def test_ranks_land_on_the_hostfile_workers(netns, root, path, args):
         check_placement(output, expected)
 
 
-def test_generated_hostfile_mode_places_ranks_alike(netns, root):
-    """--mpi-hostfile generated: the launcher's init container writes the files; same placement."""
-    path = __import__("tests.launchers.common", fromlist=["FIXTURES"]).FIXTURES / "mpijob-v2beta1/openmpi/input.yaml"
+@pytest.mark.parametrize("case", ["mpijob-v2beta1/openmpi", "mpijob-v2beta1/init-reads-operator-volumes"])
+def test_generated_hostfile_mode_places_ranks_alike(netns, root, case):
+    """--mpi-hostfile generated: the launcher's init container writes the files; same placement. The
+    files exist before the user's own init containers run (init-reads-operator-volumes sorts the
+    hostfile in one: under v1 the operator's ConfigMap was there before the pod started)."""
+    path = __import__("tests.launchers.common", fromlist=["FIXTURES"]).FIXTURES / case / "input.yaml"
     conv = convert(path, ["--mpi-hostfile=generated"])
+    inits = [c["name"] for c in conv.pod_spec["launcher"].get("initContainers", [])]
+    assert inits[0] == "kf2jobset-hostfile", inits
     assert not conv.companions, "generated mode has no ConfigMap"
     for label, (code, output, _) in run_mpi(conv, root).items():
         assert code == 0, f"{label}: {output[-3000:]}"

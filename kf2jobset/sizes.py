@@ -1,0 +1,68 @@
+"""Size as a parameter: which injected values follow a replica edit, and what records the rest.
+
+Under v1 the operator computed every size-derived value (WORLD_SIZE, TF_CONFIG's host lists, the MPI
+hostfile, ...) from the replica counts when it made the pods, so editing `replicas` was enough. A
+converted JobSet is edited by hand from then on. A value that is the job's pod count is read from the
+pod's `jobset.sigs.k8s.io/global-replicas` label (the frameworks' `Side.size_env`), which the JobSet
+controller computes from the replicatedJobs (v0.7+) and which never changes under a running pod
+(replicatedJobs are immutable). Values no label can carry (host lists, pods x processes) stay literal;
+the JobSet then records the replica counts they were written for (SIZED_FOR_ANNOTATION) and the names
+of those values (SIZE_LITERALS_ANNOTATION), and `kf2jobset convert --check` fails when the counts no
+longer match (kf2jobset/staleness.py).
+"""
+from __future__ import annotations
+
+from . import claims
+from .frameworks.base import LABEL_GLOBAL_REPLICAS
+from .notes import Note
+
+SIZED_FOR_ANNOTATION = "kf2jobset.dev/sized-for"
+SIZE_LITERALS_ANNOTATION = "kf2jobset.dev/size-literals"
+FOLLOWS_PATH = f"metadata.labels['{LABEL_GLOBAL_REPLICAS}']"
+
+
+def sized_for(jobset: dict) -> str:
+    """`rjob=replicas,...` in replicatedJob order: what the literals were written for."""
+    return ",".join(f"{r['name']}={r.get('replicas', 1)}" for r in jobset["spec"]["replicatedJobs"])
+
+
+def parse_sized_for(text: str) -> dict[str, int] | None:
+    """The recorded counts, or None when the annotation is not one kf2jobset wrote."""
+    out: dict[str, int] = {}
+    for part in str(text).split(","):
+        name, sep, count = part.strip().partition("=")
+        if not sep or not name or not count.strip().isdigit():
+            return None
+        out[name] = int(count)
+    return out or None
+
+
+def size_contract(job, ctx, profile_literals: list[str], jobset: dict) -> None:
+    """Note which values follow the size (SZ001) and which are literals (SZ002); record the sizes of the
+    latter on the JobSet so that `--check` can tell when an edit left them stale."""
+    follows = [name for name, literal in ctx.sized.items() if literal is None]
+    literals = [name for name, literal in ctx.sized.items() if literal is not None] + list(profile_literals)
+    pods = claims.pod_path("*") + ".spec.containers[*].env"
+    if follows:
+        ctx.note(Note(
+            "SZ001", "rewritten",
+            f"{', '.join(follows)} {'follows' if len(follows) == 1 else 'follow'} the replica count: each pod reads the job's pod count from its "
+            f"{LABEL_GLOBAL_REPLICAS} label, which the JobSet controller computes from the replicatedJobs, as "
+            "the operator computed it from the replicas; a replica edit needs no other change",
+            target_path="env",  # explains no difference: the values are v1's, pod by pod
+            claims=tuple(claims.equals(f"{pods}[{n}].valueFrom.fieldRef.fieldPath", FOLLOWS_PATH) for n in follows),
+        ))
+    if not literals:
+        return
+    annotations = jobset["metadata"].setdefault("annotations", {})
+    annotations[SIZED_FOR_ANNOTATION] = sized_for(jobset)
+    annotations[SIZE_LITERALS_ANNOTATION] = ", ".join(literals)
+    ctx.note(Note(
+        "SZ002", "approximated",
+        f"{', '.join(literals)} are written for these replica counts ({annotations[SIZED_FOR_ANNOTATION]}); the "
+        "operator recomputed them when the replicas changed, the JobSet cannot. The JobSet records the counts in "
+        f"{SIZED_FOR_ANNOTATION}, and `kf2jobset convert --check` fails on a JobSet whose replicas no longer match",
+        target_path=f"metadata.annotations[{SIZED_FOR_ANNOTATION}]",
+        action="to resize, change the replicas in the v1 job and convert it again (or edit every listed value)",
+        claims=(claims.equals(f"metadata.annotations[{SIZED_FOR_ANNOTATION}]", annotations[SIZED_FOR_ANNOTATION]),),
+    ))
