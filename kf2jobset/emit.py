@@ -100,8 +100,10 @@ def emit(job: TrainingJob, options: ConvertOptions) -> Conversion:
     spec["replicatedJobs"] = replicated
 
     jobset = {"apiVersion": API_VERSION, "kind": "JobSet", "metadata": _metadata(job, p, options, notes), "spec": spec}
-    size_contract(job, ctx, prof.size_literals(job), jobset)
     companions = prof.companions(job, ctx) + _scheduler(job, p, options, jobset, notes)
+    gang = [f"PodGroup {c['metadata']['name']} minMember" for c in companions if c.get("kind") == "PodGroup"
+            and job.run_policy.scheduling.min_available is None]  # the operator's default: every pod
+    size_contract(job, ctx, prof.size_literals(job) + gang, jobset)
     return Conversion(job=job, plan=p, jobset=jobset, companions=companions, notes=notes)
 
 

@@ -92,3 +92,21 @@ def test_a_jobset_whose_values_follow_the_size_may_be_resized(tmp_path):
     (work / "job.yaml").write_text(set_replicas(text, "worker", 7))
     res = cli("--check", work)
     assert res.exit_code == 0 and res.stdout == "", res.stdout + res.stderr
+
+
+def test_a_volcano_gang_of_every_pod_is_a_literal_too(tmp_path):
+    """schedulingPolicy without minAvailable: the operator gave the PodGroup every pod; so does the
+    companion, a count no label carries."""
+    work = tmp_path / "repo"
+    work.mkdir()
+    job = (FIXTURES / "pytorchjob/master-workers/input.yaml").read_text().replace(
+        "spec:\n  pytorchReplicaSpecs:", "spec:\n  runPolicy:\n    schedulingPolicy:\n      queue: research\n"
+        "  pytorchReplicaSpecs:", 1)
+    assert "schedulingPolicy" in job
+    (work / "job.yaml").write_text(job)
+    assert cli("--in-place", "--scheduler", "volcano", work).exit_code == 0
+    text = (work / "job.yaml").read_text()
+    assert "minMember: 4" in text and "kf2jobset.dev/size-literals: PodGroup resnet-ddp minMember" in text
+    (work / "job.yaml").write_text(set_replicas(text, "worker", 5))
+    res = cli("--check", "--scheduler", "volcano", work)
+    assert res.exit_code == exitcodes.FINDINGS and "PodGroup resnet-ddp minMember" in res.stdout, res.stdout

@@ -57,6 +57,7 @@ Local knobs: ``KF2JOBSET_DIFF_ONLY=REGEX`` (case ids), ``KF2JOBSET_DIFF_PARALLEL
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import re
@@ -109,6 +110,7 @@ class Case:
     options: ConvertOptions
     note: str = ""  # why it is not run (e.g. v2beta1)
     refused: bool = False  # kf2jobset refuses it (fixtures/<kind>/<case>/expected-error.txt): v1 must have refused it too
+    resize: tuple | None = None  # (replica type, count): the v1 job and the JobSet of the ORIGINAL job edited alike
 
 
 def _options(args: list[str]) -> ConvertOptions:
@@ -228,7 +230,39 @@ def trainjob_cases() -> list[Case]:
     return out
 
 
-ALL_CASES = fixture_cases() + refusal_cases() + corpus_cases() + trainjob_cases()
+RESIZED_PER_KIND = 3  # fixtures per kind whose size-derived values all follow the count (SZ001, no SZ002)
+
+
+def resized_cases() -> list[Case]:
+    """Size as a parameter (kf2jobset/sizes.py): a converted JobSet edited by hand, smaller and larger, next
+    to the v1 job edited the same way. Fixtures whose conversion writes no size literal (SZ001 without
+    SZ002; the others are guarded by --check, tests/test_sizes_check.py), a few per kind, on the v1.9.4 stack."""
+    from kf2jobset.convert import convert_job
+
+    out, per_kind = [], {}
+    for case in fixture_cases():
+        kind = case.job.get("kind")
+        group = case.id.split("/")[0]  # the fixture directory: pytorchjob, jaxjob, envsubst, ...
+        other_stack = case.job.get("apiVersion") == "kubeflow.org/v2beta1" or kind in REFUSED_KINDS  # mpi-operator, v1.8.1
+        if other_stack or case.options.katib or per_kind.get(group, 0) >= RESIZED_PER_KIND or "rejected" in case.id:
+            continue
+        try:
+            conv = convert_job(copy.deepcopy(case.job), case.options)
+        except Exception:  # noqa: BLE001 - a case the plain differential already covers
+            continue
+        codes = {n.code for n in conv.notes}
+        if "SZ001" not in codes or "SZ002" in codes or conv.job.run_policy.suspend:
+            continue
+        rtype = "Worker" if "Worker" in conv.job.replicas else list(conv.job.replicas)[-1]
+        was = conv.job.replicas[rtype].replicas
+        first = conv.plan.segments[rtype][-1][1]
+        per_kind[group] = per_kind.get(group, 0) + 1
+        for new in sorted({max(first + 1, was - 1), was + 2} - {was}):
+            out.append(dataclasses.replace(case, id=f"resized:{case.id}:{rtype.lower()}={new}", resize=(rtype, new)))
+    return out
+
+
+ALL_CASES = fixture_cases() + refusal_cases() + corpus_cases() + trainjob_cases() + resized_cases()
 if os.environ.get("KF2JOBSET_DIFF_ONLY"):  # a regex over case ids, for local runs
     ALL_CASES = [c for c in ALL_CASES if re.search(os.environ["KF2JOBSET_DIFF_ONLY"], c.id)]
 
@@ -843,6 +877,9 @@ class Runner:
             companions = copy.deepcopy(conv.companions)
             if mutate:
                 mutate(jobset, companions)
+            model_job = conv.job
+            if case.resize:
+                model_job = self._resize(case, conv, job_a, jobset)
             jobset["metadata"]["namespace"] = ns_b
             comp_names = set()
             for c in companions:
@@ -866,7 +903,7 @@ class Runner:
             created_js = custom.create_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", ns_b, "jobsets", jobset)
             name_b = created_js["metadata"]["name"]
 
-            expected = sum(s.replicas for s in conv.job.replicas.values())
+            expected = sum(s.replicas for s in model_job.replicas.values())
             out.jobs_pods = expected
             suspended = conv.job.run_policy.suspend
             if suspended:
@@ -959,11 +996,12 @@ class Runner:
                 out.aspects.add(d.aspect)
                 if why is None:
                     out.unexplained.append(d)
-            out.unconfirmed = unconfirmed_claims(jr.findings, real)
+            # the report's per-pod evidence is about the job as converted; a resized job has other pods
+            out.unconfirmed = [] if case.resize else unconfirmed_claims(jr.findings, real)
             from kf2jobset.runtime.jobset_view import jobset_world
             from kf2jobset.runtime.operator_view import operator_world
 
-            opm = operator_world(conv.job, name=name_a, namespace=ns_a, cluster_domain=case.options.cluster_domain)
+            opm = operator_world(model_job, name=name_a, namespace=ns_a, cluster_domain=case.options.cluster_domain)
             jsm = jobset_world(jobset, name=name_b, namespace=ns_b, cluster_domain=case.options.cluster_domain, roles=roles,
                                containers=renamed)
             out.gaps = {"operator": model_gaps(model_world(opm, op), op), "jobset": model_gaps(model_world(jsm, js), js)}
@@ -977,6 +1015,20 @@ class Runner:
                 except ApiException:
                     pass
 
+
+    def _resize(self, case: Case, conv, job_a: dict, jobset: dict):
+        """Edit the v1 job (before it is created) and the JobSet kf2jobset wrote for the original job the
+        same way: the replica type's count, and the replicatedJob holding its last pods. The v1 job the
+        operator runs, as kf2jobset reads it (for the runtime model)."""
+        from kf2jobset.convert import convert_job
+
+        rtype, new = case.resize
+        specs = next(k for k in job_a["spec"] if k.endswith("ReplicaSpecs"))
+        job_a["spec"][specs][conv.job.replicas[rtype].source_key]["replicas"] = new
+        name, first, _ = conv.plan.segments[rtype][-1]
+        (rjob,) = [r for r in jobset["spec"]["replicatedJobs"] if r["name"] == name]
+        rjob["replicas"] = new - first
+        return convert_job(copy.deepcopy(job_a), case.options).job
 
     def _refused_by_controller(self, core, namespace: str, name: str, kind: str, timeout: float = 30.0) -> str:
         """How the operator refused a stored job (a Warning event whose reason ends in FailedValidation,
