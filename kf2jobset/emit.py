@@ -448,6 +448,9 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
                           "the pruned field is outside the pod templates: the JobSet has no field that could carry it"))
     for null in job.nulls:
         notes.append(_null_note(job, null))
+    from .images import image_notes
+
+    notes += image_notes(job)
     for ignored in job.ignored:
         notes.append(Note("JS071", "dropped", f"replica spec {format_path(ignored.path)}: {ignored.why} (it validates "
                           f"only {' and '.join(job.mapping.known_types)}), so the job ran without it; the JobSet has "
