@@ -40,13 +40,17 @@ def _fractional_problem(doc: dict, issue) -> Problem | None:
     if not isinstance(value, float):
         return None
     port = issue.path and issue.path[-1] == "port"
+    finite = value == value and value not in (float("inf"), float("-inf"))
     hint = ("write a whole port number or the port's name" if port else
+            "write a quantity such as 1, 500m or 2Gi" if not finite else
             f"write the quantity as a string: \"{value!r}\"" + (f" (or \"{_milli(value)}\")" if _milli(value) else ""))
     return _problem(issue.path, f"{value!r} is a fractional number where the API takes an integer or a string "
                                 "(inherited: the v1 CRD's int-or-string schema rejected this job too)", hint=hint, rule="schema")
 
 
 def _milli(value: float) -> str | None:
+    if value != value or value in (float("inf"), float("-inf")):
+        return None  # .nan, .inf: no spelling in milli-units
     milli = round(value * 1000, 6)
     return f"{int(milli)}m" if milli == int(milli) and value < 1000 else None
 
