@@ -320,6 +320,7 @@ def _one_entry_per_env_name(job: TrainingJob, rtype: str, pod_spec: dict, ctx: E
                 ctx.note(Note("JS061", "rewritten", text, source_path=f"{src}[{o.name}]",
                               target_path=f"template.spec.{field}[{c}].env[{o.name}]", replica_type=rtype,
                               action="remove your entry: the value it sets is replaced" if not o.renamed_to else None,
+                              warn=mine != theirs,  # a value you wrote is not the one the pods get
                               claims=(claim.count(f"{rjob}.spec.{field}[{c}].env[{o.name}]", 1),
                                       claim.equals(f"{rjob}.spec.{field}[{c}].env[{o.name}]", o.winner),
                                       *([claim.equals(f"{rjob}.spec.{field}[{c}].env[{o.renamed_to}]",
@@ -446,9 +447,15 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
     for pruned in job.pruned:
         notes.append(Note("JS070", "dropped", f"unknown field {format_path(pruned.path)}: the API server prunes it, so the "
                           "operator never saw it", source_path=format_path(pruned.path), action="remove or fix the field",
+                          warn=True,  # a typo (resources.request) leaves the job without what it meant
                           claims=_dropped_claims(job, pruned.path),
                           unchecked=None if _dropped_claims(job, pruned.path) else
                           "the pruned field is outside the pod templates: the JobSet has no field that could carry it"))
+    for null in job.nulls:
+        notes.append(_null_note(job, null))
+    from .images import image_notes
+
+    notes += image_notes(job)
     for ignored in job.ignored:
         notes.append(Note("JS071", "dropped", f"replica spec {format_path(ignored.path)}: {ignored.why} (it validates "
                           f"only {' and '.join(job.mapping.known_types)}), so the job ran without it; the JobSet has "
@@ -484,6 +491,26 @@ CONTROLLER_BEHAVIOUR = ("what the v1 operator and the JobSet controller do when 
 
 def _user_pod_field(job: TrainingJob, field: str) -> bool:
     return any(field in (s.template.get("spec") or {}) for s in job.replicas.values())
+
+
+def _null_note(job: TrainingJob, null) -> Note:
+    """JS072: `key:` with no value, dropped by the API server before it validated the job (crdnulls)."""
+    from .errors import format_path
+
+    where, key = format_path(null.path), null.path[-1]
+    if null.default is not None:
+        ran = f"the CRD's default {null.default!r} in its place, as for an unwritten {key}"
+    elif null.holds == "value":
+        ran = f"no {key}" + (" (a null limit is no limit)" if "limits" in null.path else "")
+    else:
+        ran = f"no {key} (a null {null.holds} is an empty one)"
+    claims = _dropped_claims(job, null.path) if null.default is None else ()
+    return Note("JS072", "dropped", f"{where} has no value: the API server drops a null the CRD schema does not allow "
+                "before it validates, so v1 stored the job without the key and ran it with " + ran + "; the JobSet "
+                "leaves the key out as well", source_path=where, action=f"give {key} a value, or remove the key",
+                warn=null.holds == "value" and null.default is None, claims=claims,
+                unchecked=None if claims else "the key is outside the pod templates, or the API server put a default "
+                "in its place: the JobSet has no field that shows the null")
 
 
 def _dropped_claims(job: TrainingJob, path: tuple) -> tuple:

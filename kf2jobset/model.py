@@ -81,6 +81,7 @@ class TrainingJob:
     defaults: list[DefaultApplied] = field(default_factory=list)
     pruned: list[DefaultApplied] = field(default_factory=list)  # unknown fields the API server would drop
     ignored: list[DefaultApplied] = field(default_factory=list)  # replica specs the operator made no pods for
+    nulls: list = field(default_factory=list)  # crdnulls.NullField: `key:` with no value, dropped by the API server
     source_api_version: str | None = None  # the older apiVersion as written, when read as v1 (upgrade.py)
 
     @property

@@ -49,21 +49,31 @@ def warning_lines(items: list, verbose: bool = False) -> list[str]:
 
     One line per code, naming the jobs it concerns, with the first job's text (its name written as
     <job>): ten alike jobs print one line per code, not ten. `verbose`, or a code that concerns one
-    job only: each job's own line.
+    job only: each job's own line. A job with several notes of one code (three env entries replaced)
+    still gets one line: the first note's text and where the others are.
     """
-    by_code: dict[str, list] = {}
-    for item in items:
-        by_code.setdefault(item[2].code, []).append(item)
+    by_code: dict[str, dict] = {}
+    for where, job, note in items:
+        by_code.setdefault(note.code, {}).setdefault((where, job), []).append(note)
     out = []
-    for code, entries in by_code.items():
-        if verbose or len(entries) == 1:
-            out += [f"warning: {where}: " + (f"{job}: " if job else "") + note.warning_text() for where, job, note in entries]
+    for code, jobs in by_code.items():
+        if verbose or len(jobs) == 1:
+            out += [f"warning: {where}: " + (f"{job}: " if job else "") + _one_job_text(notes)
+                    for (where, job), notes in jobs.items()]
             continue
-        where, job, note = entries[0]
-        text = note.warning_text()[len(code) + 1:]
+        (where, job), notes = next(iter(jobs.items()))
+        text = _one_job_text(notes)[len(code) + 1:]
         if job and len(job) > 2:
             text = text.replace(job, "<job>")
-        names = [j or w for w, j, _ in entries]
+        names = [j or w for w, j in jobs]
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-        out.append(f"warning: {code} in {len(entries)} jobs ({shown}; each on its own: --verbose): {text}")
+        out.append(f"warning: {code} in {len(jobs)} jobs ({shown}; each on its own: --verbose): {text}")
     return out
+
+
+def _one_job_text(notes: list) -> str:
+    text = notes[0].warning_text()
+    others = list(dict.fromkeys(n.source_path or n.message for n in notes[1:]))
+    if others:
+        text += f" (and {len(others)} more {notes[0].code}: " + ", ".join(others[:3]) + (", ..." if len(others) > 3 else "") + ")"
+    return text

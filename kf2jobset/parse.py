@@ -40,13 +40,17 @@ def _fractional_problem(doc: dict, issue) -> Problem | None:
     if not isinstance(value, float):
         return None
     port = issue.path and issue.path[-1] == "port"
+    finite = value == value and value not in (float("inf"), float("-inf"))
     hint = ("write a whole port number or the port's name" if port else
+            "write a quantity such as 1, 500m or 2Gi" if not finite else
             f"write the quantity as a string: \"{value!r}\"" + (f" (or \"{_milli(value)}\")" if _milli(value) else ""))
     return _problem(issue.path, f"{value!r} is a fractional number where the API takes an integer or a string "
                                 "(inherited: the v1 CRD's int-or-string schema rejected this job too)", hint=hint, rule="schema")
 
 
 def _milli(value: float) -> str | None:
+    if value != value or value in (float("inf"), float("-inf")):
+        return None  # .nan, .inf: no spelling in milli-units
     milli = round(value * 1000, 6)
     return f"{int(milli)}m" if milli == int(milli) and value < 1000 else None
 
@@ -54,27 +58,37 @@ def _milli(value: float) -> str | None:
 def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> TrainingJob:
     problems: list[Problem] = []
     pruned: list[DefaultApplied] = []
+    nulls: list = []  # crdnulls.NullField
     jobset_only: list[Problem] = []  # v1 ran it, the JobSet cannot carry it: refused after the v1 rules
     if check_schema:
         from .schemas import validate
 
         issues = validate(doc, mapping.schema)
-        unknown = [i for i in issues if i.message.startswith("unknown field")]
-        problems += [_fractional_problem(doc, i) or _problem(i.path, i.message, rule="schema") for i in issues if i not in unknown]
+        unknown = [i.path for i in issues if i.message.startswith("unknown field")]
+        problems += [_fractional_problem(doc, i) or _problem(i.path, i.message, rule="schema") for i in issues
+                     if i.path not in unknown]
         if problems:
             raise InvalidJobError(problems)
+        # Then the nulls, as the API server drops them before it validates (crdnulls): every rule below
+        # reads the job as it was stored. A null field the schema does not know is an unknown field.
+        from .crdnulls import pruned_nulls, remove_paths
+
+        nulls, null_unknown = pruned_nulls(doc, mapping.schema)
+        unknown += [p for p in null_unknown if not any(p[:len(u)] == u for u in unknown)]
+        nulls = [n for n in nulls if not any(n.path[:len(u)] == u for u in unknown)]
+        if unknown or nulls:
+            # The API server prunes fields its schema does not know; convert what it would have stored.
+            doc = copy_tree(doc)
+            remove_paths(doc, [n.path for n in nulls])
+            for path in unknown:
+                _remove(doc, path)
+                pruned.append(DefaultApplied(path, None, "unknown field: the API server prunes it"))
         from .podrules import check_v1_job, run_policy_problems
 
-        problems += [p for p in check_v1_job(doc, mapping) if p.location.path not in {i.path for i in unknown}]
+        problems += check_v1_job(doc, mapping)
         jobset_only = run_policy_problems(doc)[1]
         if problems:
             raise InvalidJobError(problems)
-        if unknown:
-            # The API server prunes fields its schema does not know; convert what it would have stored.
-            doc = copy_tree(doc)
-            for issue in unknown:
-                _remove(doc, issue.path)
-                pruned.append(DefaultApplied(issue.path, None, "unknown field: the API server prunes it"))
 
     meta = doc.get("metadata") or {}
     spec = doc.get("spec") or {}
@@ -169,6 +183,7 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
         defaults=job_defaults + rp_defaults,
         pruned=pruned,
         ignored=ignored,
+        nulls=nulls,
     )
 
 

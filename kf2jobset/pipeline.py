@@ -68,6 +68,7 @@ def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
             continue
         res = _held_text(doc, path, options, docs) or convert_document(doc.data, options)
         result.results.append(res)
+        _program_template(doc, res)
         for err in res.errors:
             result.errors.append(_locate(err, path, doc))
     if result.errors or not any(r.changed for r in result.results):
@@ -95,6 +96,23 @@ def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
             pieces.append(doc.text)  # verbatim: every byte, including a missing final newline
     result.new_text = "".join(pieces)
     return result
+
+
+def _program_template(doc: Document, res: DocumentResult) -> None:
+    """A job written as a template for a program (kf2jobset/progtemplate.py): its errors name the
+    placeholders, and a conversion of it says on stderr that it holds them (TPL003)."""
+    from .convert import is_job
+
+    if res.new_text is not None or not is_job(doc.data):
+        return
+    from . import progtemplate
+
+    slots = progtemplate.find(doc.data, doc.text)
+    if res.errors:
+        res.errors[:] = [progtemplate.explain(err, slots) for err in res.errors]
+    elif slots:
+        for conv in res.conversions:
+            conv.notes.append(progtemplate.note(slots))
 
 
 def _held_text(doc: Document, path: str, options: ConvertOptions, docs: list[Document]) -> DocumentResult | None:

@@ -383,6 +383,8 @@ def _sprinkled(text: str, rng) -> str:
 def test_comments_anywhere_never_change_what_the_outputs_say():
     import random
 
+    from kf2jobset.schemacheck import normalise
+
     from .conftest import FIXTURES
 
     rng = random.Random(25)
@@ -394,6 +396,9 @@ def test_comments_anywhere_never_change_what_the_outputs_say():
             continue  # job text inside a block scalar (kf2jobset/jobtext.py): a `#` line there is text, or ends it
         r = convert_text(_sprinkled(path.read_text(), rng), "input.yaml", options)
         assert not r.errors, path
-        assert list(yaml.safe_load_all(r.new_text)) == list(yaml.safe_load_all(plain.new_text)), path
+        # as the API server reads them: a key with no value is an absent key (kf2jobset/crdnulls.py; the
+        # comment code puts an empty key back above its commented-out children, `name: #<name>` too)
+        assert [normalise(d) for d in yaml.safe_load_all(r.new_text)] == \
+            [normalise(d) for d in yaml.safe_load_all(plain.new_text)], path
         checked += 1
     assert checked >= 25

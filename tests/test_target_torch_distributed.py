@@ -232,7 +232,9 @@ def test_a_prediction_that_loses_the_rank_is_caught_by_the_report(monkeypatch):
 @pytest.mark.parametrize("change, words", [
     (lambda c: c.update(env=[{"name": f"V{i}", "value": "x"} for i in range(130)]), "env entries"),
     (lambda c: c.update(args=["--x"] * 129), "args entries"),
-    (lambda c: c.update(image="registry.example.com/" + "a" * 500), "image name over 500"),
+    # a valid reference (a name of 251 characters, the kubelet's limit is 255: else JS064) with a long tag and digest
+    (lambda c: c.update(image="registry.example.com/" + "a" * 230 + ":" + "t" * 128 + "@sha512:" + "0" * 128),
+     "image name over 500"),
 ])
 def test_what_the_trainjob_crd_would_refuse_keeps_a_generated_runtime(change, words):
     import yaml

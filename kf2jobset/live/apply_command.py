@@ -74,9 +74,10 @@ def _apply(cluster, kind: LiveKind, name: str, namespace: str, options, dry_run:
     source = cluster.get_job(kind, version, namespace, name)
     ref = object_ref(source)
     conv = convert_noting_owners(source, options)
-    for note in conv.notes:
-        if note.printed:
-            print_warning(f"{ref}: {note.warning_text()}")
+    from ..notes import warning_lines
+
+    for line in warning_lines([(ref, "", note) for note in conv.notes if note.printed]):
+        print_warning(line.removeprefix("warning: "))
     state = job_state(source)
     if state in TERMINAL_STATES:
         print_warning(f"{ref} has {state}: the JobSet runs the training again")

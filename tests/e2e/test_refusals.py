@@ -20,6 +20,10 @@ kf2jobset's verdict must agree with it:
 * exit 4 (the JobSet would be rejected, or the job needs a decision kf2jobset cannot make) => the v1
   world ran it, and no message may say *inherited*.
 
+Converting fixtures whose null keys the API server drops (report code JS072: ``cpu:`` with no value) are
+sent too (NULL_CASES, issue 29): kf2jobset converts them (exit 0), so the v1 world must run them, store
+them without those keys (or with the CRD's default in place of the null) and make pods without them.
+
 Cases that cannot be sent (invalid YAML, an API version the v1 world does not serve) are skipped with
 the reason. Jobs without a name (templates) get one as their creator would give them; a case's
 namespace is replaced by the test's own unless it is not a valid namespace name (then the request
@@ -82,6 +86,7 @@ class Case:
     skip: str = ""
     exit_code: int = 0  # kf2jobset's verdict, filled by run_kf2jobset
     messages: list[str] = field(default_factory=list)
+    nulls: list = field(default_factory=list)  # converting case: the null keys the API server drops (NullField)
 
     def run_kf2jobset(self) -> None:
         args = [a for a in (self.path / "args").read_text().splitlines() if a.strip() and not a.startswith("#")] \
@@ -124,10 +129,27 @@ def refusing_fixtures() -> list[Path]:
     return sorted(p.parent for p in FIXTURES.glob("*/*/expected-error.txt"))
 
 
+def pruned_null_fixtures() -> list[Path]:
+    """Converting fixtures whose report says the API server dropped a null key (JS072)."""
+    return sorted(p.parent for p in FIXTURES.glob("*/*/report.json")
+                  if '"JS072"' in p.read_text() and (p.parent / "expected.yaml").exists())
+
+
+def _null_case(path: Path) -> Case:
+    from kf2jobset.crdnulls import pruned_nulls
+    from kf2jobset.schemas import schema_name_for
+
+    case = _case(path)
+    if case.job is not None:
+        case.nulls = pruned_nulls(case.job, schema_name_for(case.job["apiVersion"], case.job["kind"]))[0]
+    return case
+
+
 CASES = [_case(p) for p in refusing_fixtures()]
+NULL_CASES = [_null_case(p) for p in pruned_null_fixtures()]
 _ONLY = os.environ.get("KF2JOBSET_REFUSALS_ONLY")  # a regex over case ids, for local runs
 if _ONLY:
-    for _c in CASES:
+    for _c in CASES + NULL_CASES:
         if not _c.skip and not re.search(_ONLY, _c.id):
             _c.skip = f"KF2JOBSET_REFUSALS_ONLY={_ONLY} leaves it out"
 
@@ -137,6 +159,13 @@ def test_every_refusing_fixture_is_a_case():
     for c in CASES:
         c.run_kf2jobset()
     assert all(c.exit_code in (3, 4) for c in CASES), [(c.id, c.exit_code) for c in CASES if c.exit_code not in (3, 4)]
+
+
+def test_null_fixtures_convert():
+    assert NULL_CASES, "no converting fixture shows JS072 (fixtures/pytorchjob/null-values does)"
+    for c in NULL_CASES:
+        c.run_kf2jobset()
+        assert c.exit_code == 0 and c.nulls and not c.says_inherited, (c.id, c.exit_code, c.messages)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -151,6 +180,8 @@ class Outcome:
     pods: str = ""  # "created/expected"
     seconds: float = 0.0
     evidence: list[str] = field(default_factory=list)
+    stored: dict = field(default_factory=dict)  # the job as the API server stored it
+    pod_specs: dict = field(default_factory=dict)  # pod name -> (replica-type label, spec as JSON)
 
 
 def expected_pods(job: dict) -> int:
@@ -166,7 +197,8 @@ def expected_pods(job: dict) -> int:
             default = 1 if rtype == "Launcher" else 0
         else:
             default = 1
-        n = spec.get("replicas", default)
+        n = spec.get("replicas")
+        n = default if n is None else n  # `replicas:` with no value: dropped by the API server
         total += n if isinstance(n, int) else 0
     return total
 
@@ -242,6 +274,7 @@ def observe(stack, case: Case) -> Outcome:
                 return out
             raise
         name = created["metadata"]["name"]
+        out.stored = created
         want = expected_pods(job)
         deadline = time.monotonic() + POD_WAIT
         while True:
@@ -250,6 +283,8 @@ def observe(stack, case: Case) -> Outcome:
             out.pods = f"{len(pods)}/{want}"
             if len(pods) >= want and not failures:
                 out.real, out.detail = "ran", f"{len(pods)} pods created"
+                out.pod_specs = {p.metadata.name: ((p.metadata.labels or {}).get("training.kubeflow.org/replica-type"),
+                                                   api.sanitize_for_serialization(p.spec)) for p in pods}
                 break
             if failures:
                 time.sleep(1.0)  # let the other pods (and events) of this round arrive
@@ -343,7 +378,7 @@ def outcomes(stack) -> dict[str, Outcome]:
         with lock:
             results[case.id] = o
 
-    runnable = [c for c in CASES if not c.skip]
+    runnable = [c for c in CASES + NULL_CASES if not c.skip]
     for c in runnable:
         c.run_kf2jobset()
     t0 = time.monotonic()
@@ -360,7 +395,7 @@ def outcomes(stack) -> dict[str, Outcome]:
         for lazy in others.values():
             lazy.close()
     wall = time.monotonic() - t0
-    print(f"\n[refusals] {len(runnable)} refusing fixtures sent to the v1 world in {wall:.1f} s (parallel {PARALLEL}); "
+    print(f"\n[refusals] {len(runnable)} fixtures (refusing, and converting with pruned nulls) sent to the v1 world in {wall:.1f} s (parallel {PARALLEL}); "
           f"{len(CASES) - len(runnable)} skipped")
     print(summary_table(results))
     path = os.environ.get("KF2JOBSET_REFUSALS_SUMMARY")
@@ -371,7 +406,7 @@ def outcomes(stack) -> dict[str, Outcome]:
                           "real": o.real, "pods": o.pods, "detail": o.detail, "seconds": round(o.seconds, 1),
                           "agrees": agrees(o.case, o.real)[0]}
                       for k, o in sorted(results.items())},
-            "skipped": {c.id: c.skip for c in CASES if c.skip},
+            "skipped": {c.id: c.skip for c in CASES + NULL_CASES if c.skip},
         }, indent=1))
     return results
 
@@ -382,6 +417,8 @@ def agrees(case: Case, real: str) -> tuple[bool, str]:
         return False, f"kf2jobset says the refusal is inherited, but the v1 world {real} it"
     if case.exit_code == 3 and not rejected:
         return False, f"exit 3 (an invalid v1 job), but the v1 world {real} it"
+    if case.exit_code == 0 and real != "ran":
+        return False, f"converted (exit 0), but the v1 world rejected it ({real})"
     if case.exit_code == 4 and real != "ran":
         return False, f"exit 4 (kf2jobset's own limit), but the v1 world rejected it ({real}): say so (inherited, exit 3)"
     return True, ""
@@ -407,3 +444,51 @@ def test_refusal_agrees_with_the_v1_world(outcomes, case):
     assert o.real not in ("failed", "unclear"), f"{case.id}: no verdict from the v1 world: {o.detail}"
     ok, why = agrees(case, o.real)
     assert ok, f"{case.id}: {why}.\nkf2jobset: {' / '.join(case.messages)}\nv1 world: {o.detail}"
+
+
+def _at(node, path):
+    for part in path:
+        if isinstance(part, int):
+            if not isinstance(node, list) or part >= len(node):
+                return None
+            node = node[part]
+        else:
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+    return node
+
+
+def _present(node, path) -> bool:
+    parent = _at(node, path[:-1])
+    return isinstance(parent, dict) and path[-1] in parent
+
+
+@pytest.mark.parametrize("case", NULL_CASES, ids=lambda c: c.id)
+def test_pruned_nulls_run_in_the_v1_world_without_the_keys(outcomes, case):
+    """The job kf2jobset converted despite its null keys ran in the v1 world; the API server stored it
+    without them (or, for a field with a CRD default, with the default: never a null) and the operator's
+    pods lack them (a null CPU limit: pods without a CPU limit)."""
+    if case.skip:
+        pytest.skip(case.skip)
+    o = outcomes[case.id]
+    assert case.exit_code == 0, case.messages
+    assert o.real == "ran", f"{case.id}: converted, but the v1 world: {o.real}: {o.detail}"
+    field_ = SPECS_FIELD[case.job["kind"]]
+    checked = 0
+    for null in case.nulls:
+        path = null.path
+        assert _at(o.stored, path) is not None or not _present(o.stored, path), (path, "stored as null")
+        # a key that held a value (a limit, a selector value); a null list or object may be filled in by
+        # admission (the service account's volume), so only values are looked for in the pods
+        if null.holds == "value" and path[:2] == ("spec", field_) and len(path) > 5 and path[3:5] == ("template", "spec"):
+            rtype, rest = str(path[2]).lower(), path[5:]
+            pods = [spec for label, spec in o.pod_specs.values() if label == rtype]
+            assert pods, (path, "no pod of that replica type")
+            for spec in pods:
+                if _at(o.stored, path) is None:  # pruned: the operator's pods have no such key
+                    assert not _present(spec, rest), (path, _at(spec, rest[:-1]))
+                checked += 1
+    print(f"\n[refusals] {case.id}: {len(case.nulls)} null keys; stored without them; "
+          f"{checked} pod fields checked ({len(o.pod_specs)} pods)")
+    assert checked
