@@ -90,7 +90,8 @@ def source_misfits(job, options) -> list[str]:
         if c.get("command") == TORCHTUNE:
             why.append("command `tune run` (Trainer's torch plugin rewrites it for torchtune)")
     if _writes_pod_addresses(job, options):
-        why.append("v1 pod addresses written in the job (JS064 names them by kf2jobset's replicatedJobs)")
+        why.append("v1 pod addresses written in the job or its ConfigMaps (JS064, JS065 name pods by kf2jobset's "
+                   "replicatedJobs)")
     nproc = str(job.framework.get("nprocPerNode", "auto"))
     if nproc != "auto" and not nproc.isdigit():
         why.append(f"nprocPerNode {nproc!r} (Trainer takes a number of processes, or derives one)")
@@ -98,11 +99,13 @@ def source_misfits(job, options) -> list[str]:
 
 
 def _writes_pod_addresses(job, options) -> bool:
-    from ..addresses import FIELDS, find, pattern
+    from ..addresses import FIELDS, configmap_addresses, find, pattern
 
     rx = pattern(job, options.cluster_domain)
     if rx is None:
         return False
+    if options.v1_pod_services or configmap_addresses(job, options.sibling_configmaps, options.cluster_domain):
+        return True  # JS065's Services select kf2jobset's replicatedJobs
     for spec in job.replicas.values():
         for field in FIELDS:
             for c in ((spec.template.get("spec") or {}).get(field) or []):
