@@ -43,7 +43,8 @@ LISTENS = "registry.example.com/nlp/bert-ft:2.1"
 _LISTEN = ("import socket, sys, time\ns = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
            "s.bind(('0.0.0.0', int(sys.argv[1]))); s.listen(64)\nwhile True:\n    c, _ = s.accept(); c.close()\n")
 
-WAIT_FORMS = ('for h in "$MASTER_ADDR" "$MASTER_NS" "$MASTER_SVC" "$MASTER_FQDN" "${PEER%:*}"; do '
+# (not $PEER: under v1 a worker's Service has no address while that worker waits in init, as this one does)
+WAIT_FORMS = ('for h in "$MASTER_ADDR" "$MASTER_NS" "$MASTER_SVC" "$MASTER_FQDN"; do '
               'until getent hosts "$h"; do echo "waiting for $h"; sleep 1; done; done')
 CONNECT = ("import socket, sys, time\nwhile True:\n  try: socket.create_connection((sys.argv[1], 23456), 2).close(); break\n"
            "  except OSError: time.sleep(1)")
@@ -74,9 +75,9 @@ def arena(ns: str) -> list[dict]:
 
 
 def peers(ns: str) -> list[dict]:
-    """A ConfigMap of the same file names the master and a worker; the workers' init container reads it."""
+    """A ConfigMap of the same file names the master (two forms); the workers' init container reads it."""
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "bert-peers", "namespace": ns},
-          "data": {"peers": f"bert-ft-master-0\nbert-ft-worker-1.{ns}.svc.cluster.local\n"}}
+          "data": {"peers": f"bert-ft-master-0\nbert-ft-master-0.{ns}.svc.cluster.local\n"}}
     return [cm, _pytorchjob(ns, {
         "initContainers": [{"name": "wait-peers", "image": TOOLS, "command": ["sh", "-c", WAIT_PEERS],
                             "volumeMounts": [{"name": "peers", "mountPath": "/etc/peers"}]}],
