@@ -14,10 +14,10 @@ be the manifest's namespace (any, when the manifest has none) and is kept as wri
 * env values, `command` and `args` of every container and init container (where the kubelet expands
   `$(VAR)`): rewritten to the JobSet hostname of the same logical pod, built like the injected
   addresses (`JobSetSide.host`: `$(KF2JOBSET_JOBSET_NAME)-<rjob>-<j>-0.<subdomain>`), with the helper
-  variable defined first in that container (JS064);
+  variable defined first in that container (JS065);
 * ConfigMaps of the same file (no `$(VAR)` there, and the document passes through untouched): v1's
-  per-pod Services are offered as companions selecting the same pods by the JobSet's labels (JS065),
-  and names a Service cannot give back (mpi-operator's `<pod>.<job>` hostnames) are listed (JS066).
+  per-pod Services are offered as companions selecting the same pods by the JobSet's labels (JS066),
+  and names a Service cannot give back (mpi-operator's `<pod>.<job>` hostnames) are listed (JS067).
 
 `--v1-pod-services` offers those Services for every pod, for addresses kf2jobset cannot see (code,
 images). Pure: no I/O.
@@ -113,7 +113,7 @@ def replace(text: str, found: list[Found], host) -> str:
 # ---------------------------------------------------------------- pod templates
 
 def rewrite_pod(job, rtype: str, template: dict, ctx, rjob: str, first_index: int = 0) -> None:
-    """Rewrite the v1 addresses in env values, command and args of the template's containers (JS064)."""
+    """Rewrite the v1 addresses in env values, command and args of the template's containers (JS065)."""
     rx = pattern(job, ctx.options.cluster_domain)
     if rx is None:
         return
@@ -152,7 +152,7 @@ def rewrite_pod(job, rtype: str, template: dict, ctx, rjob: str, first_index: in
                 names = ", ".join(sorted({f.text for f in found}))
                 target = f"{pod_path(rjob)}.spec.{field}[{c}].{place}"
                 ctx.note(Note(
-                    "JS064", "rewritten",
+                    "JS065", "rewritten",
                     f"{where}, {place}: {names} was the v1 address of "
                     + ", ".join(sorted({f"{f.rtype} {f.index}" for f in found}))
                     + f" ({_v1_kind_of_name(job)}); now {new!r}, the JobSet hostname of the same pod"
@@ -256,7 +256,7 @@ def pod_services(job, ctx, every_pod: bool) -> list[dict]:
     why = "for every pod (--v1-pod-services)" if every_pod else "for the pods your ConfigMaps name"
     if job.is_mpi_v1:
         ctx.note(Note(
-            "JS065", "rewritten",
+            "JS066", "rewritten",
             f"{len(services)} Service(s) {why}, named like the pods the v1 launcher reached by name through kubectl exec: "
             + "; ".join(named) + ". Each is headless and selects the JobSet's pod of the same rank by its "
             "jobset.sigs.k8s.io labels, so the bare pod names resolve for SSH (the launcher starts once the workers "
@@ -265,7 +265,7 @@ def pod_services(job, ctx, every_pod: bool) -> list[dict]:
                    "their owner)", claims=tuple(claims)))
         return services
     ctx.note(Note(
-        "JS065", "prerequisite",
+        "JS066", "prerequisite",
         f"{len(services)} of v1's per-pod Services offered as companions {why}: " + "; ".join(named)
         + ". Each is headless, named as under v1 and selects the JobSet's pod of the same rank by its "
         "jobset.sigs.k8s.io labels, so the v1 name resolves as it did (once the pod is Ready); the v1 "
@@ -293,7 +293,7 @@ def _unservable_note(job, ctx, unservable: list[tuple]) -> None:
     for cm, key, f in unservable:
         jobset_host = ctx.side(f.rtype, static=True).host(f.rtype, f.index, "short") + f.suffix
         ctx.note(Note(
-            "JS066", "breaking",
+            "JS067", "breaking",
             f"ConfigMap {cm} data[{key}] names {f.text}, mpi-operator's hostname of {f.rtype} {f.index} under its "
             f"headless Service {job.name}; no Service can give that name back (a pod's hostname record needs the "
             "pod's own hostname and subdomain), so it resolves to nothing under the JobSet",

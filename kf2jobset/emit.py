@@ -121,7 +121,7 @@ def _dns_note(job: TrainingJob, p: JobSetPlan, options: ConvertOptions) -> Note:
         f"pods are reached through the JobSet's headless Service as <jobset>-<replicatedJob>-<i>-0.<subdomain> "
         f"(e.g. {example}), also before they are Ready, and their hostname changes to match; {before}. "
         "Addresses kf2jobset injects are rewritten",
-        target_path="spec.network", action="v1 pod names in env, command and args are rewritten (JS064); for those in code or images pass "
+        target_path="spec.network", action="v1 pod names in env, command and args are rewritten (JS065); for those in code or images pass "
                "--v1-pod-services or change them",
         explains=(("dns", "*"), ("hostname", "*")),
         claims=(claim.equals("spec.network.enableDNSHostnames", True), claim.equals("spec.network.publishNotReadyAddresses", True),

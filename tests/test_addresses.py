@@ -100,7 +100,7 @@ def test_helper_is_defined_before_the_first_reference():
     main = pod["containers"][0]
     assert main["args"] == [f"--peer={N}-worker-1-0.{N}"]
     assert [e["name"] for e in main["env"]].count("KF2JOBSET_JOBSET_NAME") == 1
-    codes = [n.code for n in conv.notes if n.code == "JS064"]
+    codes = [n.code for n in conv.notes if n.code == "JS065"]
     assert len(codes) == 2
 
 
@@ -170,7 +170,7 @@ def test_configmap_addresses_get_v1_services_selecting_jobset_pods():
     assert all(s["spec"]["clusterIP"] == "None" and s["spec"]["selector"]["jobset.sigs.k8s.io/jobset-name"] == "pt"
                for s in services)
     assert CONFIGMAP in result.new_text  # the ConfigMap passes through byte for byte
-    note = next(n for n in result.conversions[0].notes if n.code == "JS065")
+    note = next(n for n in result.conversions[0].notes if n.code == "JS066")
     assert note.category == "prerequisite" and "ConfigMap peers data[hosts]" in note.message
 
 

@@ -177,7 +177,7 @@ def test_user_written_old_address_is_rewritten_and_a_stale_one_is_breaking():
     text = PYTORCH.replace('["torchrun", "train.py"]', '["torchrun", "train.py", "--peer=resnet-ddp-master-0:23456"]', 1)
     assert text != PYTORCH
     report = build_report([convert_text(text, "job.yaml", ConvertOptions())], ConvertOptions())
-    assert [f for f in report.findings if f.code == "JS064"]  # kf2jobset/addresses.py: the same pod, JobSet hostname
+    assert [f for f in report.findings if f.code == "JS065"]  # kf2jobset/addresses.py: the same pod, JobSet hostname
     assert not [f for f in report.findings if f.code == "RT010"]
     assert not _unexplained(report)
 

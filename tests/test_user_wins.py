@@ -54,9 +54,9 @@ def _pod_env(entries: list[dict]) -> dict:
 
 
 def _readdressed(conv, rtype: str, index: int, name: str) -> str | None:
-    """The value JS064 gave an entry that named a v1 pod (kf2jobset/addresses.py: the same pod, JobSet hostname)."""
+    """The value JS065 gave an entry that named a v1 pod (kf2jobset/addresses.py: the same pod, JobSet hostname)."""
     for n in conv.notes:
-        if n.code == "JS064" and n.replica_type == rtype and (n.source_path or "").endswith(f".containers[{index}].env[{name}]"):
+        if n.code == "JS065" and n.replica_type == rtype and (n.source_path or "").endswith(f".containers[{index}].env[{name}]"):
             return n.claims[0].value
     return None
 

@@ -90,7 +90,7 @@ def source_misfits(job, options) -> list[str]:
         if c.get("command") == TORCHTUNE:
             why.append("command `tune run` (Trainer's torch plugin rewrites it for torchtune)")
     if _writes_pod_addresses(job, options):
-        why.append("v1 pod addresses written in the job or its ConfigMaps (JS064, JS065 name pods by kf2jobset's "
+        why.append("v1 pod addresses written in the job or its ConfigMaps (JS065, JS066 name pods by kf2jobset's "
                    "replicatedJobs)")
     nproc = str(job.framework.get("nprocPerNode", "auto"))
     if nproc != "auto" and not nproc.isdigit():
@@ -105,7 +105,7 @@ def _writes_pod_addresses(job, options) -> bool:
     if rx is None:
         return False
     if options.v1_pod_services or configmap_addresses(job, options.sibling_configmaps, options.cluster_domain):
-        return True  # JS065's Services select kf2jobset's replicatedJobs
+        return True  # JS066's Services select kf2jobset's replicatedJobs
     for spec in job.replicas.values():
         for field in FIELDS:
             for c in ((spec.template.get("spec") or {}).get(field) or []):

@@ -1,4 +1,4 @@
-"""v1 pod addresses written in the manifest (kf2jobset/addresses.py, JS064/JS065), proven in both worlds.
+"""v1 pod addresses written in the manifest (kf2jobset/addresses.py, JS065/JS066), proven in both worlds.
 
 Each scenario is one manifest (an Arena-style PyTorchJob, optionally with a ConfigMap of peers), written
 for namespace ``{ns}`` the way a user writes it for theirs. It runs
@@ -15,7 +15,7 @@ API objects as CoreDNS answers it. The master's main container listens on its po
 
 Checked: every worker's init containers end with exit code 0 and its main container starts, in both
 worlds. :func:`test_mutations_are_caught` puts the v1 literals back into the JobSet (the conversion
-without JS064) and drops the companion Services (without JS065): the init containers must then still be
+without JS065) and drops the companion Services (without JS066): the init containers must then still be
 waiting when the v1 side has long finished them.
 
 Run alone: ``KF2JOBSET_E2E=1 python -m pytest tests/e2e/test_addresses.py`` (root).
@@ -85,7 +85,7 @@ def peers(ns: str) -> list[dict]:
         "volumes": [{"name": "peers", "configMap": {"name": "bert-peers"}}]})]
 
 
-SCENARIOS = {"init-wait-and-connect": (arena, "JS064"), "configmap-peers": (peers, "JS065")}
+SCENARIOS = {"init-wait-and-connect": (arena, "JS065"), "configmap-peers": (peers, "JS066")}
 
 
 def _render(make, ns: str) -> str:
@@ -215,7 +215,7 @@ def test_written_addresses_resolve_in_both_worlds(stack, agent, scenario):
 
 
 def _literals_back(jobset, companions):
-    """The conversion without JS064: the v1 names as written."""
+    """The conversion without JS065: the v1 names as written."""
     def undo(node):
         if isinstance(node, dict):
             return {k: undo(v) for k, v in node.items()}
@@ -232,7 +232,7 @@ def _literals_back(jobset, companions):
 
 
 def _no_services(jobset, companions):
-    """The conversion without JS065."""
+    """The conversion without JS066."""
     companions[:] = [c for c in companions if c["kind"] != "Service"]
 
 
