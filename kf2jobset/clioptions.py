@@ -19,6 +19,9 @@ def conversion_options(func):
         click.option("--mpi-hostfile", type=click.Choice(["auto", "configmap", "generated"]), default="auto", show_default=True,
                      help="MPI hostfile as a ConfigMap, or generated in the launcher at start-up (works without a known name)."),
         click.option("--cluster-domain", default=None, help="The operator's CUSTOM_CLUSTER_DOMAIN / --cluster-domain, if it had one."),
+        click.option("--v1-pod-services", is_flag=True,
+                     help="Also write v1's per-pod Services (<job>-<type>-<i>) selecting the JobSet's pods, for "
+                          "addresses in code or images."),
         click.option("--katib", is_flag=True, help="Also convert jobs inside Katib Experiments (trialTemplate.trialSpec)."),
         click.option("--target", type=click.Choice(["jobset", "trainjob"]), default="jobset", show_default=True,
                      help="Write JobSets, or Kubeflow Trainer v2 TrainJobs (each with the TrainingRuntime it runs on)."),
@@ -47,6 +50,7 @@ def build_options(kw: dict):
         mpi_hostfile=kw.pop("mpi_hostfile"),
         cluster_domain=kw.pop("cluster_domain"),
         katib=kw.pop("katib"),
+        v1_pod_services=kw.pop("v1_pod_services", False),
         target=kw.pop("target", "jobset"),
         trainer_version=parse_trainer_version(kw.pop("trainer_version", "v2.3")),
         trainer_runtime=kw.pop("trainer_runtime", "auto"),

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .addresses import pod_services, rewrite_pod
 from .errors import Problem, UnsupportedError
 from .frameworks import profile as get_profile
 from .frameworks.base import EmitContext
@@ -100,7 +101,8 @@ def emit(job: TrainingJob, options: ConvertOptions) -> Conversion:
     spec["replicatedJobs"] = replicated
 
     jobset = {"apiVersion": API_VERSION, "kind": "JobSet", "metadata": _metadata(job, p, options, notes), "spec": spec}
-    companions = prof.companions(job, ctx) + _scheduler(job, p, options, jobset, notes)
+    companions = (prof.companions(job, ctx) + _scheduler(job, p, options, jobset, notes)
+                  + pod_services(job, ctx, every_pod=options.v1_pod_services))
     gang = [f"PodGroup {c['metadata']['name']} minMember" for c in companions if c.get("kind") == "PodGroup"
             and job.run_policy.scheduling.min_available is None]  # the operator's default: every pod
     size_contract(job, ctx, prof.size_literals(job) + gang, jobset)
@@ -123,7 +125,8 @@ def _dns_note(job: TrainingJob, p: JobSetPlan, options: ConvertOptions) -> Note:
         f"pods are reached through the JobSet's headless Service as <jobset>-<replicatedJob>-<i>-0.<subdomain> "
         f"(e.g. {example}), also before they are Ready, and their hostname changes to match; {before}. "
         "Addresses kf2jobset injects are rewritten",
-        target_path="spec.network", action="change any pod address you wrote yourself (args, config files, code)",
+        target_path="spec.network", action="v1 pod names in env, command and args are rewritten (JS065); for those in code or images pass "
+               "--v1-pod-services or change them",
         explains=(("dns", "*"), ("hostname", "*")),
         claims=(claim.equals("spec.network.enableDNSHostnames", True), claim.equals("spec.network.publishNotReadyAddresses", True),
                 claim.equals("spec.network.subdomain", options.subdomain) if options.subdomain else
@@ -178,6 +181,7 @@ def _pod_template(job: TrainingJob, rtype: str, restart_policy: str, ctx: EmitCo
             c["env"] = user + added
     prof.jobset_pod(job, rtype, template, ctx)
     _one_entry_per_env_name(job, rtype, pod_spec, ctx, first_index)
+    rewrite_pod(job, rtype, template, ctx, _rjob_of(ctx, rtype, first_index), first_index)  # addresses you wrote
     if ctx.options.keep_kubeflow_labels:
         _kubeflow_labels(job, rtype, template, ctx)
     elif rtype == next(iter(job.replicas)) and first_index == 0:

@@ -74,6 +74,10 @@ class ConvertOptions:
     # --katib: trial templates held in ConfigMaps elsewhere in the run (jobtext.TrialTemplate), so that
     # Experiments naming them are updated too; repo mode fills it, not the user
     katib_trial_templates: tuple = ()
+    # ConfigMaps of the file being converted (their parsed objects): the v1 pod addresses they name get
+    # companion Services (kf2jobset/addresses.py); pipeline.convert_text fills it, not the user
+    sibling_configmaps: tuple = ()
+    v1_pod_services: bool = False  # offer v1's per-pod Services for every pod (addresses in code, images)
 
     def has(self, feature: str) -> bool:
         return self.jobset_version >= FEATURE_VERSIONS[feature]

@@ -61,6 +61,11 @@ def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
     # Comments are carried over by position (text/comments.py), not on the parsed objects.
     docs = parse_documents(text, path, select=lambda doc: _may_convert(doc, options), without_comments=True)
     result.documents = docs
+    configmaps = _configmaps(docs)
+    if configmaps:
+        import dataclasses
+
+        options = dataclasses.replace(options, sibling_configmaps=configmaps)
     for doc in docs:
         if doc.error is not None:
             result.errors.append(doc.error)
@@ -113,6 +118,26 @@ def _program_template(doc: Document, res: DocumentResult) -> None:
     elif slots:
         for conv in res.conversions:
             conv.notes.append(progtemplate.note(slots))
+
+
+def _configmaps(docs: list[Document]) -> tuple:
+    """The file's ConfigMaps (parsed), where pod addresses a job's pods used may be written
+    (kf2jobset/addresses.py offers v1's per-pod Services for them; the documents stay as they are)."""
+    out = []
+    for d in docs:
+        if d.error is not None or "ConfigMap" not in d.text:
+            continue
+        data = d.data
+        if data is None:
+            import yaml
+
+            try:
+                data = yaml.load(d.text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            except yaml.YAMLError:
+                continue
+        if isinstance(data, dict) and data.get("kind") == "ConfigMap" and data.get("apiVersion") == "v1":
+            out.append(data)
+    return tuple(out)
 
 
 def _held_text(doc: Document, path: str, options: ConvertOptions, docs: list[Document]) -> DocumentResult | None:

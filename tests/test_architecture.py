@@ -114,7 +114,8 @@ LAYERS = {
              "kf2jobset.text"),
     # dicts in, dicts out: parse, plan, emit, validate, the profiles, the runtime models, the targets, and
     # the file forms (a document, a Markdown page, job text in a string) built on them
-    "core": ("kf2jobset.parse", "kf2jobset.plan", "kf2jobset.emit", "kf2jobset.envmerge", "kf2jobset.frameworks",
+    "core": ("kf2jobset.parse", "kf2jobset.plan", "kf2jobset.emit", "kf2jobset.addresses", "kf2jobset.envmerge",
+             "kf2jobset.frameworks",
              "kf2jobset.validate", "kf2jobset.podrules", "kf2jobset.objectrules", "kf2jobset.upgrade",
              "kf2jobset.upgrade_moves", "kf2jobset.upgrade_mpi", "kf2jobset.envsubst", "kf2jobset.bookkeeping",
              "kf2jobset.runtime", "kf2jobset.targets", "kf2jobset.convert", "kf2jobset.appwrapper",

@@ -173,14 +173,22 @@ def test_missing_pod_is_unexplained():
     assert found["RT910"].evidence[0].where == "worker/2"
 
 
-def test_user_written_old_address_is_breaking():
+def test_user_written_old_address_is_rewritten_and_a_stale_one_is_breaking():
     text = PYTORCH.replace('["torchrun", "train.py"]', '["torchrun", "train.py", "--peer=resnet-ddp-master-0:23456"]', 1)
     assert text != PYTORCH
     report = build_report([convert_text(text, "job.yaml", ConvertOptions())], ConvertOptions())
-    stale = [f for f in report.findings if f.code == "RT010"]
+    assert [f for f in report.findings if f.code == "JS065"]  # kf2jobset/addresses.py: the same pod, JobSet hostname
+    assert not [f for f in report.findings if f.code == "RT010"]
+    assert not _unexplained(report)
+
+    def undo(js):  # the literal put back: nothing answers to it under the JobSet
+        for rjob in js["spec"]["replicatedJobs"]:
+            for c in rjob["template"]["spec"]["template"]["spec"]["containers"]:
+                c["command"] = [w.replace("$(KF2JOBSET_JOBSET_NAME)-master-0-0.$(KF2JOBSET_JOBSET_NAME)", "resnet-ddp-master-0")
+                                for w in c.get("command") or []]
+    stale = [f for f in _broken(undo, text=text).findings if f.code == "RT010"]
     assert stale and stale[0].category == "breaking"
     assert "resnet-ddp-master-0" in stale[0].message
-    assert not _unexplained(report)
 
 
 MXJOB_CASES = [c for c in CASES if c.parent.name == "mxjob"]

@@ -52,6 +52,7 @@ def parameters(options) -> dict:
         "mpiHostfile": options.mpi_hostfile,
         "clusterDomain": options.cluster_domain,
         "katib": options.katib,
+        **({"v1PodServices": True} if options.v1_pod_services else {}),
         # only when not the default, so JobSet reports read as before
         **({"target": options.target, "trainerVersion": "v{}.{}".format(*options.trainer_version),
             "trainerRuntime": options.trainer_runtime} if options.target != "jobset" else {}),

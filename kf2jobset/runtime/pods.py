@@ -92,13 +92,14 @@ def resolve_env(entries: list[dict], pod: Pod) -> list[tuple[str, str]]:
 
 
 class Resolver:
-    """Maps every address a world offers (DNS names, pod IPs) to the logical pod it reaches."""
+    """Maps every address a world offers (DNS names, pod IPs) to the logical pod it reaches. A name after
+    a single `/` is a path segment (gs://bucket/<pod>/...), not an address; `//` starts a URL's host."""
 
     def __init__(self, names: dict[str, tuple[str, int]]):
         self.names = names
         ordered = sorted(names, key=len, reverse=True)
         self._pattern = re.compile(
-            r"(?<![A-Za-z0-9.-])(" + "|".join(re.escape(n) for n in ordered) + r")(?![A-Za-z0-9-]|\.[A-Za-z0-9])"
+            r"(?<![A-Za-z0-9.-])(?<![^/]/)(?<!^/)(" + "|".join(re.escape(n) for n in ordered) + r")(?![A-Za-z0-9-]|\.[A-Za-z0-9])"
         ) if ordered else None
 
     def normalise(self, value: str) -> str:

@@ -91,10 +91,31 @@ def source_misfits(job, options) -> list[str]:
             why.append(f"env {reserved} (reserved by Trainer's torch plugin)")
         if c.get("command") == TORCHTUNE:
             why.append("command `tune run` (Trainer's torch plugin rewrites it for torchtune)")
+    if _writes_pod_addresses(job, options):
+        why.append("v1 pod addresses written in the job or its ConfigMaps (JS065, JS066 name pods by kf2jobset's "
+                   "replicatedJobs)")
     nproc = str(job.framework.get("nprocPerNode", "auto"))
     if nproc != "auto" and not nproc.isdigit():
         why.append(f"nprocPerNode {nproc!r} (Trainer takes a number of processes, or derives one)")
     return why
+
+
+def _writes_pod_addresses(job, options) -> bool:
+    from ..addresses import FIELDS, configmap_addresses, find, pattern
+
+    rx = pattern(job, options.cluster_domain)
+    if rx is None:
+        return False
+    if options.v1_pod_services or configmap_addresses(job, options.sibling_configmaps, options.cluster_domain):
+        return True  # JS066's Services select kf2jobset's replicatedJobs
+    for spec in job.replicas.values():
+        for field in FIELDS:
+            for c in ((spec.template.get("spec") or {}).get(field) or []):
+                texts = [e.get("value") for e in c.get("env") or [] if isinstance(e, dict)]
+                texts += list(c.get("command") or []) + list(c.get("args") or [])
+                if any(find(t, job, options.cluster_domain, rx) for t in texts if isinstance(t, str)):
+                    return True
+    return False
 
 
 def jobset_misfits(jobset: dict) -> list[str]:
