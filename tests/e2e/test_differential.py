@@ -843,7 +843,9 @@ class Runner:
             job_a["metadata"]["namespace"] = ns_a
             job_b = copy.deepcopy(job)
             job_b["metadata"]["namespace"] = ns_b
-            conv, jr, err = self.convert(job_b, case.options)
+            conv, jr, err = self.convert(job_b, case.options)  # the job as written, whatever the resize
+            if case.resize and conv is not None:
+                self._resize_v1(case, conv, job_a)  # before the operator sees it
             out.conv_message = err
             if conv is not None:
                 out.conv_message = " ".join(f"{n.code}: {n.message}" for n in conv.notes if n.code in ("JS080", *V1_STUCK))
@@ -879,7 +881,7 @@ class Runner:
                 mutate(jobset, companions)
             model_job = conv.job
             if case.resize:
-                model_job = self._resize(case, conv, job_a, jobset)
+                model_job = self._resize_jobset(case, conv, job_a, jobset)
             jobset["metadata"]["namespace"] = ns_b
             comp_names = set()
             for c in companions:
@@ -1016,15 +1018,21 @@ class Runner:
                     pass
 
 
-    def _resize(self, case: Case, conv, job_a: dict, jobset: dict):
-        """Edit the v1 job (before it is created) and the JobSet kf2jobset wrote for the original job the
-        same way: the replica type's count, and the replicatedJob holding its last pods. The v1 job the
-        operator runs, as kf2jobset reads it (for the runtime model)."""
-        from kf2jobset.convert import convert_job
-
+    @staticmethod
+    def _resize_v1(case: Case, conv, job_a: dict) -> None:
+        """The v1 job edited: the replica type's count (before the operator sees it)."""
         rtype, new = case.resize
         specs = next(k for k in job_a["spec"] if k.endswith("ReplicaSpecs"))
         job_a["spec"][specs][conv.job.replicas[rtype].source_key]["replicas"] = new
+
+    @staticmethod
+    def _resize_jobset(case: Case, conv, job_a: dict, jobset: dict):
+        """The JobSet kf2jobset wrote for the ORIGINAL job edited the same way as the v1 job: the
+        replicatedJob holding the type's last pods. Returns the edited v1 job as kf2jobset reads it (for
+        the runtime model)."""
+        from kf2jobset.convert import convert_job
+
+        rtype, new = case.resize
         name, first, _ = conv.plan.segments[rtype][-1]
         (rjob,) = [r for r in jobset["spec"]["replicatedJobs"] if r["name"] == name]
         rjob["replicas"] = new - first
