@@ -115,7 +115,7 @@ LAYERS = {
     # the file forms (a document, a Markdown page, job text in a string) built on them
     "core": ("kf2jobset.parse", "kf2jobset.plan", "kf2jobset.emit", "kf2jobset.envmerge", "kf2jobset.frameworks",
              "kf2jobset.validate", "kf2jobset.podrules", "kf2jobset.objectrules", "kf2jobset.upgrade",
-             "kf2jobset.upgrade_moves", "kf2jobset.upgrade_mpi", "kf2jobset.envsubst", "kf2jobset.bookkeeping",
+             "kf2jobset.upgrade_moves", "kf2jobset.upgrade_mpi", "kf2jobset.upgrade_mxnet", "kf2jobset.envsubst", "kf2jobset.bookkeeping",
              "kf2jobset.runtime", "kf2jobset.targets", "kf2jobset.convert", "kf2jobset.appwrapper",
              "kf2jobset.placement", "kf2jobset.jobtext", "kf2jobset.markdown", "kf2jobset.pipeline"),
     "report": ("kf2jobset.report",),
