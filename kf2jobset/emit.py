@@ -467,12 +467,11 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
                           action="remove the replica spec, or give it a job of its own",
                           claims=(claim.absent(f"spec.replicatedJobs[{str(ignored.path[-1]).lower()}]"),)))
     default = job.mapping.default_container
-    if default:
+    if default and job.mapping.without_default_ran:
         missing = [s.type for s in job.replicas.values() if not any(c.get("name") == default for c in s.containers)]
         if missing:
-            notes.append(Note("JS060", "approximated", f"{', '.join(missing)}: no container is named {default!r}; the v1.9 "
-                              "webhook rejects this job, older operators used container 0 as the default container, and "
-                              "so does this conversion", source_path=f"{job.mapping.replica_specs_field}",
+            notes.append(Note("JS060", "approximated", f"{', '.join(missing)}: no container is named {default!r}; "
+                              f"{job.mapping.without_default_ran}", source_path=f"{job.mapping.replica_specs_field}",
                               action=f"rename the main container to {default!r}",
                               claims=tuple(claim.absent(pod_path(job.replicas[t].rjob_name) + f".spec.containers[{default}]")
                                            for t in missing)))
@@ -480,14 +479,13 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
 
     rejected = v1_webhook_rejections(job)
     if rejected:
-        reasons = "; ".join(f"{path}: {why}" for path, why in rejected)
+        reasons = "; ".join(f"{path}: {why} ({ran})" for path, why, ran in rejected)
         notes.append(Note("JS080", "approximated", f"the Training Operator's validating webhook (on since v1.8) rejects this "
-                          f"{job.kind}, so it never ran there: {reasons}. The JobSet runs what operators before v1.8 "
-                          "(or with the webhook off) ran", source_path=rejected[0][0].removeprefix("spec."),
-                          action="check which operator really ran this job; under v1.8+ it was refused when applied",
+                          f"{job.kind}, so it never ran there: {reasons}. The JobSet runs it as the releases that ran it did",
+                          source_path=rejected[0][0].removeprefix("spec."),
+                          action="check which operator release really ran this job; under v1.8+ it was refused when applied",
                           warn=True, unchecked="about which operator versions accepted the v1 job; the JobSet is the "
                           "conversion of what it says (every other note's claims hold it to that)"))
-
 
 CONTROLLER_BEHAVIOUR = ("what the v1 operator and the JobSet controller do when the job finishes; the JobSet has "
                         "no field for it (the runtime comparison holds both sides: report/build.py)")

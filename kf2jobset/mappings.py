@@ -58,8 +58,12 @@ class KindMapping:
     master_role: tuple[str, ...]
     # Known types whose map keys the operator camel-cased before it reconciled ("worker" -> "Worker").
     case_normalized_types: tuple[str, ...] = ()
-    # The reconciler refused a replica type with no container named default_container (MXJob): refuse too.
-    require_default_container: bool = False
+    # A replica type with no container named default_container (audit: docs/ground-truth.md, "No container
+    # of the default name"): the types whose default-named container gave every pod's env a port (without
+    # it no version created a pod: refused as inherited), and what the versions that made pods did (JS060).
+    port_read_from: tuple[PortRead, ...] = ()
+    never_ran_versions: str = ""
+    without_default_ran: str | None = None
     # The operator had a validating webhook that could reject the kind (training-operator v1.8+; see
     # parse.v1_webhook_rejections). MPIJob and MXJob had none that rejected anything.
     validating_webhook: bool = True
@@ -85,6 +89,28 @@ class KindMapping:
 
     def default_restart(self, rtype: str) -> str:
         return self.restart_policy_by_type.get(rtype, self.default_restart_policy)
+
+
+@dataclass(frozen=True)
+class PortRead:
+    """A replica type whose default-named container's port the operator read for every pod's env."""
+    type: str  # "*": every type
+    reads: str  # what read it, e.g. "MASTER_PORT (getPortFromPyTorchJob)"
+    when: str | None = None  # only then: elasticWithoutRdzvPort | morePodsThanOne
+
+
+PORT_READ_WHEN = ("elasticWithoutRdzvPort", "morePodsThanOne")
+
+
+def _without_default(data: dict | None, file: str) -> dict:
+    if not data:
+        return {}
+    reads = tuple(PortRead(r["type"], r["reads"], r.get("when")) for r in data.get("portReadFrom") or ())
+    bad = [r.when for r in reads if r.when is not None and r.when not in PORT_READ_WHEN]
+    if bad:
+        raise ValueError(f"{file}: withoutDefaultContainer.portReadFrom when {bad[0]!r} is not one of {', '.join(PORT_READ_WHEN)}")
+    return {"port_read_from": reads, "never_ran_versions": str(data.get("neverRan") or ""),
+            "without_default_ran": data.get("otherwise")}
 
 
 # A kind whose mapping names no schema of its own is checked against the common shape of v1 jobs.
@@ -135,7 +161,7 @@ def _from_data(data: dict, file: str) -> KindMapping:
         ),
         master_role=tuple(data.get("masterRole") or ()),
         case_normalized_types=_case_normalized(data),
-        require_default_container=bool(data.get("requireDefaultContainer", False)),
+        **_without_default(data.get("withoutDefaultContainer"), file),
         validating_webhook=bool(data.get("validatingWebhook", True)),
         mutually_exclusive=tuple(tuple(g) for g in data.get("mutuallyExclusive") or ()),
         restart_policy_by_type=dict(data.get("restartPolicyByType") or {}),

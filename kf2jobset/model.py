@@ -109,12 +109,16 @@ class TrainingJob:
         return sum(r.replicas for r in self.replicas.values())
 
     def port(self, rtype: str) -> int | None:
-        """The rtype's default-named port number (the operator read it per replica type)."""
+        """The rtype's default-named port number (the operator read it per replica type, from the container
+        of the default name only: without one, TF's and Paddle's helpers fell back to the default number,
+        whatever container 0 declared; the other kinds' helpers failed, and parse refuses those jobs)."""
         spec = self.replicas.get(rtype)
         mp = self.mapping.default_port
         if spec is None or mp is None:
             return mp.number if mp else None
-        container = default_container(spec.template, self.mapping.default_container)
+        name = self.mapping.default_container
+        container = next((c for c in spec.containers if c.get("name") == name), None) if name else \
+            default_container(spec.template, None)
         for p in (container or {}).get("ports") or []:
             if p.get("name") == mp.name:
                 return int(p["containerPort"])

@@ -158,6 +158,7 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
 
     framework, fw_problems, fw_defaults = _framework_fields(spec, mapping, replicas)
     problems += fw_problems
+    problems += _port_read_from_missing_container(spec, mapping, replicas)
     job_defaults += fw_defaults
     if problems:
         raise InvalidJobError(problems)
@@ -187,6 +188,29 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
     )
 
 
+def _port_read_from_missing_container(spec: dict, mapping: KindMapping, replicas: dict) -> list[Problem]:
+    """A replica type without a container of the default name whose port every pod's env read
+    (mapping `withoutDefaultContainer.portReadFrom`): the operator's helper found no port and no
+    release created a pod (audit: docs/ground-truth.md, "No container of the default name")."""
+    default = mapping.default_container
+    out: list[Problem] = []
+    for read in mapping.port_read_from:
+        if read.when == "elasticWithoutRdzvPort" and not (isinstance(spec.get("elasticPolicy"), dict)
+                                                         and spec["elasticPolicy"].get("rdzvPort") is None):
+            continue
+        if read.when == "morePodsThanOne" and sum(r.replicas for r in replicas.values()) <= 1:
+            continue
+        for r in replicas.values():
+            if read.type not in ("*", r.type) or any(c.get("name") == default for c in r.containers):
+                continue
+            out.append(_problem(("spec", mapping.replica_specs_field, r.source_key, "template", "spec", "containers"),
+                                f"{r.type} has no container named {default!r}: every pod's {read.reads} takes that "
+                                f"container's port, so no release ran this {mapping.kind} ({mapping.never_ran_versions}) "
+                                "(inherited: no v1 operator created a pod for it)",
+                                rule="default-container", hint=f"name the main container {default!r}"))
+    return out
+
+
 def _remove(doc: dict, path: tuple) -> None:
     node = doc
     for part in path[:-1]:
@@ -207,12 +231,6 @@ def _parse_replica(raw: dict, rtype: str, key: str, path: tuple, mapping: KindMa
             problems.append(_problem(path + ("template", "spec", "containers", i, "image"), "container has no image", rule="containers"))
         if mapping.kind == "MPIJob" and not c.get("name"):
             problems.append(_problem(path + ("template", "spec", "containers", i, "name"), "container has no name", rule="containers"))
-    default = mapping.default_container
-    if mapping.require_default_container and containers and not any(c.get("name") == default for c in containers):
-        problems.append(_problem(path + ("template", "spec", "containers"),
-                                 f"{rtype} has no container named {default!r}: the {mapping.kind} controller refused to "
-                                 "run such a job (it failed validation and no pod was created)",
-                                 rule="containers", hint=f"name the main container {default!r}"))
 
     replicas_defaulted = raw.get("replicas") is None
     n = (rule.default_replicas if rule else 1) if replicas_defaulted else int(raw["replicas"])
@@ -350,35 +368,53 @@ def _framework_fields(spec: dict, mapping: KindMapping, replicas: dict):
 _WEBHOOK_TYPES = {"PyTorchJob": ("Master", "Worker"), "XGBoostJob": ("Master", "Worker"),
                   "PaddleJob": ("Master", "Worker"), "JAXJob": ("Worker",)}
 _MASTER_EXACTLY_ONE = ("PyTorchJob", "XGBoostJob")
+_WITHOUT_WEBHOOK = "v1.8+ without the webhook ran it"
+# A replica-type key spelt in another case: v1.5's controller only logged its failed validation and
+# camel-cased the key; v1.6-v1.7 validated before defaulting and refused it; v1.8+'s defaulting camel-cases.
+_SPELLING_RAN = {
+    "PyTorchJob": "v1.5 ran it (its controller only logged the failed validation, then camel-cased the type); "
+                  "v1.6-v1.7 refused it (validation before defaulting); v1.8+ without the webhook ran it",
+    "XGBoostJob": "v1.5 ran it (its controller only logged the failed validation, then camel-cased the type); "
+                  "v1.6-v1.7 refused it (validation before defaulting); v1.8+ without the webhook ran it",
+    "PaddleJob": "v1.6-v1.7 refused it too (validation before defaulting); v1.8+ without the webhook ran it",
+    "JAXJob": "v1.9 without the webhook ran it (JAXJob's only release line)",
+}
 _MANAGED_BY = ("kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue")
 
 
-def v1_webhook_rejections(job) -> list[tuple[str, str]]:
-    """(field path, reason) for each rule of the v1.9.4 validating webhook this job breaks: such a
-    job was refused by the API server and never ran under v1.8+ (older operators ran it)."""
+def v1_webhook_rejections(job) -> list[tuple[str, str, str]]:
+    """(field path, reason, which releases ran it anyway) for each rule of the v1.9.4 validating webhook
+    this job breaks: such a job was refused by the API server under v1.8+; the third part says, as read
+    at each tag (docs/ground-truth.md, "No container of the default name" and "Who ran a job the webhook
+    rejects"), which other releases ran it."""
     kind = job.kind
     if not job.mapping.validating_webhook:
         return []
     field = job.mapping.replica_specs_field
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str, str]] = []
     allowed = _WEBHOOK_TYPES.get(kind)
     for spec in job.replicas.values():
         path = f"spec.{field}.{spec.source_key}"
         if allowed is not None and spec.source_key not in allowed:
-            out.append((path, f"replica type {spec.source_key!r} is not one of {', '.join(allowed)} (exact spelling)"))
+            out.append((path, f"replica type {spec.source_key!r} is not one of {', '.join(allowed)} (exact spelling)",
+                        _SPELLING_RAN.get(kind, _WITHOUT_WEBHOOK)))
         default = job.mapping.default_container
         if default and not any(c.get("name") == default for c in (spec.template.get("spec") or {}).get("containers") or []):
-            out.append((f"{path}.template.spec.containers", f"no container is named {default!r}"))
+            out.append((f"{path}.template.spec.containers", f"no container is named {default!r}",
+                        "v1.6-v1.7 refused it too; the releases that made its pods never made that type's Services (JS060)"))
         if kind in _MASTER_EXACTLY_ONE and spec.type == "Master" and (spec.replicas_defaulted or spec.replicas != 1):
-            out.append((f"{path}.replicas", "Master replicas must be set, to 1"))
+            out.append((f"{path}.replicas", "Master replicas must be set, to 1",
+                        "v1.5-v1.7 ran it (their validation let an unset count default to 1), and so did v1.8+ without the webhook"))
     if kind == "XGBoostJob" and "Master" not in {s.source_key for s in job.replicas.values()}:
-        out.append((f"spec.{field}.Master", "an XGBoostJob needs a Master"))
+        out.append((f"spec.{field}.Master", "an XGBoostJob needs a Master",
+                    "v1.6-v1.7 refused it too (controller validation: Master ReplicaSpec must be present)"))
     if kind == "PyTorchJob":
         elastic = (job.source.get("spec") or {}).get("elasticPolicy") if isinstance(job.source, dict) else None
         if elastic is not None and "Worker" not in {s.source_key for s in job.replicas.values()}:
-            out.append(("spec.elasticPolicy", "elasticPolicy needs a Worker replica spec"))
+            out.append(("spec.elasticPolicy", "elasticPolicy needs a Worker replica spec", _WITHOUT_WEBHOOK))
         if isinstance(elastic, dict) and elastic.get("nProcPerNode") is not None and (job.source.get("spec") or {}).get("nprocPerNode") is not None:
-            out.append(("spec.elasticPolicy.nProcPerNode", "must not be used with spec.nprocPerNode"))
+            out.append(("spec.elasticPolicy.nProcPerNode", "must not be used with spec.nprocPerNode", _WITHOUT_WEBHOOK))
     if job.run_policy.managed_by and job.run_policy.managed_by not in _MANAGED_BY:
-        out.append(("spec.runPolicy.managedBy", f"{job.run_policy.managed_by!r} is not one of {', '.join(_MANAGED_BY)}"))
+        out.append(("spec.runPolicy.managedBy", f"{job.run_policy.managed_by!r} is not one of {', '.join(_MANAGED_BY)}",
+                    "v1.5-v1.8 ran it (their CRDs pruned runPolicy.managedBy); v1.9 without the webhook left it to that manager"))
     return out

@@ -243,8 +243,15 @@ def _plan_rjob(job: TrainingJob, rtype: str, options: ConvertOptions, notes: lis
         ))
     elif policy == "ExitCode":
         pod_policy = "Never"
-        container = default_container(spec.template, job.mapping.default_container)
-        # The default-named container, else container 0 (as older operators and JS060 do).
+        name = job.mapping.default_container
+        # The operator read the exit code of the default-named container only (common pod reconcile,
+        # v1.5-v1.9). Without one (a job JS060 describes) it saw its magic 0xbeef, a retryable code, and
+        # recreated the pod on every failure: no rule, so the Job retries every failure too. MPIJob v1's
+        # own pod reconcile reads no container's exit code (mapping without withoutDefaultContainer).
+        if name and job.mapping.without_default_ran is not None:
+            container = next((c for c in spec.containers if c.get("name") == name), None)
+        else:
+            container = default_container(spec.template, name)
         named = container is not None and bool(container.get("name"))
         if named:
             pfp = {"rules": [{
@@ -262,7 +269,7 @@ def _plan_rjob(job: TrainingJob, rtype: str, options: ConvertOptions, notes: lis
         # reached them. A failed pod stayed failed (MPI007); OnFailure/Always restarted it in place
         # without limit (the kubelet), which only an unlimited Job backoffLimit keeps.
         backoff = 0 if pod_policy == "Never" and pfp is None else MAX_INT32
-    elif pod_policy == "Never" and pfp is None:
+    elif pod_policy == "Never" and pfp is None and policy != "ExitCode":
         backoff = 0  # v1: a failed pod under Never failed the job
     elif rp.backoff_limit is not None:
         backoff = rp.backoff_limit
@@ -272,6 +279,9 @@ def _plan_rjob(job: TrainingJob, rtype: str, options: ConvertOptions, notes: lis
         rjob = f"spec.replicatedJobs[{spec.rjob_name}].template.spec"
         if pfp is None:
             text = "Never, and the Job retries no failure" if backoff == 0 else "Never, and the Job retries every failure"
+            if job.mapping.default_container and job.mapping.without_default_ran is not None:
+                text += (f" (v1 read the exit code of a container named {job.mapping.default_container!r} only; "
+                         "there is none, so it saw a retryable code on every failure)")
             claims = ()
         else:
             rule = pfp["rules"][0]["onExitCodes"]

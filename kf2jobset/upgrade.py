@@ -19,6 +19,7 @@ move is a note at the moment it is made (codes UP0xx). Facts:
   backoffLimit/activeDeadlineSeconds override them (the controller says so); `mpiDistribution`.
 - XGBoostJob xgboostjob.kubeflow.org/v1alpha1 and /v1 (xgboost-operator v0.1.0, v0.2.0): RunPolicy
   inline at the top of spec; default container `xgboostjob`.
+- MXJob kubeflow.org/v1beta1 (mxnet-operator v0.1.0-v1.1.0): upgrade_mxnet.py.
 """
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ from .treecopy import copy_tree
 from .upgrade_moves import (RUN_FIELDS, UPGRADE_ONLY, Upgrade, as_mapping, bad, contract, known_fields,
                             map_specs, old_default, refuse, run_policy_from_top)
 from .upgrade_mpi import mpi_v1alpha1, mpi_v1alpha2
+from .upgrade_mxnet import SUMMARY as MX_SUMMARY
+from .upgrade_mxnet import mx_v1beta1
 
 V1 = "kubeflow.org/v1"
 
@@ -259,6 +262,7 @@ CONVERTERS: dict[tuple[str, str], Converter] = {
     ("PyTorchJob", "kubeflow.org/v1beta1"): _map_form, ("PyTorchJob", "kubeflow.org/v1beta2"): _map_form,
     ("MPIJob", "kubeflow.org/v1alpha1"): mpi_v1alpha1, ("MPIJob", "kubeflow.org/v1alpha2"): mpi_v1alpha2,
     ("XGBoostJob", "xgboostjob.kubeflow.org/v1alpha1"): _xgboost, ("XGBoostJob", "xgboostjob.kubeflow.org/v1"): _xgboost,
+    ("MXJob", "kubeflow.org/v1beta1"): mx_v1beta1,
 }
 SUMMARY = {
     ("TFJob", "kubeflow.org/v1alpha1"): "the replica list becomes tfReplicaSpecs, tfPort the tfjob-port, terminationPolicy v1's "
@@ -278,4 +282,5 @@ SUMMARY = {
                                                         "run fields move into runPolicy",
     ("XGBoostJob", "xgboostjob.kubeflow.org/v1"): "group xgboostjob.kubeflow.org becomes kubeflow.org, top-level run "
                                                   "fields move into runPolicy",
+    ("MXJob", "kubeflow.org/v1beta1"): MX_SUMMARY,
 }

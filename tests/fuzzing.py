@@ -177,9 +177,13 @@ def run_case(text: str, filename: str, opts: dict, *, check_mode: bool = False,
     stdout = result.stdout
     if "TPL001" in result.stderr:
         # The output is an envsubst template, and kf2jobset said so: check it as it will be applied.
+        import re
+
         from .templates import fill
 
-        stdout = fill(stdout, {}, default="a")
+        # a replica count carried as a placeholder (SZ001 jobs) is filled with a count, the rest with a word
+        counts = {m.group(1): "3" for m in re.finditer(r"replicas: \$\{?([A-Za-z_][A-Za-z0-9_]*)\}?\s", stdout)}
+        stdout = fill(stdout, counts, default="a")
     try:
         docs = _load_output(stdout)
     except Exception as exc:  # noqa: BLE001 - any loader error means not YAML

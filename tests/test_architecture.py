@@ -117,7 +117,7 @@ LAYERS = {
     "core": ("kf2jobset.parse", "kf2jobset.plan", "kf2jobset.emit", "kf2jobset.addresses", "kf2jobset.envmerge",
              "kf2jobset.frameworks",
              "kf2jobset.validate", "kf2jobset.podrules", "kf2jobset.objectrules", "kf2jobset.upgrade",
-             "kf2jobset.upgrade_moves", "kf2jobset.upgrade_mpi", "kf2jobset.envsubst", "kf2jobset.bookkeeping",
+             "kf2jobset.upgrade_moves", "kf2jobset.upgrade_mpi", "kf2jobset.upgrade_mxnet", "kf2jobset.envsubst", "kf2jobset.bookkeeping",
              "kf2jobset.runtime", "kf2jobset.targets", "kf2jobset.convert", "kf2jobset.appwrapper",
              "kf2jobset.placement", "kf2jobset.sizes", "kf2jobset.staleness", "kf2jobset.jobtext", "kf2jobset.markdown",
              "kf2jobset.pipeline", "kf2jobset.progtemplate", "kf2jobset.images"),

@@ -254,5 +254,8 @@ def test_mapping_data_is_checked_when_loaded():
     with pytest.raises(ValueError, match="condition repicas is not one of"):
         _from_data({**base, "success": [{"when": {"repicas": {"Worker": 1}}, "operator": "All", "targets": [], "exact": True}]}, "x.yaml")
     mx = mapping_for("kubeflow.org/v1", "MXJob")
-    assert (mx.case_normalized_types, mx.require_default_container, mx.validating_webhook) == (
-        ("Scheduler", "Server", "Worker"), True, False)
+    assert (mx.case_normalized_types, [r.type for r in mx.port_read_from], mx.validating_webhook) == (
+        ("Scheduler", "Server", "Worker"), ["*"], False)
+    with pytest.raises(ValueError, match="when 'always' is not one of"):
+        _from_data({**base, "withoutDefaultContainer": {"portReadFrom": [{"type": "Worker", "reads": "X", "when": "always"}]}},
+                   "x.yaml")

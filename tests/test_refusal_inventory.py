@@ -63,7 +63,7 @@ NO_FIXTURE: dict[str, str] = {
     "jobset-version": "kf2jobset writes only what the target --jobset-version has (plan.py: startupPolicy "
                       "instead of dependsOn before v0.8); " + _KF2JOBSET_WRITES,
     "managed-by": "runPolicy.managedBy values the v1 webhook allows are valid JobSet managedBy values; others "
-                  "are converted as older operators ran them, with JS080",
+                  "are converted as the releases that ran them did, with JS080 naming them",
     "unique-rjob": "replicatedJob names are the replica types lower-cased, and parse refuses keys that "
                    "differ only in case [replica-type]",
     "group-name": _KF2JOBSET_WRITES,

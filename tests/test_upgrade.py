@@ -36,6 +36,45 @@ def test_the_versions_read_are_the_mapping_data():
         assert not set(m.upgrade_from) & set(m.api_versions), m.kind
 
 
+# Every (kind, apiVersion) an operator release served, with the releases and the API package at their tags
+# that show it (read with `git show TAG:DIR`; the first release named has the package, the last is the last
+# one that still had it). The table of upgrades plus the v1 mappings must read exactly these.
+SERVED = {
+    ("TFJob", "kubeflow.org/v1alpha1"): "tf-operator v0.1.0-v0.3.0 pkg/apis/tensorflow/v1alpha1",
+    ("TFJob", "kubeflow.org/v1alpha2"): "tf-operator v0.3.0 pkg/apis/tensorflow/v1alpha2",
+    ("TFJob", "kubeflow.org/v1beta1"): "tf-operator v0.4.0-v0.5.1 pkg/apis/tensorflow/v1beta1",
+    ("TFJob", "kubeflow.org/v1beta2"): "tf-operator v0.4.0-v0.5.3 pkg/apis/tensorflow/v1beta2",
+    ("TFJob", "kubeflow.org/v1"): "tf-operator v0.5.1-v1.2.1 pkg/apis/tensorflow/v1; training-operator v1.3.0-v1.9 "
+                                  "(v1.5+: pkg/apis/kubeflow.org/v1/tensorflow_types.go)",
+    ("PyTorchJob", "kubeflow.org/v1alpha1"): "pytorch-operator v0.3.0 pkg/apis/pytorch/v1alpha1",
+    ("PyTorchJob", "kubeflow.org/v1alpha2"): "pytorch-operator v0.3.0-v0.4.0 pkg/apis/pytorch/v1alpha2",
+    ("PyTorchJob", "kubeflow.org/v1beta1"): "pytorch-operator v0.4.0-v0.5.0 pkg/apis/pytorch/v1beta1",
+    ("PyTorchJob", "kubeflow.org/v1beta2"): "pytorch-operator v0.5.0-v0.6.0 pkg/apis/pytorch/v1beta2",
+    ("PyTorchJob", "kubeflow.org/v1"): "pytorch-operator v0.5.1-v0.7.0 pkg/apis/pytorch/v1; training-operator v1.3.0-v1.9",
+    ("MPIJob", "kubeflow.org/v1alpha1"): "mpi-operator 0.1.0-v0.3.0 pkg/apis/kubeflow/v1alpha1",
+    ("MPIJob", "kubeflow.org/v1alpha2"): "mpi-operator v0.2.0-v0.3.0 pkg/apis/kubeflow/v1alpha2",
+    ("MPIJob", "kubeflow.org/v1"): "mpi-operator v0.2.3-v0.3.0 pkg/apis/kubeflow/v1; training-operator v1.4.0-v1.9 "
+                                   "(v1.4.0: pkg/apis/mpi/v1)",
+    ("MPIJob", "kubeflow.org/v2beta1"): "mpi-operator v0.4.0-v0.8 pkg/apis/kubeflow/v2beta1",
+    ("XGBoostJob", "xgboostjob.kubeflow.org/v1alpha1"): "xgboost-operator v0.1.0 pkg/apis/xgboostjob/v1alpha1",
+    ("XGBoostJob", "xgboostjob.kubeflow.org/v1"): "xgboost-operator v0.2.0 pkg/apis/xgboostjob/v1",
+    ("XGBoostJob", "kubeflow.org/v1"): "training-operator v1.3.0-v1.9 (v1.3.0: pkg/apis/xgboost/v1)",
+    ("MXJob", "kubeflow.org/v1beta1"): "mxnet-operator v0.1.0-v1.1.0 pkg/apis/mxnet/v1beta1 (manifests/crd-v1beta1.yaml, "
+                                       "cmd/mxnet-operator.v1beta1)",
+    ("MXJob", "kubeflow.org/v1"): "mxnet-operator v0.7.0-v1.1.0 pkg/apis/mxnet/v1; training-operator v1.3.0-v1.8.1 "
+                                  "(gone in v1.9.0)",
+    ("PaddleJob", "kubeflow.org/v1"): "training-operator v1.6.0-v1.9 pkg/apis/kubeflow.org/v1/paddlepaddle_types.go",
+    ("JAXJob", "kubeflow.org/v1"): "training-operator v1.9.0 pkg/apis/kubeflow.org/v1/jax_types.go",
+}
+
+
+def test_every_kind_and_version_an_operator_served_is_read():
+    read = {(m.kind, v) for m in all_mappings() for v in (*m.api_versions, *m.upgrade_from)}
+    assert read == set(SERVED), (sorted(set(SERVED) - read), sorted(read - set(SERVED)))
+    upgraded = {k for k in SERVED if k[1] not in ("kubeflow.org/v1", "kubeflow.org/v2beta1")}
+    assert upgraded == set(CONVERTERS)
+
+
 def test_the_plugin_does_not_list_older_versions():
     from kf2jobset.live.kinds import KINDS
 
@@ -380,3 +419,41 @@ def test_any_spec_is_upgraded_or_refused_with_a_place(api_kind, spec):
         assert err.problems and all(isinstance(p.location.path, tuple) for p in err.problems)
         return
     assert conv.notes[0].code == "UP001"
+
+
+# ------------------------------------------------------------------------- MXJob v1beta1 (mxnet-operator)
+
+def _mx_beta(top=None, **worker):
+    return {"apiVersion": "kubeflow.org/v1beta1", "kind": "MXJob", "metadata": {"name": "mx"},
+            "spec": {"jobMode": "MXTrain", **(top or {}), "mxReplicaSpecs": {
+                "Scheduler": {"template": _pod("mxnet")}, "Worker": {"replicas": 2, "template": _pod("mxnet"), **worker}}}}
+
+
+def test_mxjob_v1beta1_run_fields_move_and_its_clean_pod_default_is_written():
+    up = _up(_mx_beta({"ttlSecondsAfterFinished": 60}))
+    assert up.doc["apiVersion"] == "kubeflow.org/v1"
+    assert up.doc["spec"]["runPolicy"] == {"ttlSecondsAfterFinished": 60, "cleanPodPolicy": "All"}
+    assert {"UP001", "UP010", "UP011", "UP002"} <= set(_codes(up))
+    assert _up(_mx_beta({"cleanPodPolicy": "None"})).doc["spec"]["runPolicy"] == {"cleanPodPolicy": "None"}
+
+
+def test_mxjob_v1beta1_label_becomes_the_tuner_server_key_annotation():
+    up = _up(_mx_beta(label="v100"))
+    worker = up.doc["spec"]["mxReplicaSpecs"]["Worker"]
+    assert "label" not in worker
+    assert worker["template"]["metadata"]["annotations"] == {"tuner-server-key": "v100"}
+    assert up.old_path(("spec", "mxReplicaSpecs", "Worker", "template", "metadata", "annotations", "tuner-server-key")) == \
+        ("spec", "mxReplicaSpecs", "Worker", "label")
+    assert "UP035" in _codes(up)
+
+
+def test_mxjob_v1beta1_all_workers_success_is_refused_and_the_default_dropped():
+    with pytest.raises(UnsupportedError, match="successPolicy AllWorkers"):
+        _up(_mx_beta({"successPolicy": "AllWorkers"}))
+    up = _up(_mx_beta({"successPolicy": ""}))
+    assert "successPolicy" not in up.doc["spec"] and "UP012" in _codes(up)
+
+
+def test_mxjob_v1beta1_converts_end_to_end():
+    conv = convert_job(_mx_beta({"cleanPodPolicy": "Running"}, label="k"), ConvertOptions())
+    assert conv.job.api_version == "kubeflow.org/v1" and conv.job.run_policy.clean_pod_policy == "Running"

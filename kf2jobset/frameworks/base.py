@@ -313,7 +313,12 @@ class Profile:
         """The common reconciler: ExitCode retries only exit codes >= 128, Never fails the job, the others
         let the pod be replaced."""
         if policy == "ExitCode":
-            return "exit-code"
+            # The exit code read is the default-named container's; a type without one (JS060) gave the
+            # magic 0xbeef, a retryable code, on every failure (common pod reconcile, v1.5-v1.9).
+            name = job.mapping.default_container
+            unread = name and job.mapping.without_default_ran is not None and \
+                not any(c.get("name") == name for c in job.replicas[rtype].containers)
+            return "recreate" if unread else "exit-code"
         if policy == "Never":
             return "fail-job"
         return "recreate"

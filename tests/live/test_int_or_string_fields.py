@@ -48,9 +48,9 @@ CASES = [
 ]
 
 
-def _pod_template(field: str, value: str, indent: str) -> str:
+def _pod_template(field: str, value: str, indent: str, name: str = "main") -> str:
     container = f"""{indent}containers:
-{indent}- name: main
+{indent}- name: {name}
 {indent}  image: registry.example.com/train:1
 """
     if field in ("cpu", "memory", "hugepages-2Mi", "ephemeral-storage"):
@@ -78,7 +78,7 @@ spec:
       replicas: 1
       template:
         spec:
-{_pod_template(field, value, " " * 10)}"""
+{_pod_template(field, value, " " * 10, "pytorch")}"""  # the default name: no release ran a Master without it
     api = "kubeflow.org/v1" if kind == "MPIJob-v1" else "kubeflow.org/v2beta1"
     return f"""apiVersion: {api}
 kind: MPIJob
