@@ -56,14 +56,14 @@ def warning_lines(items: list, verbose: bool = False) -> list[str]:
         by_code.setdefault(item[2].code, []).append(item)
     out = []
     for code, entries in by_code.items():
-        if verbose or len(entries) == 1:
+        if verbose or len({(w, j) for w, j, _ in entries}) == 1:  # one job (which may have several)
             out += [f"warning: {where}: " + (f"{job}: " if job else "") + note.warning_text() for where, job, note in entries]
             continue
         where, job, note = entries[0]
         text = note.warning_text()[len(code) + 1:]
         if job and len(job) > 2:
             text = text.replace(job, "<job>")
-        names = [j or w for w, j, _ in entries]
+        names = [j or w for w, j in dict.fromkeys((w, j) for w, j, _ in entries)]
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-        out.append(f"warning: {code} in {len(entries)} jobs ({shown}; each on its own: --verbose): {text}")
+        out.append(f"warning: {code} in {len(names)} jobs ({shown}; each on its own: --verbose): {text}")
     return out

@@ -73,6 +73,9 @@ class ConvertOptions:
     # --katib: trial templates held in ConfigMaps elsewhere in the run (jobtext.TrialTemplate), so that
     # Experiments naming them are updated too; repo mode fills it, not the user
     katib_trial_templates: tuple = ()
+    # objects of the same file that may select the job's pods (selectorfix.Peer: Services, PDBs,
+    # NetworkPolicies, PodMonitors); the pipeline fills it, not the user
+    selector_peers: tuple = ()
 
     def has(self, feature: str) -> bool:
         return self.jobset_version >= FEATURE_VERSIONS[feature]

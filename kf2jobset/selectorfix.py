@@ -1,0 +1,357 @@
+"""Selectors that picked a job's pods under v1 pick the same pods after conversion.
+
+The operator labelled its pods (training.kubeflow.org/job-name, replica-type, job-role, ...); the
+JobSet's pods carry jobset.sigs.k8s.io/* labels instead (JS051). A selector on the operator's labels --
+in the job's own pod templates (affinity, anti-affinity, topologySpreadConstraints) or in an object of
+the same file (Service, PodDisruptionBudget, NetworkPolicy, PodMonitor) -- would then pick nothing.
+
+Each selector is evaluated on the pods of both worlds (runtime/operator_view.py, runtime/jobset_view.py,
+runtime/selectors.py). Where the sets differ:
+
+* JS052: a label the operator set with one value on every pod of a replica type is *kept* on that
+  type's pod templates (exactly the pods that had it), and the selector stays as written;
+* JS053: a label a template cannot give (replica-index, job-role=master on worker 0, the launcher's
+  Job name) is *rewritten* to the JobSet label that picks the same pods (job-index, job-global-index,
+  replicatedjob-name, job-name); in an object of the file, its text is edited in place;
+* JS054: neither picks the same pods: the selector is left and named (warning);
+* JS055: a selector on a label only older operators set (group-name, pytorch-replica-type,
+  mpi-job-name, ...) picked none of the v1 world's pods and picks none now: named, with the label that
+  would (warning).
+
+Pure: the file's other objects come in as :class:`Peer` values (kf2jobset/pipeline.py gathers them),
+the text edits go out as :class:`PeerEdit` values on the conversion.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass, field, replace
+
+from . import claims as claim
+from .claims import pod_path
+from .notes import Note
+from .runtime import selectors as sel
+from .runtime.jobset_view import jobset_world
+from .runtime.operator_view import operator_world
+
+
+@dataclass(frozen=True)
+class Peer:
+    """An object of the same file that may select pods: its document index and its content (JSON)."""
+
+    index: int
+    content: str
+
+    @property
+    def obj(self) -> dict:
+        return json.loads(self.content)
+
+
+@dataclass(frozen=True)
+class PeerEdit:
+    """Requirement `old` of the selector at `path` in document `index` becomes `new` (same operator and
+    number of values, so the edit is to scalars only)."""
+
+    index: int
+    path: tuple
+    old: sel.Req
+    new: sel.Req
+
+
+@dataclass
+class _Item:
+    found: sel.Found
+    where: str  # "template" or "peer"
+    rtype: str | None = None  # template: the replica type
+    rjobs: list = field(default_factory=list)  # template: the replicatedJobs holding it
+    peer: int | None = None
+    before: frozenset = frozenset()
+    v1: frozenset = frozenset()
+
+
+def fix_selectors(conv, options) -> None:
+    """Make every selector on the job's pods pick, in the JobSet world, the pods it picked under v1."""
+    job, jobset = conv.job, conv.jobset
+    items = _items(conv, options)
+    if not items:
+        return
+    op = operator_world(job)
+    js = jobset_world(jobset, roles=conv.plan.pod_roles)
+    op_roles: dict = {}
+    for p in op.pods:
+        op_roles.setdefault(p.key[0], []).append(p)
+    template_keys = {k for s in job.replicas.values() for k in ((s.template.get("metadata") or {}).get("labels") or {})}
+    for it in items:
+        it.v1 = sel.selected(it.found.reqs, op.pods)
+        it.before = sel.selected(it.found.reqs, js.pods)
+    # 1. keep the static labels the differing selectors use
+    kept: dict = {}  # key -> {role: value}
+    for it in items:
+        if it.v1 == it.before:
+            continue
+        for r in it.found.reqs:
+            if r.key in kept or r.key in template_keys or not sel.operator_keys(r.key) or not sel.templatable(r.key):
+                continue
+            per_role = {role: {p.labels.get(r.key) for p in pods} for role, pods in op_roles.items()}
+            if all(len(v) == 1 for v in per_role.values()) and any(None not in v for v in per_role.values()):
+                kept[r.key] = {role: next(iter(v)) for role, v in per_role.items() if None not in v}
+    for p in js.pods:
+        for key, by_role in kept.items():
+            if p.key[0] in by_role:
+                p.labels[key] = by_role[p.key[0]]
+    # 2. rewrite what keeping cannot give
+    outcomes = []
+    for it in items:
+        if it.v1 == it.before:
+            if it.v1 == frozenset() and any(r.key in sel.RETIRED_KEYS and r.op in ("In", "Exists") for r in it.found.reqs):
+                outcomes.append((it, "retired", None))
+            continue
+        if sel.selected(it.found.reqs, js.pods) == it.v1:
+            outcomes.append((it, "kept", None))
+            continue
+        new = _rewrite(it, op.pods, js.pods, kept)
+        outcomes.append((it, "rewritten" if new is not None else "left", new))
+    if not outcomes:
+        return
+    kept = {k: v for k, v in kept.items()
+            if any(how in ("kept", "rewritten") and k in it.found.keys for it, how, _ in outcomes)}
+    _apply_kept(conv, kept)
+    for it, how, new in outcomes:
+        if how == "rewritten":
+            _apply_rewrite(conv, it, new)
+        conv.notes.append(_note(conv, it, how, new, kept, job, jobset))
+    if kept:
+        _amend_label_notes(conv, kept)
+
+
+def _items(conv, options) -> list[_Item]:
+    job, jobset = conv.job, conv.jobset
+    out: list[_Item] = []
+    seen: dict = {}
+    roles = conv.plan.pod_roles
+    by_type = {t.lower().replace("/", "-"): t for t in job.replicas}
+    for rj in (jobset.get("spec") or {}).get("replicatedJobs") or []:
+        rtype = by_type.get(roles.get(rj.get("name"), (rj.get("name"), 0))[0], rj.get("name"))
+        pod_spec = (((rj.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec")
+        for f in sel.pod_selectors(pod_spec, f"{job.mapping.replica_specs_field}.{rtype}.template.spec"):
+            k = (rtype, f.path)
+            if k in seen:
+                seen[k].rjobs.append(rj.get("name"))
+                continue
+            seen[k] = _Item(f, "template", rtype=rtype, rjobs=[rj.get("name")])
+            out.append(seen[k])
+    namespace = job.namespace or None
+    for peer in getattr(options, "selector_peers", ()) or ():
+        obj = peer.obj
+        if ((obj.get("metadata") or {}).get("namespace") or None) != namespace:
+            continue  # another namespace's object selects other pods
+        for f in sel.object_selectors(obj):
+            out.append(_Item(f, "peer", peer=peer.index))
+    return out
+
+
+def _rewrite(it: _Item, op_pods, js_pods, kept: dict):
+    """Requirements to replace (origin -> new Req) so the selector picks the v1 pods' twins; None if none do."""
+    bad = [r for r in it.found.reqs if sel.operator_keys(r.key) and r.key not in kept]
+    if not bad:
+        return None
+    options = []
+    for r in bad:
+        form = r.origin[0] if r.origin else "matchExpressions"
+        cands = sel.candidates(r, op_pods, js_pods, form)
+        if it.where == "peer":  # an object of the file: edit scalars only
+            cands = [c for c in cands if c.op == r.op and len(c.values) == len(r.values)]
+        options.append(cands)
+    for choice in itertools.islice(itertools.product(*options), 256):
+        swap = dict(zip((r.origin for r in bad), choice))
+        reqs = [swap.get(r.origin, r) for r in it.found.reqs]
+        if sel.selected(reqs, js_pods) == it.v1:
+            return swap
+    return None
+
+
+def _apply_kept(conv, kept: dict) -> None:
+    roles = conv.plan.pod_roles
+    for rj in conv.jobset["spec"]["replicatedJobs"]:
+        role = roles.get(rj["name"], (rj["name"], 0))[0]
+        pod = rj["template"]["spec"].setdefault("template", {})
+        for key, by_role in kept.items():
+            if role in by_role:
+                labels = pod.setdefault("metadata", {}).setdefault("labels", {})
+                labels.setdefault(key, by_role[role])
+
+
+def _apply_rewrite(conv, it: _Item, swap: dict) -> None:
+    if it.where == "peer":
+        conv.peer_edits.extend(PeerEdit(it.peer, it.found.path, old, swap[old.origin])
+                               for old in it.found.reqs if old.origin in swap)
+        return
+    for rj in conv.jobset["spec"]["replicatedJobs"]:
+        if rj["name"] not in it.rjobs:
+            continue
+        holder = sel.get(rj["template"]["spec"]["template"]["spec"], it.found.path)
+        for origin, new in swap.items():
+            kind, ref = origin
+            if kind == "matchLabels":
+                ml = holder["matchLabels"]
+                ml.pop(ref, None)
+                ml[new.key] = new.values[0]
+            else:
+                e = holder["matchExpressions"][ref]
+                e["key"], e["operator"] = new.key, new.op
+                e["values"] = list(new.values)
+
+
+def _pods(keys) -> str:
+    return ", ".join(f"{r}-{i}" for r, i in sorted(keys)) or "none"
+
+
+def _note(conv, it: _Item, how: str, swap, kept: dict, job, jobset) -> Note:
+    f = it.found
+    text = ", ".join(r.text() for r in f.reqs)
+    src = f.what if it.where == "template" else None
+    place = f"the selector {{{text}}} at spec.{f.what}" if it.where == "template" else f"the selector {{{text}}} of {f.what}"
+    if how == "retired":
+        old = sorted({r.key for r in f.reqs if r.key in sel.RETIRED_KEYS})
+        return Note("JS055", "unchanged",
+                    f"{place} selected none of the job's pods under v1 and selects none now: "
+                    + "; ".join(f"{k} was set by {sel.RETIRED_KEYS[k]} only" for k in old),
+                    source_path=src, warn=True,
+                    action="select by jobset.sigs.k8s.io/jobset-name, replicatedjob-name and job-index "
+                           "(the labels every JobSet pod carries)",
+                    unchecked="what a selector selected is a property of the pods of both worlds (the e2e differential checks it)")
+    if how == "kept":
+        used = {r.key: kept[r.key] for r in f.reqs if r.key in kept}
+        labels = "; ".join(f"{k}={'/'.join(sorted(set(v.values())))} on {', '.join(sorted(v))}" for k, v in used.items())
+        return Note("JS052", "rewritten",
+                    f"{place} picked {_pods(it.v1)} under v1 by the operator's labels: they are kept on those pods' "
+                    f"templates ({labels}), so it picks the same pods", source_path=src, warn=not it.before,
+                    target_path="template.metadata.labels", explains=tuple(("label", k) for k in used),
+                    claims=_kept_claims(conv, used))
+    if how == "rewritten":
+        pairs = [(old, swap[old.origin]) for old in f.reqs if old.origin in swap]
+        said = "; ".join(f"{o.text()} -> {n.text()}" for o, n in pairs)
+        where = "in the JobSet's pod template" if it.where == "template" else "in its text"
+        claims, unchecked = (), None
+        if it.where == "template":
+            claims = tuple(c for old, new in pairs for c in _rewrite_claims(it, old, new))
+        else:
+            unchecked = f"the {f.what.split(' ')[0]} is another document of the file, edited in place"
+        kept_used = [r.key for r in f.reqs if r.key in kept]
+        return Note("JS053", "rewritten",
+                    f"{place} picked {_pods(it.v1)} under v1 by a label a pod template cannot give; rewritten "
+                    f"{where} to JobSet labels that pick the same pods ({said})"
+                    + (f"; {', '.join(kept_used)} kept on the templates (JS052)" if kept_used else ""),
+                    source_path=src, warn=not it.before, explains=tuple(("label", o.key) for o, _ in pairs),
+                    claims=claims + (_kept_claims(conv, {k: kept[k] for k in kept_used}) if kept_used else ()),
+                    unchecked=unchecked if not claims and not kept_used else None)
+    after = sel.selected(f.reqs, jobset_world(jobset, roles=conv.plan.pod_roles).pods)
+    return Note("JS054", "approximated",
+                f"{place} picked {_pods(it.v1)} under v1 and picks {_pods(after)} in the JobSet: no kept label or "
+                "JobSet label picks the same pods", source_path=src, warn=True,
+                action="select by jobset.sigs.k8s.io/jobset-name, replicatedjob-name, job-index or job-global-index",
+                explains=(("selector", f.what),),
+                unchecked="what a selector selected is a property of the pods of both worlds (the e2e differential checks it)")
+
+
+def _kept_claims(conv, used: dict) -> tuple:
+    roles = conv.plan.pod_roles
+    out = []
+    for rj in conv.jobset["spec"]["replicatedJobs"]:
+        role = roles.get(rj["name"], (rj["name"], 0))[0]
+        for k, by_role in used.items():
+            if role in by_role:
+                out.append(claim.equals(f"{pod_path(rj['name'])}.metadata.labels[{k}]", by_role[role]))
+    return tuple(out)
+
+
+def _rewrite_claims(it: _Item, old: sel.Req, new: sel.Req) -> list:
+    base = f"{pod_path(it.rjobs[0])}.spec.{sel.dotted(it.found.path)}"
+    kind, ref = old.origin
+    if kind == "matchLabels":
+        return [claim.equals(f"{base}.matchLabels[{new.key}]", new.values[0])]
+    return [claim.equals(f"{base}.matchExpressions[{ref}].key", new.key),
+            claim.equals(f"{base}.matchExpressions[{ref}].values", list(new.values))]
+
+
+def _amend_label_notes(conv, kept: dict) -> None:
+    """JS050/JS051 say the operator's labels are not set: not those kept for a selector."""
+    for i, n in enumerate(conv.notes):
+        if n.code not in ("JS050", "JS051"):
+            continue
+        claims = tuple(c for c in n.claims if not (c.op == "absent" and any(c.path.endswith(f"[{k}]") for k in kept)))
+        names = ", ".join(sorted(kept))
+        conv.notes[i] = replace(n, claims=claims, message=n.message + f" (kept for the selectors that use them: {names}, JS052)")
+
+
+# ---------------------------------------------------------------------------------------------
+# the file's other objects (kf2jobset/pipeline.py)
+
+_SELECTING_KIND = None
+
+
+def peers_of(docs) -> tuple:
+    """The documents of a file that select pods by label (runtime/selectors.SELECTING), as Peers."""
+    import re
+
+    global _SELECTING_KIND
+    if _SELECTING_KIND is None:
+        _SELECTING_KIND = re.compile(r"^\s*\"?kind\"?\s*:\s*[\"']?(" + "|".join(sel.SELECTING) + r")\b", re.M)
+    out = []
+    for i, d in enumerate(docs):
+        if d.error is not None or not _SELECTING_KIND.search(d.text):
+            continue
+        data = d.data
+        if data is None:
+            import yaml
+
+            try:
+                data = yaml.load(d.text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            except Exception:  # noqa: BLE001 - not loadable: nothing to select with
+                continue
+        if isinstance(data, dict) and data.get("kind") in sel.SELECTING:
+            out.append(Peer(i, json.dumps(data, default=str)))
+    return tuple(out)
+
+
+def edit_peers(docs, edits: list) -> dict:
+    """Document index -> its text with the requirements `edits` name rewritten (scalars only: every
+    other byte stays)."""
+    from .text import yamledit as ye
+
+    by_doc: dict = {}
+    for e in edits:
+        by_doc.setdefault(e.index, []).append(e)
+    out = {}
+    for i, mine in by_doc.items():
+        text = docs[i].text
+        root = ye.compose(text)
+        changes = []
+        for e in dict.fromkeys(mine):
+            node = root
+            for p in e.path:
+                node = ye.items(node)[p] if isinstance(p, int) else ye.get(node, p)
+            kind, ref = e.old.origin
+            if kind in ("map", "matchLabels"):
+                m = node if kind == "map" else ye.get(node, "matchLabels")
+                for k, v in (m.value if m is not None else ()):
+                    if ye.scalar(k) == str(ref):
+                        changes += [_scalar(k, e.new.key), _scalar(v, e.new.values[0])]
+            else:
+                entry = ye.items(ye.get(node, "matchExpressions"))[ref]
+                changes.append(_scalar(ye.get(entry, "key"), e.new.key))
+                changes += [_scalar(v, new) for v, new in zip(ye.items(ye.get(entry, "values")), e.new.values)]
+        out[i] = ye.apply_edits(text, changes)
+    return out
+
+
+def _scalar(node, value: str):
+    """An edit of one scalar to a string value, quoted where a plain scalar would not read as a string."""
+    import re
+
+    from .text import yamledit as ye
+
+    style = node.style
+    if not style and re.fullmatch(r"[-+]?[0-9][0-9_.eExXoObB]*|true|false|yes|no|on|off|null|~|y|n", value, re.I):
+        style = '"'
+    return ye.Edit(node.start_mark.index, node.end_mark.index, ye.quote(value, style))
