@@ -63,8 +63,8 @@ def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
     result.documents = docs
     from .selectorfix import peers_of
 
-    peers = peers_of(docs) if any(d.data is not None for d in docs) else ()
-    if peers:  # objects of the file that select pods: a job's conversion keeps them selecting its pods
+    peers = peers_of(docs, path, options.selector_peers) if any(d.data is not None for d in docs) else ()
+    if peers or options.selector_peers:  # objects of the file (and of the run) that select pods
         options = replace(options, selector_peers=peers)
     for doc in docs:
         if doc.error is not None:

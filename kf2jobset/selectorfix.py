@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from dataclasses import dataclass, field, replace
 
 from . import claims as claim
@@ -35,12 +36,21 @@ from .runtime.jobset_view import jobset_world
 from .runtime.operator_view import operator_world
 
 
+# a file with a Service, PodDisruptionBudget, NetworkPolicy or PodMonitor (a quick test on the text)
+SELECTING_TEXT = re.compile(r"kind\"?\s*:\s*[\"']?(" + "|".join(sel.SELECTING) + r")\b")
+
+
 @dataclass(frozen=True)
 class Peer:
     """An object of the same file that may select pods: its document index and its content (JSON)."""
 
     index: int
     content: str
+    file: str | None = None  # another file of the run (repo mode, several paths): never edited
+
+    @property
+    def editable(self) -> bool:
+        return self.file is None
 
     @property
     def obj(self) -> dict:
@@ -65,6 +75,7 @@ class _Item:
     rtype: str | None = None  # template: the replica type
     rjobs: list = field(default_factory=list)  # template: the replicatedJobs holding it
     peer: int | None = None
+    file: str | None = None  # a peer in another file
     before: frozenset = frozenset()
     v1: frozenset = frozenset()
 
@@ -110,11 +121,12 @@ def fix_selectors(conv, options) -> None:
             outcomes.append((it, "kept", None))
             continue
         new = _rewrite(it, op.pods, js.pods, kept)
-        outcomes.append((it, "rewritten" if new is not None else "left", new))
+        how = "left" if new is None else "rewritten" if it.file is None else "elsewhere"
+        outcomes.append((it, how, new))
     if not outcomes:
         return
     kept = {k: v for k, v in kept.items()
-            if any(how in ("kept", "rewritten") and k in it.found.keys for it, how, _ in outcomes)}
+            if any(how in ("kept", "rewritten", "elsewhere") and k in it.found.keys for it, how, _ in outcomes)}
     _apply_kept(conv, kept)
     for it, how, new in outcomes:
         if how == "rewritten":
@@ -146,7 +158,7 @@ def _items(conv, options) -> list[_Item]:
         if ((obj.get("metadata") or {}).get("namespace") or None) != namespace:
             continue  # another namespace's object selects other pods
         for f in sel.object_selectors(obj):
-            out.append(_Item(f, "peer", peer=peer.index))
+            out.append(_Item(f, "peer", peer=peer.index, file=peer.file))
     return out
 
 
@@ -159,7 +171,7 @@ def _rewrite(it: _Item, op_pods, js_pods, kept: dict):
     for r in bad:
         form = r.origin[0] if r.origin else "matchExpressions"
         cands = sel.candidates(r, op_pods, js_pods, form)
-        if it.where == "peer":  # an object of the file: edit scalars only
+        if it.where == "peer" and it.file is None:  # an object of the file: edit scalars only
             cands = [c for c in cands if c.op == r.op and len(c.values) == len(r.values)]
         options.append(cands)
     for choice in itertools.islice(itertools.product(*options), 256):
@@ -211,6 +223,8 @@ def _note(conv, it: _Item, how: str, swap, kept: dict, job, jobset) -> Note:
     text = ", ".join(r.text() for r in f.reqs)
     src = f.what if it.where == "template" else None
     place = f"the selector {{{text}}} at spec.{f.what}" if it.where == "template" else f"the selector {{{text}}} of {f.what}"
+    if it.file is not None:
+        place += f" in {it.file}"
     if how == "retired":
         old = sorted({r.key for r in f.reqs if r.key in sel.RETIRED_KEYS})
         return Note("JS055", "unchanged",
@@ -220,6 +234,15 @@ def _note(conv, it: _Item, how: str, swap, kept: dict, job, jobset) -> Note:
                     action="select by jobset.sigs.k8s.io/jobset-name, replicatedjob-name and job-index "
                            "(the labels every JobSet pod carries)",
                     unchecked="what a selector selected is a property of the pods of both worlds (the e2e differential checks it)")
+    if how == "elsewhere":
+        pairs = [(old, swap[old.origin]) for old in f.reqs if old.origin in swap]
+        said = "; ".join(f"{o.text()} -> {n.text()}" for o, n in pairs)
+        return Note("JS056", "breaking",
+                    f"{place} picked {_pods(it.v1)} under v1 by a label a pod template cannot give; that file is "
+                    f"not this job's, so kf2jobset does not edit it: the JobSet label that picks the same pods is "
+                    f"{said}", explains=(("selector", f.what),),
+                    action=f"edit {it.file}: {said}",
+                    unchecked="the selector is in another file, which this conversion does not write")
     if how == "kept":
         used = {r.key: kept[r.key] for r in f.reqs if r.key in kept}
         labels = "; ".join(f"{k}={'/'.join(sorted(set(v.values())))} on {', '.join(sorted(v))}" for k, v in used.items())
@@ -290,16 +313,39 @@ def _amend_label_notes(conv, kept: dict) -> None:
 _SELECTING_KIND = None
 
 
-def peers_of(docs) -> tuple:
-    """The documents of a file that select pods by label (runtime/selectors.SELECTING), as Peers."""
+def _selecting_kind():
     import re
 
     global _SELECTING_KIND
     if _SELECTING_KIND is None:
         _SELECTING_KIND = re.compile(r"^\s*\"?kind\"?\s*:\s*[\"']?(" + "|".join(sel.SELECTING) + r")\b", re.M)
+    return _SELECTING_KIND
+
+
+def tree_peers(files) -> tuple:
+    """The selecting objects of every file of a run, [(path, text)], as Peers of those files: a job's
+    conversion keeps the labels they select by, and names what it cannot keep (JS056)."""
+    import yaml
+
     out = []
+    for path, text in files:
+        if not _selecting_kind().search(text):
+            continue
+        try:
+            docs = list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+        except Exception:  # noqa: BLE001 - not YAML: nothing to select with
+            continue
+        out += [Peer(-1, json.dumps(d, default=str), file=path) for d in docs
+                if isinstance(d, dict) and d.get("kind") in sel.SELECTING]
+    return tuple(out)
+
+
+def peers_of(docs, path: str | None = None, run: tuple = ()) -> tuple:
+    """The documents of a file that select pods by label (runtime/selectors.SELECTING), as Peers, and
+    those of the run's other files (`run`, from :func:`tree_peers`)."""
+    out = [p for p in run if p.file != path]
     for i, d in enumerate(docs):
-        if d.error is not None or not _SELECTING_KIND.search(d.text):
+        if d.error is not None or not _selecting_kind().search(d.text):
             continue
         data = d.data
         if data is None:
