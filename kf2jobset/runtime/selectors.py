@@ -16,26 +16,31 @@ from dataclasses import dataclass
 KF = "training.kubeflow.org/"
 JS = "jobset.sigs.k8s.io/"
 
-# Pod labels older operators set and the v1 world (training-operator v1.7 and later, mpi-operator
+# Pod labels older operators set and the v1 world (training-operator v1.6 and later, mpi-operator
 # v0.5 and later) no longer does, read from each operator's Go source at its tags (see
 # docs/conversion.md, "Selectors"): a selector on one of them selected none of the v1 world's pods.
 RETIRED_KEYS = {
-    "group-name": "training-operator v1.0-v1.5 (kubeflow/common), mpi-operator v0.2.3-v0.4 (value kubeflow.org)",
-    "job-name": "training-operator v1.0-v1.5 (kubeflow/common); a batch Job's pods carry it too (the Job's name)",
-    "replica-type": "training-operator v1.0-v1.5 (kubeflow/common)",
-    "replica-index": "training-operator v1.0-v1.5 (kubeflow/common)",
-    "job-role": "training-operator v1.0-v1.5 (kubeflow/common)",
-    "tf-job-name": "tf-operator and training-operator v1.0-v1.4 (deprecated)",
-    "tf-replica-type": "tf-operator v0.x",
-    "tf-replica-index": "tf-operator v0.x",
+    "group-name": "training-operator up to v1.5 (kubeflow/common up to v0.4.3), tf-operator, pytorch-operator, "
+                  "mpi-operator v0.2.3-v0.4 (value kubeflow.org)",
+    "job-name": "training-operator up to v1.5 (kubeflow/common up to v0.4.3), pytorch-operator v0.7; a batch Job's pods "
+                "carry it too (the Job's name)",
+    "replica-type": "training-operator up to v1.5 (kubeflow/common up to v0.4.3)",
+    "replica-index": "training-operator up to v1.5 (kubeflow/common up to v0.4.3)",
+    "job-role": "training-operator up to v1.5 (kubeflow/common up to v0.4.3)",
+    "controller-name": "pytorch-operator v0.7",
+    "tf-job-name": "tf-operator v0.x-v1.1",
+    "tf-replica-type": "tf-operator v0.x-v1.1",
+    "tf-replica-index": "tf-operator v0.x-v1.1",
+    "tf-job-role": "tf-operator v0.x-v1.1",
     "pytorch-job-name": "pytorch-operator v0.x",
     "pytorch-replica-type": "pytorch-operator v0.x",
     "pytorch-replica-index": "pytorch-operator v0.x",
-    "mpi-job-name": "mpi-operator v0.2.3-v0.4 (kubeflow.org/v1 and v2beta1), training-operator v1.5-v1.6 MPIJob",
+    "pytorch-job-role": "pytorch-operator v0.5-v0.6",
+    "mpi-job-name": "mpi-operator v0.2.3-v0.4 (kubeflow.org/v1 and v2beta1), training-operator v1.4-v1.5 (MPIJob)",
     "mpi-job-role": "mpi-operator v0.2.3-v0.4",
-    "mpi_job_name": "mpi-operator v0.1-v0.3 (v1alpha1, v1alpha2)",
-    "mpi_role_type": "mpi-operator v0.1-v0.3 (v1alpha1, v1alpha2)",
-    "group_name": "mpi-operator v0.1-v0.3 (v1alpha1, v1alpha2)",
+    "mpi_job_name": "mpi-operator v0.2-v0.3 (kubeflow.org/v1alpha1, v1alpha2)",
+    "mpi_role_type": "mpi-operator v0.2-v0.3 (kubeflow.org/v1alpha1, v1alpha2)",
+    "group_name": "mpi-operator v0.2-v0.3 (kubeflow.org/v1alpha1, v1alpha2)",
 }
 
 # Labels the JobSet and Job controllers set on every pod they create: a template cannot hold them.
