@@ -401,3 +401,24 @@ def _scalar(node, value: str):
     if not style and re.fullmatch(r"[-+]?[0-9][0-9_.eExXoObB]*|true|false|yes|no|on|off|null|~|y|n", value, re.I):
         style = '"'
     return ye.Edit(node.start_mark.index, node.end_mark.index, ye.quote(value, style))
+
+
+def peers_in(objects: list) -> tuple:
+    """The selecting objects of a list of objects (a KRM ResourceList's items), as Peers by position."""
+    return tuple(Peer(i, json.dumps(o, default=str)) for i, o in enumerate(objects)
+                 if isinstance(o, dict) and o.get("kind") in sel.SELECTING)
+
+
+def edit_peer_objects(objects: list, edits: list) -> None:
+    """The PeerEdits made on objects (in place), for front ends that hold objects, not text."""
+    for e in dict.fromkeys(edits):
+        holder = sel.get(objects[e.index], e.path)
+        kind, ref = e.old.origin
+        if kind in ("map", "matchLabels"):
+            m = holder if kind == "map" else holder.get("matchLabels")
+            if isinstance(m, dict) and ref in m:
+                del m[ref]
+                m[e.new.key] = e.new.values[0]
+        else:
+            entry = holder["matchExpressions"][ref]
+            entry["key"], entry["values"] = e.new.key, list(e.new.values)

@@ -138,3 +138,17 @@ def test_keep_kubeflow_labels_needs_no_keep():
     options = dataclasses.replace(ConvertOptions(), keep_kubeflow_labels=True)
     (conv,) = convert_text(text, "input.yaml", options).conversions
     assert not [n for n in conv.notes if n.code in ("JS052", "JS053", "JS054")]
+
+
+def test_the_krm_function_rewrites_the_list_s_objects_too():
+    from kf2jobset.krm import transform
+
+    docs = list(yaml.safe_load_all((FIXTURES / "tfjob/selecting-objects/input.yaml").read_text()))
+    run = transform({"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": docs}, ConvertOptions())
+    items = yaml.safe_load(run.output)["items"]
+    service = next(i for i in items if i["kind"] == "Service")
+    assert service["spec"]["selector"] == {"training.kubeflow.org/job-name": "mnist-dist",
+                                           "jobset.sigs.k8s.io/job-global-index": "1"}
+    jobset = next(i for i in items if i["kind"] == "JobSet")
+    assert all(rj["template"]["spec"]["template"]["metadata"]["labels"]["training.kubeflow.org/job-name"] == "mnist-dist"
+               for rj in jobset["spec"]["replicatedJobs"])
