@@ -104,6 +104,8 @@ def fix_selectors(conv, options) -> None:
             if r.key in kept or r.key in template_keys or not sel.operator_keys(r.key) or not sel.templatable(r.key):
                 continue
             per_role = {role: {p.labels.get(r.key) for p in pods} for role, pods in op_roles.items()}
+            if not job.name and any(v and op.name in v for vals in per_role.values() for v in vals):
+                continue  # the job is named when it is created (a Katib trial): its name is not known here
             if all(len(v) == 1 for v in per_role.values()) and any(None not in v for v in per_role.values()):
                 kept[r.key] = {role: next(iter(v)) for role, v in per_role.items() if None not in v}
     for p in js.pods:
@@ -120,7 +122,7 @@ def fix_selectors(conv, options) -> None:
         if sel.selected(it.found.reqs, js.pods) == it.v1:
             outcomes.append((it, "kept", None))
             continue
-        new = _rewrite(it, op.pods, js.pods, kept)
+        new = _rewrite(it, op.pods, js.pods, kept, named=bool(job.name))
         how = "left" if new is None else "rewritten" if it.file is None else "elsewhere"
         outcomes.append((it, how, new))
     if not outcomes:
@@ -162,8 +164,9 @@ def _items(conv, options) -> list[_Item]:
     return out
 
 
-def _rewrite(it: _Item, op_pods, js_pods, kept: dict):
-    """Requirements to replace (origin -> new Req) so the selector picks the v1 pods' twins; None if none do."""
+def _rewrite(it: _Item, op_pods, js_pods, kept: dict, named: bool = True):
+    """Requirements to replace (origin -> new Req) so the selector picks the v1 pods' twins; None if none do.
+    Not `named` (named at creation): no requirement on a value that holds the name."""
     bad = [r for r in it.found.reqs if sel.operator_keys(r.key) and r.key not in kept]
     if not bad:
         return None
@@ -171,6 +174,8 @@ def _rewrite(it: _Item, op_pods, js_pods, kept: dict):
     for r in bad:
         form = r.origin[0] if r.origin else "matchExpressions"
         cands = sel.candidates(r, op_pods, js_pods, form)
+        if not named:
+            cands = [c for c in cands if c.key not in sel.NAME_KEYS or not c.values]
         if it.where == "peer" and it.file is None:  # an object of the file: edit scalars only
             cands = [c for c in cands if c.op == r.op and len(c.values) == len(r.values)]
         options.append(cands)
@@ -211,7 +216,10 @@ def _apply_rewrite(conv, it: _Item, swap: dict) -> None:
             else:
                 e = holder["matchExpressions"][ref]
                 e["key"], e["operator"] = new.key, new.op
-                e["values"] = list(new.values)
+                if new.values:
+                    e["values"] = list(new.values)
+                else:
+                    e.pop("values", None)  # Exists, DoesNotExist: no values
 
 
 def _pods(keys) -> str:
@@ -294,7 +302,8 @@ def _rewrite_claims(it: _Item, old: sel.Req, new: sel.Req) -> list:
     if kind == "matchLabels":
         return [claim.equals(f"{base}.matchLabels[{new.key}]", new.values[0])]
     return [claim.equals(f"{base}.matchExpressions[{ref}].key", new.key),
-            claim.equals(f"{base}.matchExpressions[{ref}].values", list(new.values))]
+            claim.equals(f"{base}.matchExpressions[{ref}].values", list(new.values)) if new.values else
+            claim.absent(f"{base}.matchExpressions[{ref}].values")]
 
 
 def _amend_label_notes(conv, kept: dict) -> None:
@@ -421,4 +430,6 @@ def edit_peer_objects(objects: list, edits: list) -> None:
                 m[e.new.key] = e.new.values[0]
         else:
             entry = holder["matchExpressions"][ref]
-            entry["key"], entry["values"] = e.new.key, list(e.new.values)
+            entry["key"] = e.new.key
+            if e.new.values:
+                entry["values"] = list(e.new.values)

@@ -152,3 +152,15 @@ def test_the_krm_function_rewrites_the_list_s_objects_too():
     jobset = next(i for i in items if i["kind"] == "JobSet")
     assert all(rj["template"]["spec"]["template"]["metadata"]["labels"]["training.kubeflow.org/job-name"] == "mnist-dist"
                for rj in jobset["spec"]["replicatedJobs"])
+
+
+def test_a_job_named_at_creation_keeps_no_name_label():
+    """generateName / a Katib trial: the name is not known, so no label or selector may hold a stand-in for it."""
+    text = (FIXTURES / "pytorchjob/topology-spread/input.yaml").read_text().replace('  name: "llama-ft"', '  generateName: "llama-ft-"')
+    result = convert_text(text, "input.yaml", ConvertOptions())
+    (conv,) = result.conversions
+    labels = [rj["template"]["spec"]["template"].get("metadata", {}).get("labels", {}) for rj in conv.jobset["spec"]["replicatedJobs"]]
+    assert all(sel.KF + "job-name" not in ls for ls in labels), labels
+    assert "x7k2q" not in result.new_text and "jobset-name Exists" not in result.new_text
+    spread = conv.jobset["spec"]["replicatedJobs"][1]["template"]["spec"]["template"]["spec"]["topologySpreadConstraints"]
+    assert {"key": sel.JS + "jobset-name", "operator": "Exists"} in spread[1]["labelSelector"]["matchExpressions"]

@@ -50,6 +50,9 @@ CONTROLLER_PREFIXES = (JS, "batch.kubernetes.io/")
 # JobSet labels a requirement on an operator label may become, tried in this order.
 JOBSET_KEYS = (JS + "job-index", JS + "replicatedjob-name", JS + "job-global-index", JS + "jobset-name", "job-name")
 
+# JobSet labels whose values hold the JobSet's name
+NAME_KEYS = (JS + "jobset-name", "job-name", "batch.kubernetes.io/job-name")
+
 # Objects that select pods by label, and where their selectors are: (path, form). `map` is a Service's
 # plain map (equality only), `label` a LabelSelector (matchLabels, matchExpressions). `*` is every item.
 SELECTING = {
@@ -215,6 +218,8 @@ def candidates(req: Req, op_pods, js_pods, form_origin: str) -> list[Req]:
     `req` picks (a NotIn/DoesNotExist: that leave out the twins of those it leaves out)."""
     chosen = {p.key for p in op_pods if req.holds(p.labels)}
     out = []
+    if req.op == "Exists" and chosen == {p.key for p in op_pods}:
+        out.append(Req(JS + "jobset-name", "Exists", (), req.origin))  # every pod of the job, as every pod of v1's
     keys = ((req.key,) if req.key in CONTROLLER_KEYS else ()) + JOBSET_KEYS
     for key in keys:
         if req.op in ("In", "Exists"):
