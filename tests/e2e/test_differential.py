@@ -1356,12 +1356,37 @@ def _hostfile_worker_twice(jobset, companions):
             c["data"]["hostfile"] = c["data"]["hostfile"].replace("-worker-1-0.", "-worker-0-0.")
 
 
+def _drop_kept_labels(jobset, companions):
+    """The operator's labels kf2jobset keeps for a selector (JS052) left off: the workers' anti-affinity picks nothing."""
+    for rj in jobset["spec"]["replicatedJobs"]:
+        labels = (rj["template"]["spec"]["template"].get("metadata") or {}).get("labels") or {}
+        for k in [k for k in labels if k.startswith(KF)]:
+            del labels[k]
+
+
 MUTATIONS = [
     ("pytorchjob/master-workers", _master_addr_to_worker, ("env", "MASTER_ADDR")),
     ("tfjob/chief-ps-workers", _swap_tf_hosts, ("env", "TF_CONFIG")),
     ("pytorchjob/master-workers", _drop_read_label, ("env", "RANK")),
     ("mpijob-v2beta1/openmpi", _hostfile_worker_twice, ("hostfile", "names")),
+    ("mpijob-v2beta1/anti-affinity", _drop_kept_labels,
+     ("selector", "mpiReplicaSpecs.Worker.template.spec.affinity.podAntiAffinity"
+                  ".requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector")),
 ]
+
+# fixtures whose pods or file select the job's pods by label: every one of them has its selectors compared
+SELECTOR_FIXTURES = ("mpijob-v2beta1/anti-affinity", "mpijob-v1/anti-affinity", "pytorchjob/topology-spread",
+                     "tfjob/selecting-objects")
+
+
+@pytest.mark.parametrize("case_id", [c for c in SELECTOR_FIXTURES if c in {x.id for x in ALL_CASES}])
+def test_selectors_were_compared(outcomes, case_id):
+    """Each label selector of the v1 pods and of the file's selecting objects was evaluated in both worlds
+    (the differences, if any, are held to the report by test_every_real_difference_is_named_by_the_report)."""
+    o = outcomes[case_id]
+    assert o.status == "compared", (o.status, o.detail)
+    assert o.selectors > 0, f"{case_id}: no selector compared"
+
 
 
 def test_mutations_are_caught(runner):
