@@ -25,6 +25,14 @@ conversion covers it (``report/explain.covers``, the report's own rule) or an RT
 stale address in it. The report's pod-level claims are checked the other way round: a finding whose
 evidence says a pod differs must show up as a real difference.
 
+Label selectors (kf2jobset/selectorfix.py): a fixture's Services, PodDisruptionBudgets, NetworkPolicies
+and PodMonitors convert with its job (as one file). Every selector of the real v1 pods (pod affinity and
+anti-affinity terms, topologySpreadConstraints) and of those objects is handed to the real API server as
+a ``label_selector`` in namespace A, its converted form (the JobSet twin pod's term; the object as the
+converted file has it) in namespace B, and the two pod sets are compared through the pod keys above
+(aspect ``selector``, subject the selector's place as the report names it): kept labels (JS052) and
+rewritten selectors (JS053) must pick the twins of the v1 pods; a difference must be one a note names (JS054).
+
 Manifests the v1 webhook rejects never ran: kf2jobset must say so (note JS080), and nothing is
 compared.
 
