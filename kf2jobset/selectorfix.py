@@ -37,7 +37,7 @@ from .runtime.operator_view import operator_world
 
 
 # a file with a Service, PodDisruptionBudget, NetworkPolicy or PodMonitor (a quick test on the text)
-SELECTING_TEXT = re.compile(r"kind\"?\s*:\s*[\"']?(" + "|".join(sel.SELECTING) + r")\b")
+SELECTING_TEXT = re.compile(r"kind\"?\s*:\s*[\"']?(" + "|".join(sel.PEER_KINDS) + r")\b")
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,12 @@ def fix_selectors(conv, options) -> None:
     for p in op.pods:
         op_roles.setdefault(p.key[0], []).append(p)
     template_keys = {k for s in job.replicas.values() for k in ((s.template.get("metadata") or {}).get("labels") or {})}
+    services = [it for it in items if it.where == "services"]
+    items = [it for it in items if it.where != "services"]
+    for it in services:
+        picked = [n for n, labels in operator_services(job, op) if sel.matches(it.found.reqs, labels)]
+        if picked:
+            conv.notes.append(_service_note(it, picked))
     for it in items:
         it.v1 = sel.selected(it.found.reqs, op.pods)
         it.before = sel.selected(it.found.reqs, js.pods)
@@ -161,6 +167,9 @@ def _items(conv, options) -> list[_Item]:
             continue  # another namespace's object selects other pods
         for f in sel.object_selectors(obj):
             out.append(_Item(f, "peer", peer=peer.index, file=peer.file))
+        f = sel.service_selector(obj)
+        if f is not None:
+            out.append(_Item(f, "services", peer=peer.index, file=peer.file))
     return out
 
 
@@ -285,6 +294,33 @@ def _note(conv, it: _Item, how: str, swap, kept: dict, job, jobset) -> Note:
                 unchecked="what a selector selected is a property of the pods of both worlds (the e2e differential checks it)")
 
 
+def operator_services(job, op) -> list:
+    """(name, labels) of the Services the v1 operator made for the job: training-operator one per pod
+    (labels job-name, operator-name, replica-type, replica-index: common/service.go), mpi-operator one
+    headless Service named after the job (label app=<job>: mpi_job_controller.go newService); a JobSet has
+    one headless Service with no ports instead."""
+    if job.by_mpi_operator:
+        return [(op.name, {"app": op.name})]
+    if job.kind == "MPIJob":
+        return []  # the v1 MPIJob controller made no per-pod Services
+    keep = ("job-name", "operator-name", "replica-type", "replica-index")
+    return [(p.hostname or p.name, {k: v for k, v in p.labels.items() if k in {sel.KF + x for x in keep}}) for p in op.pods]
+
+
+def _service_note(it: _Item, picked: list) -> Note:
+    f = it.found
+    text = ", ".join(r.text() for r in f.reqs)
+    where = f" in {it.file}" if it.file else ""
+    return Note("JS057", "dropped",
+                f"the selector {{{text}}} of {f.what}{where} selected the Services the operator made for the job "
+                f"({', '.join(sorted(picked)[:4])}{', ...' if len(picked) > 4 else ''}); a JobSet makes one headless "
+                "Service with no ports instead, so it selects nothing to scrape", warn=True,
+                explains=(("service", f.what),),
+                action="scrape the pods with a PodMonitor (the labels it selects by are kept, JS052), or select a "
+                       "Service of your own that selects the pods",
+                unchecked="the operator's Services are not objects kf2jobset writes")
+
+
 def _kept_claims(conv, used: dict) -> tuple:
     roles = conv.plan.pod_roles
     out = []
@@ -327,7 +363,7 @@ def _selecting_kind():
 
     global _SELECTING_KIND
     if _SELECTING_KIND is None:
-        _SELECTING_KIND = re.compile(r"^\s*\"?kind\"?\s*:\s*[\"']?(" + "|".join(sel.SELECTING) + r")\b", re.M)
+        _SELECTING_KIND = re.compile(r"^\s*\"?kind\"?\s*:\s*[\"']?(" + "|".join(sel.PEER_KINDS) + r")\b", re.M)
     return _SELECTING_KIND
 
 
@@ -345,7 +381,7 @@ def tree_peers(files) -> tuple:
         except Exception:  # noqa: BLE001 - not YAML: nothing to select with
             continue
         out += [Peer(-1, json.dumps(d, default=str), file=path) for d in docs
-                if isinstance(d, dict) and d.get("kind") in sel.SELECTING]
+                if isinstance(d, dict) and d.get("kind") in sel.PEER_KINDS]
     return tuple(out)
 
 
@@ -364,7 +400,7 @@ def peers_of(docs, path: str | None = None, run: tuple = ()) -> tuple:
                 data = yaml.load(d.text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
             except Exception:  # noqa: BLE001 - not loadable: nothing to select with
                 continue
-        if isinstance(data, dict) and data.get("kind") in sel.SELECTING:
+        if isinstance(data, dict) and data.get("kind") in sel.PEER_KINDS:
             out.append(Peer(i, json.dumps(data, default=str)))
     return tuple(out)
 
@@ -415,7 +451,7 @@ def _scalar(node, value: str):
 def peers_in(objects: list) -> tuple:
     """The selecting objects of a list of objects (a KRM ResourceList's items), as Peers by position."""
     return tuple(Peer(i, json.dumps(o, default=str)) for i, o in enumerate(objects)
-                 if isinstance(o, dict) and o.get("kind") in sel.SELECTING)
+                 if isinstance(o, dict) and o.get("kind") in sel.PEER_KINDS)
 
 
 def edit_peer_objects(objects: list, edits: list) -> None:

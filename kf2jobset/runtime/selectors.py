@@ -65,6 +65,18 @@ SELECTING = {
 }
 # Objects that select the operator's per-replica Services (not pods): the JobSet has one headless Service.
 SERVICE_SELECTING = {"ServiceMonitor": (("spec", "selector"), "label")}
+PEER_KINDS = (*SELECTING, *SERVICE_SELECTING)
+
+
+def service_selector(obj: dict) -> Found | None:
+    """The Service selector of a ServiceMonitor (SERVICE_SELECTING)."""
+    kind = obj.get("kind") if isinstance(obj, dict) else None
+    if kind not in SERVICE_SELECTING:
+        return None
+    path, form = SERVICE_SELECTING[kind]
+    reqs = requirements(get(obj, path), form)
+    name = (obj.get("metadata") or {}).get("name")
+    return Found(path, form, reqs, f"{kind} {name} {dotted(path)}") if reqs is not None else None
 
 _POD_TERMS = (("affinity", "podAffinity"), ("affinity", "podAntiAffinity"))
 
