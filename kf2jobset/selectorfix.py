@@ -47,10 +47,7 @@ class Peer:
     index: int
     content: str
     file: str | None = None  # another file of the run (repo mode, several paths): never edited
-
-    @property
-    def editable(self) -> bool:
-        return self.file is None
+    job: bool = False  # another Kubeflow job of the file: converted on its own, never edited here
 
     @property
     def obj(self) -> dict:
@@ -163,10 +160,14 @@ def _items(conv, options) -> list[_Item]:
     namespace = job.namespace or None
     for peer in getattr(options, "selector_peers", ()) or ():
         obj = peer.obj
-        if ((obj.get("metadata") or {}).get("namespace") or None) != namespace:
+        meta = obj.get("metadata") or {}
+        if (meta.get("namespace") or None) != namespace:
             continue  # another namespace's object selects other pods
+        if peer.job and (obj.get("kind"), meta.get("name")) == (job.kind, job.name):
+            continue  # this job: its own templates are above
+        where = peer.file if peer.file else "its JobSet" if peer.job else None
         for f in sel.object_selectors(obj):
-            out.append(_Item(f, "peer", peer=peer.index, file=peer.file))
+            out.append(_Item(f, "peer", peer=peer.index, file=where))
         f = sel.service_selector(obj)
         if f is not None:
             out.append(_Item(f, "services", peer=peer.index, file=peer.file))
@@ -389,8 +390,17 @@ def peers_of(docs, path: str | None = None, run: tuple = ()) -> tuple:
     """The documents of a file that select pods by label (runtime/selectors.SELECTING), as Peers, and
     those of the run's other files (`run`, from :func:`tree_peers`)."""
     out = [p for p in run if p.file != path]
+    jobs: list = []
     for i, d in enumerate(docs):
-        if d.error is not None or not _selecting_kind().search(d.text):
+        if d.error is not None:
+            continue
+        if isinstance(d.data, dict) and str(d.data.get("apiVersion", "")).startswith("kubeflow.org/") and \
+                isinstance(d.data.get("spec"), dict) and any(str(k).endswith("ReplicaSpecs") for k in d.data["spec"]):
+            # another job of the file may select this job's pods from its templates; it is converted on its
+            # own, so only labels are kept for it (JS052), never its text edited
+            jobs.append((i, d.data))
+            continue
+        if not _selecting_kind().search(d.text):
             continue
         data = d.data
         if data is None:
@@ -402,6 +412,10 @@ def peers_of(docs, path: str | None = None, run: tuple = ()) -> tuple:
                 continue
         if isinstance(data, dict) and data.get("kind") in sel.PEER_KINDS:
             out.append(Peer(i, json.dumps(data, default=str)))
+    if len(jobs) > 1:
+        from .yamlio import to_plain
+
+        out += [Peer(i, json.dumps(to_plain(data), default=str), job=True) for i, data in jobs]
     return tuple(out)
 
 

@@ -164,3 +164,60 @@ def test_a_job_named_at_creation_keeps_no_name_label():
     assert "x7k2q" not in result.new_text and "jobset-name Exists" not in result.new_text
     spread = conv.jobset["spec"]["replicatedJobs"][1]["template"]["spec"]["template"]["spec"]["topologySpreadConstraints"]
     assert {"key": sel.JS + "jobset-name", "operator": "Exists"} in spread[1]["labelSelector"]["matchExpressions"]
+
+
+TWO_JOBS_AND_A_DEPLOYMENT = """\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: a}
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          affinity:
+            podAntiAffinity:
+              requiredDuringSchedulingIgnoredDuringExecution:
+              - topologyKey: kubernetes.io/hostname
+                labelSelector: {matchLabels: {training.kubeflow.org/job-name: b}}
+              - topologyKey: kubernetes.io/hostname
+                labelSelector: {matchLabels: {training.kubeflow.org/job-name: b, training.kubeflow.org/replica-index: "1"}}
+          containers: [{name: pytorch, image: x}]
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: b}
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers: [{name: pytorch, image: x}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: sidecar}
+spec:
+  selector: {matchLabels: {app: sc}}
+  template:
+    metadata: {labels: {app: sc}}
+    spec:
+      affinity:
+        podAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - topologyKey: kubernetes.io/hostname
+            labelSelector:
+              matchLabels: {training.kubeflow.org/job-name: a, training.kubeflow.org/replica-index: "0"}
+      containers: [{name: c, image: y}]
+"""
+
+
+def test_other_jobs_and_workloads_of_the_file_select_too():
+    result = convert_text(TWO_JOBS_AND_A_DEPLOYMENT, "two.yaml", ConvertOptions())
+    a, b = result.conversions
+    labels_b = b.jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"]["labels"]
+    assert labels_b[sel.KF + "job-name"] == "b"  # a's anti-affinity keeps picking b's pods
+    assert [n.code for n in b.notes if n.code.startswith("JS05") and n.code != "JS051"] == ["JS052", "JS056"]
+    assert "matchLabels: {training.kubeflow.org/job-name: a, jobset.sigs.k8s.io/job-index: \"0\"}" in result.new_text

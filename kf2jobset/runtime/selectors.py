@@ -65,7 +65,13 @@ SELECTING = {
 }
 # Objects that select the operator's per-replica Services (not pods): the JobSet has one headless Service.
 SERVICE_SELECTING = {"ServiceMonitor": (("spec", "selector"), "label")}
-PEER_KINDS = (*SELECTING, *SERVICE_SELECTING)
+# Workloads whose pod templates may hold affinity terms and topologySpreadConstraints on a job's pods.
+POD_TEMPLATES = {
+    **{k: ("spec", "template", "spec") for k in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job")},
+    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+    "Pod": ("spec",),
+}
+PEER_KINDS = (*SELECTING, *SERVICE_SELECTING, *POD_TEMPLATES)
 
 
 def service_selector(obj: dict) -> Found | None:
@@ -185,6 +191,15 @@ def object_selectors(obj: dict) -> list[Found]:
             reqs = requirements(sel, form)
             if reqs is not None:
                 out.append(Found(concrete, form, reqs, f"{kind} {name} {dotted(concrete)}"))
+    paths = [POD_TEMPLATES[kind]] if kind in POD_TEMPLATES else []
+    if kind and not paths:  # a Kubeflow job (another one of the file): its replicas' pod templates
+        paths = [("spec", k, "*", "template", "spec") for k in ((obj.get("spec") or {}) if isinstance(obj.get("spec"), dict) else {})
+                 if str(k).endswith("ReplicaSpecs")]
+    for path in paths:
+        for concrete, pod_spec in walk(obj, path):
+            for f in pod_selectors(pod_spec, ""):
+                full = concrete + f.path
+                out.append(Found(full, f.form, f.reqs, f"{kind} {name} {dotted(full)}"))
     return out
 
 
@@ -194,7 +209,8 @@ def walk(obj, path: tuple, done: tuple = ()):
         return
     head, rest = path[0], path[1:]
     if head == "*":
-        for i, item in enumerate(obj if isinstance(obj, list) else []):
+        pairs = enumerate(obj) if isinstance(obj, list) else obj.items() if isinstance(obj, dict) else ()
+        for i, item in pairs:
             yield from walk(item, rest, done + (i,))
     elif isinstance(obj, dict) and head in obj:
         yield from walk(obj[head], rest, done + (head,))
