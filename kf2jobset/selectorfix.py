@@ -32,8 +32,8 @@ from . import claims as claim
 from .claims import pod_path
 from .notes import Note
 from .runtime import selectors as sel
-from .runtime.jobset_view import jobset_world
-from .runtime.operator_view import operator_world
+from .runtime.jobset_view import jobset_pod_labels
+from .runtime.operator_view import operator_pod_labels
 
 
 # a file with a Service, PodDisruptionBudget, NetworkPolicy or PodMonitor (a quick test on the text)
@@ -66,6 +66,18 @@ class PeerEdit:
 
 
 @dataclass
+class _Pod:
+    key: tuple
+    labels: dict
+
+
+@dataclass
+class _World:
+    name: str | None
+    pods: list
+
+
+@dataclass
 class _Item:
     found: sel.Found
     where: str  # "template" or "peer"
@@ -83,8 +95,8 @@ def fix_selectors(conv, options) -> None:
     items = _items(conv, options)
     if not items:
         return
-    op = operator_world(job)
-    js = jobset_world(jobset, roles=conv.plan.pod_roles)
+    op = _World(job.name or "job", [_Pod(k, ls) for k, ls in operator_pod_labels(job)])
+    js = _World(None, [_Pod(k, ls) for k, ls in jobset_pod_labels(jobset, roles=conv.plan.pod_roles)])
     op_roles: dict = {}
     for p in op.pods:
         op_roles.setdefault(p.key[0], []).append(p)
@@ -286,7 +298,7 @@ def _note(conv, it: _Item, how: str, swap, kept: dict, job, jobset) -> Note:
                     source_path=src, warn=not it.before, explains=tuple(("label", o.key) for o, _ in pairs),
                     claims=claims + (_kept_claims(conv, {k: kept[k] for k in kept_used}) if kept_used else ()),
                     unchecked=unchecked if not claims and not kept_used else None)
-    after = sel.selected(f.reqs, jobset_world(jobset, roles=conv.plan.pod_roles).pods)
+    after = sel.selected(f.reqs, [_Pod(k, ls) for k, ls in jobset_pod_labels(jobset, roles=conv.plan.pod_roles)])
     return Note("JS054", "approximated",
                 f"{place} picked {_pods(it.v1)} under v1 and picks {_pods(after)} in the JobSet: no kept label or "
                 "JobSet label picks the same pods", source_path=src, warn=True,
@@ -305,7 +317,8 @@ def operator_services(job, op) -> list:
     if job.kind == "MPIJob":
         return []  # the v1 MPIJob controller made no per-pod Services
     keep = ("job-name", "operator-name", "replica-type", "replica-index")
-    return [(p.hostname or p.name, {k: v for k, v in p.labels.items() if k in {sel.KF + x for x in keep}}) for p in op.pods]
+    return [(f"{op.name}-{p.key[0]}-{p.key[1]}", {k: v for k, v in p.labels.items() if k in {sel.KF + x for x in keep}})
+            for p in op.pods]
 
 
 def _service_note(it: _Item, picked: list) -> Note:

@@ -221,3 +221,29 @@ def test_other_jobs_and_workloads_of_the_file_select_too():
     assert labels_b[sel.KF + "job-name"] == "b"  # a's anti-affinity keeps picking b's pods
     assert [n.code for n in b.notes if n.code.startswith("JS05") and n.code != "JS051"] == ["JS052", "JS056"]
     assert "matchLabels: {training.kubeflow.org/job-name: a, jobset.sigs.k8s.io/job-index: \"0\"}" in result.new_text
+
+
+@pytest.mark.parametrize("case", sorted(str(p.parent.relative_to(FIXTURES)) for p in FIXTURES.glob("*/*/expected.yaml")))
+def test_the_label_models_are_the_worlds_labels(case):
+    """selectorfix reads labels from operator_pod_labels / jobset_pod_labels (no env: 10 000 replicas stay
+    fast); they are exactly the labels of operator_world / jobset_world."""
+    from kf2jobset.runtime.jobset_view import jobset_pod_labels
+    from kf2jobset.runtime.operator_view import operator_pod_labels
+
+    from .templates import case_values, fill
+
+    text = fill((FIXTURES / case / "input.yaml").read_text(), case_values(FIXTURES / case))
+    result = convert_text(text, "input.yaml", _options(case))
+    for conv in result.conversions:
+        assert operator_pod_labels(conv.job) == [(p.key, p.labels) for p in operator_world(conv.job).pods]
+        roles = conv.pods.pod_roles
+        assert jobset_pod_labels(conv.jobset, roles=roles) == [(p.key, p.labels) for p in jobset_world(conv.jobset, roles=roles).pods]
+
+
+def test_ten_thousand_replicas_stay_fast():
+    import time
+
+    text = (FIXTURES / "pytorchjob/topology-spread/input.yaml").read_text().replace("replicas: 4", "replicas: 9999")
+    t0 = time.process_time()
+    result = convert_text(text, "input.yaml", ConvertOptions())
+    assert not result.errors and time.process_time() - t0 < 8
