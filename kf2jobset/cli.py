@@ -42,6 +42,24 @@ def main():
     """Migrate Kubeflow Training Operator v1 jobs to Kubernetes JobSet."""
 
 
+def _with_run_peers(options, files, read_text):
+    import dataclasses
+
+    from .errors import Kf2JobSetError
+    from .selectorfix import tree_peers
+
+    texts = []
+    for path, _ in files:
+        if path == "-":
+            continue
+        try:
+            texts.append((path, read_text(path)))
+        except Kf2JobSetError:
+            continue  # reported when the file itself is read
+    peers = tree_peers(texts)
+    return dataclasses.replace(options, selector_peers=peers) if peers else options
+
+
 @main.command(help=_CONVERT_HELP + REPO_HELP)
 @click.argument("paths", nargs=-1, required=True)
 @conversion_options
@@ -66,7 +84,10 @@ def convert(paths, report_specs=(), verbose=False, **kw):
     if code is not None:
         sys.exit(code)
     results, errors = [], []
-    for path, from_dir in stream_files(paths, repo.walk):
+    files = stream_files(paths, repo.walk)
+    if len(files) > 1:  # objects of one file may select the pods of another file's job (selectorfix)
+        options = _with_run_peers(options, files, read_text)
+    for path, from_dir in files:
         if is_doc_name(path):  # its YAML blocks are rewritten in the file, not printed
             errors.append(UsageError(f"{path}: a Markdown file is converted where it is: kf2jobset convert {path} --in-place "
                                      "(or --check, or --out-dir DIR)"))
@@ -152,6 +173,12 @@ def report(paths, formats, output, fail_on, color, exclude, no_gitignore, **kw):
     except Kf2JobSetError as err:
         fail(err)
     walked = walk_for_jobs(paths, exclude, gitignore=not no_gitignore, katib=options.katib)
+    if walked.selecting:  # objects anywhere in the run may select a job's pods (selectorfix)
+        import dataclasses
+
+        from .selectorfix import tree_peers
+
+        options = dataclasses.replace(options, selector_peers=tree_peers(walked.selecting))
     results, errors = [], []
     templates = 0  # envsubst templates whose placeholders need values (found under directories)
     unparsable = 0  # files found under directories that are not YAML and hold no job

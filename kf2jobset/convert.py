@@ -101,6 +101,9 @@ def _convert_checked(doc: dict, mapping, options: ConvertOptions, assumed_name_l
     if upgraded:
         conversion.notes[:0] = upgraded.notes
         conversion.upgrade = upgraded
+    from .selectorfix import fix_selectors
+
+    fix_selectors(conversion, options)  # selectors on the operator's labels pick the same pods
     meta = conversion.jobset["metadata"]
     if assumed_name_length is None and not meta.get("name") and not meta.get("generateName"):
         # A template (Katib trial, pipeline step): whoever creates it picks the name.

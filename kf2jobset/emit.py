@@ -45,6 +45,8 @@ class Conversion:
     lifecycle_overrides: dict = field(default_factory=dict)
     assumed_name_length: int | None = None  # the JobSet was checked for a name this long (no name of its own)
     planned_jobset: dict | None = None  # the plan's JobSet, when a target replaced `jobset` with what runs
+    # selectors of other documents of the file rewritten to JobSet labels (selectorfix.PeerEdit)
+    peer_edits: list = field(default_factory=list)
 
     @property
     def objects(self) -> list[dict]:

@@ -72,6 +72,13 @@ def transform(rl: dict, options: ConvertOptions) -> KrmRun:
     """Convert the jobs among `rl['items']`; the output keeps the items' order."""
     items = rl.get("items") or []
     out_items, conversions, errors, warnings, converted, results = [], [], [], [], [], []
+    from .selectorfix import edit_peer_objects, peers_in
+
+    peers = peers_in(items)
+    if peers:  # the list's Services, PDBs, NetworkPolicies, PodMonitors may select a job's pods (selectorfix)
+        import dataclasses
+
+        options = dataclasses.replace(options, selector_peers=peers)
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             out_items.append(item)
@@ -91,6 +98,7 @@ def transform(rl: dict, options: ConvertOptions) -> KrmRun:
         out_items.append(res.outputs)
     if errors:
         return KrmRun(_dump([], results), errors=errors)
+    edit_peer_objects(out_items, [e for c in conversions for e in c.peer_edits])
     if options.target == "trainjob":
         from .targets.trainjob import share_runtimes
 

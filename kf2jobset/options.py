@@ -78,6 +78,9 @@ class ConvertOptions:
     # companion Services (kf2jobset/addresses.py); pipeline.convert_text fills it, not the user
     sibling_configmaps: tuple = ()
     v1_pod_services: bool = False  # offer v1's per-pod Services for every pod (addresses in code, images)
+    # objects of the same file that may select the job's pods (selectorfix.Peer: Services, PDBs,
+    # NetworkPolicies, PodMonitors); the pipeline fills it, not the user
+    selector_peers: tuple = ()
 
     def has(self, feature: str) -> bool:
         return self.jobset_version >= FEATURE_VERSIONS[feature]

@@ -6,7 +6,7 @@ hook. Pure apart from the explicit `read_text` helper.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .convert import DocumentResult, convert_document
@@ -66,6 +66,12 @@ def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
         import dataclasses
 
         options = dataclasses.replace(options, sibling_configmaps=configmaps)
+
+    from .selectorfix import peers_of
+
+    peers = peers_of(docs, path, options.selector_peers) if any(d.data is not None for d in docs) else ()
+    if peers or options.selector_peers:  # objects of the file (and of the run) that select pods
+        options = replace(options, selector_peers=peers)
     for doc in docs:
         if doc.error is not None:
             result.errors.append(doc.error)
@@ -87,6 +93,9 @@ def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
         if json_text is not None:
             result.new_text = json_text
             return result
+    from .selectorfix import edit_peers
+
+    edited = edit_peers(docs, [e for c in result.conversions for e in c.peer_edits])
     style = detect_style(text)
     pieces = []
     last = len(docs) - 1
@@ -97,6 +106,8 @@ def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
             piece, dropped = _render_converted(doc, res, style, options, final=i == last)
             pieces.append(piece)
             result.dropped_comments += dropped
+        elif i in edited:
+            pieces.append(edited[i])  # a selector rewritten to JobSet labels (selectorfix); the rest verbatim
         else:
             pieces.append(doc.text)  # verbatim: every byte, including a missing final newline
     result.new_text = "".join(pieces)

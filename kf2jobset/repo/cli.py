@@ -136,6 +136,7 @@ class JobFiles:
     helm: int = 0  # Helm templates (skipped and counted, as `convert --check` counts them)
     helm_jobs: int = 0  # those of them that mention a job kind (the hint is for these)
     walked_dirs: bool = False
+    selecting: list = dc_field(default_factory=list)  # (path, text) of files with objects that select pods
 
 
 def walk_for_jobs(paths, excludes=(), *, gitignore: bool = True, katib: bool = False) -> JobFiles:
@@ -143,6 +144,7 @@ def walk_for_jobs(paths, excludes=(), *, gitignore: bool = True, katib: bool = F
     pre-filter as `convert --check` (files that cannot hold a job are never parsed; Helm templates
     are skipped and counted)."""
     from ..files import walk
+    from ..selectorfix import SELECTING_TEXT
     from ..text.classify import CANDIDATE, HELM, classify, may_hold_job
 
     found = walk(paths, tuple(excludes or ()), gitignore=gitignore)
@@ -160,6 +162,8 @@ def walk_for_jobs(paths, excludes=(), *, gitignore: bool = True, katib: bool = F
             out.files.append((f.path, None, False))  # read again by the caller, which reports the error
             continue
         kind = classify(f.path, text, katib)
+        if kind != HELM and SELECTING_TEXT.search(text):  # may select a job's pods (selectorfix)
+            out.selecting.append((f.path, text))
         if kind == HELM:
             out.helm += 1
             out.helm_jobs += 1 if may_hold_job(text, katib) else 0

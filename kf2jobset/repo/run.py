@@ -25,6 +25,7 @@ from typing import TextIO
 from .. import exitcodes
 from ..options import ConvertOptions
 from ..text import classify as cls
+from ..selectorfix import SELECTING_TEXT
 
 from .outcome import (CHECK, CONVERTED, ENVSUBST_HINT, ENVSUBST_TEMPLATE, FAILED, HELM_HINT, IN_PLACE, OUT_DIR, PARALLEL_MIN_FILES,  # noqa: F401
                       SKIPPED, UNCHANGED, UNPARSABLE, Outcome, Settings, deliver, read_bytes)
@@ -201,6 +202,7 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
     helm_with_jobs: list[str] = []
     converted_templates: list[str] = []
     resized: dict[str, list] = {}  # path -> converted JobSets edited away from their recorded sizes
+    selecting: list = []  # (path, text) of files with Services, PDBs, NetworkPolicies, PodMonitors
 
     def take(f) -> str | None:
         """Read and sort one file into tasks / kustomize units; returns its class (None: failed)."""
@@ -219,6 +221,8 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
             from . import left
 
             resized[f.path] = left.resized_lines(f.path, src.text)
+        if kind not in (cls.HELM, cls.MARKDOWN) and SELECTING_TEXT.search(src.text):
+            selecting.append((f.path, src.text))
         if kind == cls.SKIP and settings.options.katib and "ConfigMap" in src.text and "kf2jobset.dev/source" in src.text:
             converted_templates.append(src.text)  # a trial template converted earlier: its Experiments may follow
         if kind == cls.SKIP:
@@ -245,6 +249,15 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
         return kind
 
     relevant = [f.path for f in found.files if take(f) not in (None, cls.SKIP, cls.HELM, cls.MARKDOWN)]
+    if selecting and relevant:
+        # a job's conversion keeps the labels that objects anywhere in the run select its pods by (selectorfix)
+        import dataclasses
+
+        from ..selectorfix import tree_peers
+
+        peers = tree_peers(selecting)
+        if peers:
+            settings = dataclasses.replace(settings, options=dataclasses.replace(settings.options, selector_peers=peers))
     families: list[set[str]] = []
     # A base and the overlays that patch it are converted together, also when pre-commit passes one
     # of them alone: half a kustomize unit builds a broken JobSet.

@@ -174,6 +174,10 @@ def misfits(conversion, options) -> list[str]:
     for w in jobset_misfits(conversion.jobset):
         if w not in why and not (said_templates and w.startswith("the replicatedJobs' pod templates differ")):
             why.append(w)
+    if any(n.code in ("JS052", "JS053", "JS054") for n in conversion.notes):
+        # a selector on the operator's labels needs them on the pod templates, or picks pods by the JobSet's
+        # per-Job labels (job-index, job-global-index), which mean something else in one `node` Job
+        why.append("selectors on the operator's labels (JS052-JS054) need the replicatedJobs of the v1 replica types")
     return list(dict.fromkeys(why))
 
 

@@ -25,6 +25,14 @@ conversion covers it (``report/explain.covers``, the report's own rule) or an RT
 stale address in it. The report's pod-level claims are checked the other way round: a finding whose
 evidence says a pod differs must show up as a real difference.
 
+Label selectors (kf2jobset/selectorfix.py): a fixture's Services, PodDisruptionBudgets, NetworkPolicies
+and PodMonitors convert with its job (as one file). Every selector of the real v1 pods (pod affinity and
+anti-affinity terms, topologySpreadConstraints) and of those objects is handed to the real API server as
+a ``label_selector`` in namespace A, its converted form (the JobSet twin pod's term; the object as the
+converted file has it) in namespace B, and the two pod sets are compared through the pod keys above
+(aspect ``selector``, subject the selector's place as the report names it): kept labels (JS052) and
+rewritten selectors (JS053) must pick the twins of the v1 pods; a difference must be one a note names (JS054).
+
 Manifests the v1 webhook rejects never ran: kf2jobset must say so (note JS080), and nothing is
 compared.
 
@@ -80,6 +88,7 @@ from kf2jobset.options import ConvertOptions, parse_version
 from kf2jobset.report.explain import covers
 from kf2jobset.runtime.compare import JOB_INJECTED
 from kf2jobset.runtime.pods import Resolver
+from kf2jobset.runtime.selectors import SELECTING, object_selectors, pod_selectors
 from kf2jobset.runtime.structure import Difference
 from kf2jobset.yamlio import to_plain
 
@@ -96,7 +105,7 @@ PARALLEL = int(os.environ.get("KF2JOBSET_DIFF_PARALLEL", "6"))
 POD_TIMEOUT = 150.0
 # Aspects a pod shows; the report's evidence of other aspects (lifecycle, dns, start) is not observable here.
 POD_ASPECTS = {"env", "init", "container", "command", "mount", "restartPolicy", "hostname", "label", "file", "hostfile",
-               "scheduling"}
+               "scheduling", "selector"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -111,6 +120,9 @@ class Case:
     note: str = ""  # why it is not run (e.g. v2beta1)
     refused: bool = False  # kf2jobset refuses it (fixtures/<kind>/<case>/expected-error.txt): v1 must have refused it too
     resize: tuple | None = None  # (replica type, count): the v1 job and the JobSet of the ORIGINAL job edited alike
+    # objects of the same file that select pods (Service, PDB, NetworkPolicy, PodMonitor): converted with
+    # the job, and their selectors compared in both worlds
+    peers: list = field(default_factory=list)
 
 
 def _options(args: list[str]) -> ConvertOptions:
@@ -161,9 +173,12 @@ def fixture_cases() -> list[Case]:
         # an envsubst template (fixtures/envsubst) runs as applied: filled with the case's values in both
         # worlds (tests/test_envsubst.py holds that filling the output equals converting the filled input)
         text = fill(inp.read_text(), case_values(case))
-        jobs = [j for d in yaml.safe_load_all(text) for j in _jobs_in(d)]
+        docs = list(yaml.safe_load_all(text))
+        jobs = [j for d in docs for j in _jobs_in(d)]
+        peers = [d for d in docs if isinstance(d, dict) and d.get("kind") in SELECTING]
         for n, job in enumerate(jobs):
-            out.append(Case(f"{case.parent.name}/{case.name}" + (f"#{n}" if len(jobs) > 1 else ""), job, _options(args)))
+            out.append(Case(f"{case.parent.name}/{case.name}" + (f"#{n}" if len(jobs) > 1 else ""), job, _options(args),
+                            peers=peers))
     return out
 
 
@@ -283,6 +298,7 @@ class SeenPod:
     containers: dict  # name -> {"env": [(n, v)], "command": [...], "mounts": {path: attrs}, "image": str}
     init: dict
     files: dict = field(default_factory=dict)  # (mountPath, relpath) -> (content, mode)
+    spec: dict = field(default_factory=dict)  # the pod's spec as created (its affinity, topologySpreadConstraints)
 
 
 @dataclass
@@ -303,6 +319,7 @@ class Outcome:
     diffs: list = field(default_factory=list)  # [(Difference, explained_by)]
     unexplained: list = field(default_factory=list)
     unconfirmed: list = field(default_factory=list)  # report claims reality did not show
+    selectors: int = 0  # label selectors compared (pod terms and the file's selecting objects)
     gaps: dict = field(default_factory=dict)  # "operator"/"jobset" -> model vs reality
     aspects: set = field(default_factory=set)
     seconds: float = 0.0
@@ -370,7 +387,8 @@ def observe(agent: NodeAgent, namespace: str, key_of, containers: dict | None = 
         if p is None:
             p = pods[x.pod] = SeenPod(key, x.pod, x.hostname, x.pod_ip, dict(x.labels),
                                       x.pod_spec.get("restartPolicy", "Always"),
-                                      {k: x.pod_spec.get(k) for k in ("schedulerName", "priorityClassName")}, {}, {})
+                                      {k: x.pod_spec.get(k) for k in ("schedulerName", "priorityClassName")}, {}, {},
+                                      spec=x.pod_spec)
         bucket = p.init if x.init else p.containers
         cname = x.container if x.init else containers.get(x.container, x.container)
         if cname in bucket:
@@ -507,6 +525,69 @@ def compare_worlds(op: World, js: World, rename: dict | None = None) -> list[Dif
             seen.add(k)
             uniq.append(x)
     return uniq
+
+
+# ---- label selectors: the pods each one picks in both worlds
+
+
+def selector_string(reqs) -> str:
+    """A selector's requirements as the API server's label_selector parameter reads them."""
+    out = []
+    for r in reqs:
+        if r.op == "In":
+            out.append(f"{r.key} in ({','.join(r.values)})")
+        elif r.op == "NotIn":
+            out.append(f"{r.key} notin ({','.join(r.values)})")
+        elif r.op == "Exists":
+            out.append(r.key)
+        elif r.op == "DoesNotExist":
+            out.append(f"!{r.key}")
+    return ",".join(out)
+
+
+def compare_selectors(op: World, js: World, conv, peers_a: list, peers_b: list, pods_selected) -> tuple[list, int]:
+    """For every label selector of the v1 pods (affinity terms, topologySpreadConstraints) and of the file's
+    selecting objects, the v1 pods it picks (the real API server evaluates it in namespace A) against the
+    JobSet pods its converted form picks in namespace B, paired through the report's pod mapping (pod keys).
+    ``pods_selected(namespace, selector) -> pod names``. Returns (differences, selectors compared)."""
+    names_a = {p.name: k for k, p in op.pods.items()}
+    names_b = {p.name: k for k, p in js.pods.items()}
+    rtypes = {t.lower().replace("/", "-"): t for t in conv.job.replicas}
+    field = conv.job.mapping.replica_specs_field
+    diffs, compared, seen = [], 0, set()
+
+    def picked(ns, reqs, names):
+        if not reqs:  # an empty LabelSelector picks every pod (a Service without a selector is never listed)
+            return frozenset(names.values())
+        return frozenset(names[n] for n in pods_selected(ns, selector_string(reqs)) if n in names)
+
+    def show(keys):
+        return ", ".join(f"{r}/{i}" for r, i in sorted(keys)) or "none"
+
+    for key, pod in sorted(op.pods.items(), key=lambda kv: str(kv[0])):
+        twin = js.pods.get(key)
+        base = f"{field}.{rtypes.get(key[0], key[0])}.template.spec"
+        theirs = {f.path: f for f in pod_selectors(twin.spec, base)} if twin else {}
+        for f in pod_selectors(pod.spec, base):
+            if (f.what, key[0]) in seen:
+                continue  # the same template term on every pod of the type: compare it once
+            seen.add((f.what, key[0]))
+            compared += 1
+            a = picked(op.namespace, f.reqs, names_a)
+            other = theirs.get(f.path)
+            b = picked(js.namespace, other.reqs, names_b) if other else frozenset()
+            if a != b:
+                diffs.append(Difference("selector", f.what, "changed", show(a), show(b), role=key[0], pod=key))
+    for pa, pb in zip(peers_a, peers_b):
+        mine, theirs = object_selectors(pa), {f.path: f for f in object_selectors(pb)}
+        for f in mine:
+            compared += 1
+            a = picked(op.namespace, f.reqs, names_a)
+            other = theirs.get(f.path)
+            b = picked(js.namespace, other.reqs, names_b) if other else frozenset()
+            if a != b:
+                diffs.append(Difference("selector", f.what, "changed", show(a), show(b)))
+    return diffs, compared
 
 
 # ---- the models against reality: runtime/operator_view.py vs the real operator, jobset_view.py vs JobSet
@@ -792,17 +873,29 @@ class Runner:
         return name
 
     def convert(self, job: dict, options: ConvertOptions):
+        conv, jr, err, _ = self.convert_with_peers(job, options, [])
+        return conv, jr, err
+
+    def convert_with_peers(self, job: dict, options: ConvertOptions, peers: list):
+        """The job converted in one file with `peers` (its selecting objects, put in the job's namespace):
+        (conversion, job report, error, the peers as the converted file has them)."""
         from kf2jobset.pipeline import convert_text
         from kf2jobset.report.build import build_report
 
+        ns = (job.get("metadata") or {}).get("namespace")
+        peers = [copy.deepcopy(p) for p in peers]
+        for p in peers:
+            p.setdefault("metadata", {})["namespace"] = ns
+        text = yaml.safe_dump_all([job, *peers], sort_keys=False)
         with _CONVERT_LOCK:  # kf2jobset is a CLI: one conversion at a time (its caches are not thread-safe)
-            result = convert_text(yaml.safe_dump(job, sort_keys=False), "job.yaml", options)
+            result = convert_text(text, "job.yaml", options)
             if result.errors:
-                return None, None, "; ".join(str(e) for e in result.errors)
+                return None, None, "; ".join(str(e) for e in result.errors), []
             (conv,) = [c for r in result.results for c in r.conversions]
             report = build_report([result], options)
         (jr,) = report.files[0].jobs
-        return conv, jr, ""
+        after = [d for d in yaml.safe_load_all(result.new_text or text) if isinstance(d, dict) and d.get("kind") in SELECTING]
+        return conv, jr, "", after
 
     def run(self, case: Case, mutate=None) -> Outcome:
         t0 = time.monotonic()
@@ -843,7 +936,7 @@ class Runner:
             job_a["metadata"]["namespace"] = ns_a
             job_b = copy.deepcopy(job)
             job_b["metadata"]["namespace"] = ns_b
-            conv, jr, err = self.convert(job_b, case.options)  # the job as written, whatever the resize
+            conv, jr, err, peers_b = self.convert_with_peers(job_b, case.options, case.peers)  # the job as written
             if case.resize and conv is not None:
                 self._resize_v1(case, conv, job_a)  # before the operator sees it
             out.conv_message = err
@@ -992,6 +1085,12 @@ class Runner:
             if meta.get("generateName"):
                 rename = {ns_a: {name_a: "<generated>"}, ns_b: {name_b: "<generated>"}}
             real = compare_worlds(op, js, rename)
+
+            def pods_selected(ns, selector):
+                return {p.metadata.name for p in core.list_namespaced_pod(ns, label_selector=selector).items}
+
+            sel_diffs, out.selectors = compare_selectors(op, js, conv, case.peers, peers_b, pods_selected)
+            real += sel_diffs
             for d in real:
                 why = explain_real(d, conv.notes, jr.findings)
                 out.diffs.append((d, why))
@@ -1196,7 +1295,8 @@ def outcomes(runner) -> dict:
             "cases": {k: {"status": o.status, "detail": o.detail[:400], "pods": o.jobs_pods,
                           "diffs": [[d.aspect, d.subject, d.change, d.where, why] for d, why in o.diffs],
                           "unexplained": [[d.aspect, d.subject, d.change, d.where, d.operator, d.jobset] for d in o.unexplained],
-                          "unconfirmed": o.unconfirmed, "gaps": o.gaps, "seconds": round(o.seconds, 1), "conv": o.conv_message}
+                          "unconfirmed": o.unconfirmed, "gaps": o.gaps, "seconds": round(o.seconds, 1), "conv": o.conv_message,
+                          "selectors": o.selectors}
                       for k, o in sorted(results.items())}}, indent=1))
     return results
 
@@ -1324,12 +1424,37 @@ def _hostfile_worker_twice(jobset, companions):
             c["data"]["hostfile"] = c["data"]["hostfile"].replace("-worker-1-0.", "-worker-0-0.")
 
 
+def _drop_kept_labels(jobset, companions):
+    """The operator's labels kf2jobset keeps for a selector (JS052) left off: the workers' anti-affinity picks nothing."""
+    for rj in jobset["spec"]["replicatedJobs"]:
+        labels = (rj["template"]["spec"]["template"].get("metadata") or {}).get("labels") or {}
+        for k in [k for k in labels if k.startswith(KF)]:
+            del labels[k]
+
+
 MUTATIONS = [
     ("pytorchjob/master-workers", _master_addr_to_worker, ("env", "MASTER_ADDR")),
     ("tfjob/chief-ps-workers", _swap_tf_hosts, ("env", "TF_CONFIG")),
     ("pytorchjob/master-workers", _drop_read_label, ("env", "RANK")),
     ("mpijob-v2beta1/openmpi", _hostfile_worker_twice, ("hostfile", "names")),
+    ("mpijob-v2beta1/anti-affinity", _drop_kept_labels,
+     ("selector", "mpiReplicaSpecs.Worker.template.spec.affinity.podAntiAffinity"
+                  ".requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector")),
 ]
+
+# fixtures whose pods or file select the job's pods by label: every one of them has its selectors compared
+SELECTOR_FIXTURES = ("mpijob-v2beta1/anti-affinity", "mpijob-v1/anti-affinity", "pytorchjob/topology-spread",
+                     "tfjob/selecting-objects")
+
+
+@pytest.mark.parametrize("case_id", [c for c in SELECTOR_FIXTURES if c in {x.id for x in ALL_CASES}])
+def test_selectors_were_compared(outcomes, case_id):
+    """Each label selector of the v1 pods and of the file's selecting objects was evaluated in both worlds
+    (the differences, if any, are held to the report by test_every_real_difference_is_named_by_the_report)."""
+    o = outcomes[case_id]
+    assert o.status == "compared", (o.status, o.detail)
+    assert o.selectors > 0, f"{case_id}: no selector compared"
+
 
 
 def test_mutations_are_caught(runner):
