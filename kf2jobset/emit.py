@@ -4,13 +4,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .addresses import pod_services, rewrite_pod
-from .errors import Problem, UnsupportedError
 from .frameworks import profile as get_profile
 from .frameworks.base import EmitContext
 from .model import TrainingJob, env_target_indexes
 from .notes import Note
 from .options import ConvertOptions
 from .plan import JobSetPlan, plan
+from .scheduling import scheduler_objects
 from .sizes import size_contract
 from .treecopy import copy_tree
 from . import claims as claim
@@ -19,7 +19,6 @@ from .claims import pod_path
 from .jobset_api import API_VERSION  # noqa: E402  (re-exported: emit.API_VERSION)
 SOURCE_ANNOTATION = "kf2jobset.dev/source"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUBEFLOW_LABEL = "training.kubeflow.org/"
 # Labels the JobSet and Job controllers put on every pod (pods carry jobset.sigs.k8s.io/* instead of
 # training.kubeflow.org/*); the label notes JS050/JS051 name them.
@@ -103,7 +102,7 @@ def emit(job: TrainingJob, options: ConvertOptions) -> Conversion:
     spec["replicatedJobs"] = replicated
 
     jobset = {"apiVersion": API_VERSION, "kind": "JobSet", "metadata": _metadata(job, p, options, notes), "spec": spec}
-    companions = (prof.companions(job, ctx) + _scheduler(job, p, options, jobset, notes)
+    companions = (prof.companions(job, ctx) + scheduler_objects(job, p, options, jobset, notes)
                   + pod_services(job, ctx, every_pod=options.v1_pod_services))
     gang = [f"PodGroup {c['metadata']['name']} minMember" for c in companions if c.get("kind") == "PodGroup"
             and job.run_policy.scheduling.min_available is None]  # the operator's default: every pod
@@ -526,64 +525,3 @@ def _dropped_claims(job: TrainingJob, path: tuple) -> tuple:
             rest = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path[4:])
             return (claim.absent(pod_path(spec.rjob_name) + rest),)
     return ()
-
-
-def _scheduler(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, jobset: dict, notes: list[Note]) -> list[dict]:
-    sp = job.run_policy.scheduling
-    if options.scheduler == "none" or sp.is_empty():
-        return []
-    total = sum(r.replicas for r in p.rjobs)
-    pods = [rj["template"]["spec"]["template"] for rj in jobset["spec"]["replicatedJobs"]]
-    priorities = [(pod.get("spec") or {}).get("priorityClassName", sp.priority_class) for pod in pods]  # yours stays
-    if sp.priority_class and options.scheduler == "kueue":
-        # Kueue reads a JobSet's priority from its pods. (Volcano: the operator set it on the PodGroup only.)
-        for pod in pods:
-            pod["spec"].setdefault("priorityClassName", sp.priority_class)
-    if options.scheduler == "kueue":
-        if sp.queue:
-            jobset["metadata"].setdefault("labels", {}).setdefault(KUEUE_QUEUE_LABEL, sp.queue)
-        notes.append(Note("JS041", "rewritten", "schedulingPolicy for Kueue: queue -> label " + KUEUE_QUEUE_LABEL
-                          + ", priorityClass -> pods' priorityClassName", source_path="runPolicy.schedulingPolicy",
-                          target_path="metadata.labels", explains=(("lifecycle", "schedulingPolicy"), ("scheduling", "*")),
-                          claims=(*(claim.equals(f"metadata.labels[{KUEUE_QUEUE_LABEL}]", job.labels.get(KUEUE_QUEUE_LABEL, sp.queue))
-                                    for _ in [0] if sp.queue),
-                                  *(claim.equals(pod_path(rj.name) + ".spec.priorityClassName", pc)
-                                    for rj, pc in zip(p.rjobs, priorities) if pc))))
-        dropped = [f for f, v in (("minAvailable", sp.min_available if sp.min_available not in (None, total) else None),
-                                  ("minResources", sp.min_resources), ("scheduleTimeoutSeconds", sp.schedule_timeout_seconds)) if v]
-        if dropped:
-            notes.append(Note("JS042", "dropped", f"Kueue admits every pod of the JobSet together; {', '.join(dropped)} has no Kueue "
-                              "equivalent (see Kueue waitForPodsReady)", source_path="runPolicy.schedulingPolicy",
-                              claims=(claim.absent("kind", target="PodGroup"),)))
-        return []
-    # volcano: a PodGroup named after the JobSet, and pods that point at it
-    if not p.name:
-        raise UnsupportedError(Problem("--scheduler volcano needs a JobSet name for its PodGroup; this job has none (use --name)",
-                                       rule="volcano-name"))
-    for rj, pod in zip(p.rjobs, pods):
-        pod["spec"].setdefault("schedulerName", "volcano")
-        ann = pod.setdefault("metadata", {}).setdefault("annotations", {})
-        ann["scheduling.k8s.io/group-name"] = p.name
-        ann["volcano.sh/task-spec"] = rj.name
-    group = {"minMember": sp.min_available if sp.min_available is not None else total, "queue": sp.queue or "default"}
-    if sp.priority_class:
-        group["priorityClassName"] = sp.priority_class
-    if sp.min_resources:
-        group["minResources"] = dict(sp.min_resources)
-    meta = {"name": p.name}
-    if p.namespace:
-        meta["namespace"] = p.namespace
-    notes.append(Note("JS043", "rewritten", "schedulingPolicy for Volcano: a PodGroup named after the JobSet (with the "
-                      "priorityClass, as the operator set it); pods use schedulerName volcano and the group-name annotation",
-                      source_path="runPolicy.schedulingPolicy",
-                      explains=(("lifecycle", "schedulingPolicy"), ("scheduling", "*")),
-                      claims=(claim.equals("metadata.name", p.name, target="PodGroup"),
-                              claim.equals("spec.minMember", group["minMember"], target="PodGroup"),
-                              *(claim.equals("spec.priorityClassName", sp.priority_class, target="PodGroup")
-                                for _ in [0] if sp.priority_class),
-                              *(claim.equals(pod_path(rj.name) + ".metadata.annotations[scheduling.k8s.io/group-name]", p.name)
-                                for rj in p.rjobs),
-                              *(claim.equals(pod_path(rj.name) + ".spec.schedulerName",
-                                             (job.replicas[rj.rtype].template.get("spec") or {}).get("schedulerName", "volcano"))
-                                for rj in p.rjobs))))
-    return [{"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": meta, "spec": group}]

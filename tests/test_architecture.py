@@ -119,7 +119,7 @@ LAYERS = {
              "kf2jobset.validate", "kf2jobset.podrules", "kf2jobset.objectrules", "kf2jobset.upgrade",
              "kf2jobset.upgrade_moves", "kf2jobset.upgrade_mpi", "kf2jobset.upgrade_mxnet", "kf2jobset.envsubst", "kf2jobset.bookkeeping",
              "kf2jobset.runtime", "kf2jobset.targets", "kf2jobset.convert", "kf2jobset.appwrapper",
-             "kf2jobset.placement", "kf2jobset.sizes", "kf2jobset.staleness", "kf2jobset.jobtext", "kf2jobset.markdown",
+             "kf2jobset.placement", "kf2jobset.sizes", "kf2jobset.staleness", "kf2jobset.scheduling", "kf2jobset.jobtext", "kf2jobset.markdown",
              "kf2jobset.pipeline", "kf2jobset.progtemplate", "kf2jobset.images", "kf2jobset.selectorfix"),
     "report": ("kf2jobset.report",),
     "front ends": ("kf2jobset.cli", "kf2jobset.clioptions", "kf2jobset.krm", "kf2jobset.repo", "kf2jobset.live",

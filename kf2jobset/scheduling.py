@@ -1,0 +1,75 @@
+"""What `--scheduler` makes of a v1 job's runPolicy.schedulingPolicy: Kueue reads the JobSet itself (a queue
+label, the pods' priorityClassName); Volcano gets a PodGroup named after the JobSet, as the operator made one,
+and pods that point at it. Pure: the JobSet's pod templates are edited in place, the PodGroup is returned."""
+from __future__ import annotations
+
+from . import claims as claim
+from .claims import pod_path
+from .errors import Problem, UnsupportedError
+from .model import TrainingJob
+from .notes import Note
+from .options import ConvertOptions
+from .plan import JobSetPlan
+
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+
+
+def scheduler_objects(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, jobset: dict, notes: list[Note]) -> list[dict]:
+    sp = job.run_policy.scheduling
+    if options.scheduler == "none" or sp.is_empty():
+        return []
+    total = sum(r.replicas for r in p.rjobs)
+    pods = [rj["template"]["spec"]["template"] for rj in jobset["spec"]["replicatedJobs"]]
+    priorities = [(pod.get("spec") or {}).get("priorityClassName", sp.priority_class) for pod in pods]  # yours stays
+    if sp.priority_class and options.scheduler == "kueue":
+        # Kueue reads a JobSet's priority from its pods. (Volcano: the operator set it on the PodGroup only.)
+        for pod in pods:
+            pod["spec"].setdefault("priorityClassName", sp.priority_class)
+    if options.scheduler == "kueue":
+        if sp.queue:
+            jobset["metadata"].setdefault("labels", {}).setdefault(KUEUE_QUEUE_LABEL, sp.queue)
+        notes.append(Note("JS041", "rewritten", "schedulingPolicy for Kueue: queue -> label " + KUEUE_QUEUE_LABEL
+                          + ", priorityClass -> pods' priorityClassName", source_path="runPolicy.schedulingPolicy",
+                          target_path="metadata.labels", explains=(("lifecycle", "schedulingPolicy"), ("scheduling", "*")),
+                          claims=(*(claim.equals(f"metadata.labels[{KUEUE_QUEUE_LABEL}]", job.labels.get(KUEUE_QUEUE_LABEL, sp.queue))
+                                    for _ in [0] if sp.queue),
+                                  *(claim.equals(pod_path(rj.name) + ".spec.priorityClassName", pc)
+                                    for rj, pc in zip(p.rjobs, priorities) if pc))))
+        dropped = [f for f, v in (("minAvailable", sp.min_available if sp.min_available not in (None, total) else None),
+                                  ("minResources", sp.min_resources), ("scheduleTimeoutSeconds", sp.schedule_timeout_seconds)) if v]
+        if dropped:
+            notes.append(Note("JS042", "dropped", f"Kueue admits every pod of the JobSet together; {', '.join(dropped)} has no Kueue "
+                              "equivalent (see Kueue waitForPodsReady)", source_path="runPolicy.schedulingPolicy",
+                              claims=(claim.absent("kind", target="PodGroup"),)))
+        return []
+    # volcano: a PodGroup named after the JobSet, and pods that point at it
+    if not p.name:
+        raise UnsupportedError(Problem("--scheduler volcano needs a JobSet name for its PodGroup; this job has none (use --name)",
+                                       rule="volcano-name"))
+    for rj, pod in zip(p.rjobs, pods):
+        pod["spec"].setdefault("schedulerName", "volcano")
+        ann = pod.setdefault("metadata", {}).setdefault("annotations", {})
+        ann["scheduling.k8s.io/group-name"] = p.name
+        ann["volcano.sh/task-spec"] = rj.name
+    group = {"minMember": sp.min_available if sp.min_available is not None else total, "queue": sp.queue or "default"}
+    if sp.priority_class:
+        group["priorityClassName"] = sp.priority_class
+    if sp.min_resources:
+        group["minResources"] = dict(sp.min_resources)
+    meta = {"name": p.name}
+    if p.namespace:
+        meta["namespace"] = p.namespace
+    notes.append(Note("JS043", "rewritten", "schedulingPolicy for Volcano: a PodGroup named after the JobSet (with the "
+                      "priorityClass, as the operator set it); pods use schedulerName volcano and the group-name annotation",
+                      source_path="runPolicy.schedulingPolicy",
+                      explains=(("lifecycle", "schedulingPolicy"), ("scheduling", "*")),
+                      claims=(claim.equals("metadata.name", p.name, target="PodGroup"),
+                              claim.equals("spec.minMember", group["minMember"], target="PodGroup"),
+                              *(claim.equals("spec.priorityClassName", sp.priority_class, target="PodGroup")
+                                for _ in [0] if sp.priority_class),
+                              *(claim.equals(pod_path(rj.name) + ".metadata.annotations[scheduling.k8s.io/group-name]", p.name)
+                                for rj in p.rjobs),
+                              *(claim.equals(pod_path(rj.name) + ".spec.schedulerName",
+                                             (job.replicas[rj.rtype].template.get("spec") or {}).get("schedulerName", "volcano"))
+                                for rj in p.rjobs))))
+    return [{"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": meta, "spec": group}]
