@@ -172,7 +172,7 @@ def _counts_back(objects: list, notes: list, counts: dict[tuple, int], spelled: 
 
 
 def _size_literals(conv) -> str | None:
-    from .sizes import SIZE_LITERALS_ANNOTATION
+    from .staleness import SIZE_LITERALS_ANNOTATION
 
     for obj in conv.objects:
         ann = ((obj.get("metadata") or {}).get("annotations") or {}) if isinstance(obj, dict) else {}

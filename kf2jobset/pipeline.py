@@ -63,15 +63,15 @@ def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
     result.documents = docs
     configmaps = _configmaps(docs)
     if configmaps:
-        import dataclasses
+        options = replace(options, sibling_configmaps=configmaps)
 
-        options = dataclasses.replace(options, sibling_configmaps=configmaps)
+    parsed = any(d.data is not None for d in docs)  # a job (or its neighbours) to convert
+    if parsed or options.selector_peers:  # objects of the file (and of the run) that select pods
+        from .selectorfix import peers_of  # the runtime models: only where a job converts
 
-    from .selectorfix import peers_of
-
-    peers = peers_of(docs, path, options.selector_peers) if any(d.data is not None for d in docs) else ()
-    if peers or options.selector_peers:  # objects of the file (and of the run) that select pods
-        options = replace(options, selector_peers=peers)
+        peers = peers_of(docs, path, options.selector_peers) if parsed else ()
+        if peers or options.selector_peers:
+            options = replace(options, selector_peers=peers)
     for doc in docs:
         if doc.error is not None:
             result.errors.append(doc.error)

@@ -36,8 +36,7 @@ from .runtime.jobset_view import jobset_pod_labels
 from .runtime.operator_view import operator_pod_labels
 
 
-# a file with a Service, PodDisruptionBudget, NetworkPolicy or PodMonitor (a quick test on the text)
-SELECTING_TEXT = re.compile(r"kind\"?\s*:\s*[\"']?(" + "|".join(sel.PEER_KINDS) + r")\b")
+SELECTING_TEXT = sel.SELECTING_TEXT  # a file with a Service, PodDisruptionBudget, NetworkPolicy or PodMonitor
 
 
 @dataclass(frozen=True)

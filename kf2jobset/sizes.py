@@ -6,35 +6,18 @@ converted JobSet is edited by hand from then on. A value that is the job's pod c
 pod's `jobset.sigs.k8s.io/global-replicas` label (the frameworks' `Side.size_env`), which the JobSet
 controller computes from the replicatedJobs (v0.7+) and which never changes under a running pod
 (replicatedJobs are immutable). Values no label can carry (host lists, pods x processes) stay literal;
-the JobSet then records the replica counts they were written for (SIZED_FOR_ANNOTATION) and the names
-of those values (SIZE_LITERALS_ANNOTATION), and `kf2jobset convert --check` fails when the counts no
-longer match (kf2jobset/staleness.py).
+the JobSet then records the replica counts they were written for and the names of those values (the
+record's format and its reader: kf2jobset/staleness.py), and `kf2jobset convert --check` fails when the
+counts no longer match.
 """
 from __future__ import annotations
 
 from . import claims
 from .frameworks.base import LABEL_GLOBAL_REPLICAS
 from .notes import Note
+from .staleness import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION, sized_for
 
-SIZED_FOR_ANNOTATION = "kf2jobset.dev/sized-for"
-SIZE_LITERALS_ANNOTATION = "kf2jobset.dev/size-literals"
 FOLLOWS_PATH = f"metadata.labels['{LABEL_GLOBAL_REPLICAS}']"
-
-
-def sized_for(jobset: dict) -> str:
-    """`rjob=replicas,...` in replicatedJob order: what the literals were written for."""
-    return ",".join(f"{r['name']}={r.get('replicas', 1)}" for r in jobset["spec"]["replicatedJobs"])
-
-
-def parse_sized_for(text: str) -> dict[str, int] | None:
-    """The recorded counts, or None when the annotation is not one kf2jobset wrote."""
-    out: dict[str, int] = {}
-    for part in str(text).split(","):
-        name, sep, count = part.strip().partition("=")
-        if not sep or not name or not count.strip().isdigit():
-            return None
-        out[name] = int(count)
-    return out or None
 
 
 def size_contract(job, ctx, profile_literals: list[str], jobset: dict) -> None:

@@ -5,13 +5,32 @@ replica count of every replicatedJob (`kf2jobset.dev/sized-for`) and the values
 (`kf2jobset.dev/size-literals`). `convert --check` (and so the pre-commit hook) reads every JobSet that
 carries the record, also after the last v1 job of the tree is gone, and lists those whose replicas
 no longer match it: their TF_CONFIG, hostfile, ... still describe the old size.
+
+Light to import (the hook reads every staged file): the YAML reader is loaded only for a file that holds
+a record.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .sizes import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION, parse_sized_for
-from .yamlio import first_content_line, parse_documents, position
+SIZED_FOR_ANNOTATION = "kf2jobset.dev/sized-for"
+SIZE_LITERALS_ANNOTATION = "kf2jobset.dev/size-literals"
+
+
+def sized_for(jobset: dict) -> str:
+    """`rjob=replicas,...` in replicatedJob order: what the literals were written for."""
+    return ",".join(f"{r['name']}={r.get('replicas', 1)}" for r in jobset["spec"]["replicatedJobs"])
+
+
+def parse_sized_for(text: str) -> dict[str, int] | None:
+    """The recorded counts, or None when the annotation is not one kf2jobset wrote."""
+    out: dict[str, int] = {}
+    for part in str(text).split(","):
+        name, sep, count = part.strip().partition("=")
+        if not sep or not name or not count.strip().isdigit():
+            return None
+        out[name] = int(count)
+    return out or None
 
 
 @dataclass(frozen=True)
@@ -37,6 +56,8 @@ def may_hold_record(text: str) -> bool:
 def resized_jobsets(text: str) -> list[Resized]:
     """Every JobSet of the stream whose replicas differ from its recorded sizes (unparsable documents
     and anything kf2jobset did not record are left to the rest of the run)."""
+    from .yamlio import first_content_line, parse_documents, position
+
     out = []
     for doc in parse_documents(text, select=may_hold_record, without_comments=True):
         data = doc.data

@@ -20,7 +20,7 @@ from kf2jobset.options import ConvertOptions
 from kf2jobset.runtime.compare import compare_env
 from kf2jobset.runtime.jobset_view import jobset_world
 from kf2jobset.runtime.operator_view import operator_world
-from kf2jobset.sizes import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION, parse_sized_for, sized_for
+from kf2jobset.staleness import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION, parse_sized_for, sized_for
 
 from .strategies import ANY_JOB
 

@@ -15,8 +15,7 @@ from click.testing import CliRunner
 
 from kf2jobset import exitcodes
 from kf2jobset.cli import main
-from kf2jobset.sizes import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION
-from kf2jobset.staleness import resized_jobsets
+from kf2jobset.staleness import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION, resized_jobsets
 
 from .conftest import FIXTURES
 

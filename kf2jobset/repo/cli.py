@@ -144,7 +144,7 @@ def walk_for_jobs(paths, excludes=(), *, gitignore: bool = True, katib: bool = F
     pre-filter as `convert --check` (files that cannot hold a job are never parsed; Helm templates
     are skipped and counted)."""
     from ..files import walk
-    from ..selectorfix import SELECTING_TEXT
+    from ..runtime.selectors import SELECTING_TEXT
     from ..text.classify import CANDIDATE, HELM, classify, may_hold_job
 
     found = walk(paths, tuple(excludes or ()), gitignore=gitignore)

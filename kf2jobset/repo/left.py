@@ -138,10 +138,8 @@ def _item(data, path) -> object:
 
 def resized_lines(path: str, text: str) -> list[tuple[str, str]]:
     """Converted JobSets of a file whose replicas were edited away from their recorded sizes (SZ002)."""
-    from ..staleness import may_hold_record, resized_jobsets
+    from ..staleness import resized_jobsets
 
-    if not may_hold_record(text):
-        return []
     return [(RESIZED, f"{path}:{r.line}: {r.label}: {RESIZED}: {r.message()}") for r in resized_jobsets(text)]
 
 

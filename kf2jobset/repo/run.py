@@ -25,7 +25,8 @@ from typing import TextIO
 from .. import exitcodes
 from ..options import ConvertOptions
 from ..text import classify as cls
-from ..selectorfix import SELECTING_TEXT
+from ..runtime.selectors import SELECTING_TEXT
+from ..staleness import may_hold_record
 
 from .outcome import (CHECK, CONVERTED, ENVSUBST_HINT, ENVSUBST_TEMPLATE, FAILED, HELM_HINT, IN_PLACE, OUT_DIR, PARALLEL_MIN_FILES,  # noqa: F401
                       SKIPPED, UNCHANGED, UNPARSABLE, Outcome, Settings, deliver, read_bytes)
@@ -217,7 +218,7 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
             outcomes.append(Outcome(f.path, FAILED, problems=problems, codes=[exitcodes.INPUT]))
             return None
         kind = cls.classify(f.path, src.text, settings.options.katib)
-        if kind != cls.HELM:
+        if kind != cls.HELM and may_hold_record(src.text):
             from . import left
 
             resized[f.path] = left.resized_lines(f.path, src.text)
@@ -315,9 +316,12 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
                 settings.options, katib_trial_templates=found_templates))
     outcomes += _convert_all(tasks, settings, stderr, started)
 
+    holders = {}
+    for o in outcomes:
+        holders.setdefault(o.path, o)
     for path, lines in resized.items():
-        holder = next((o for o in outcomes if o.path == path), None)
-        if holder is None or not lines:
+        holder = holders.get(path)
+        if holder is None:
             continue
         for category, line in lines:
             if settings.mode == CHECK:

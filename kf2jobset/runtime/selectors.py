@@ -11,6 +11,7 @@ Nothing here decides what to do about a selector; kf2jobset/selectorfix.py does,
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 KF = "training.kubeflow.org/"
@@ -72,6 +73,8 @@ POD_TEMPLATES = {
     "Pod": ("spec",),
 }
 PEER_KINDS = (*SELECTING, *SERVICE_SELECTING, *POD_TEMPLATES)
+# a file that may hold one of them (a quick test on the text, before anything is parsed)
+SELECTING_TEXT = re.compile(r"kind\"?\s*:\s*[\"']?(" + "|".join(PEER_KINDS) + r")\b")
 
 
 def service_selector(obj: dict) -> Found | None:

@@ -23,7 +23,7 @@ import hashlib
 import json
 
 from .. import claims as claim
-from .. import sizes
+from .. import staleness
 from ..errors import Location, Problem, UnsupportedError
 from ..notes import Note
 from ..validate import check_jobset
@@ -67,7 +67,7 @@ def _without_size_record(conversion) -> None:
     """The sizes kf2jobset's JobSet records for `--check` (SZ002) describe replicatedJobs a TrainJob does not
     have (numNodes is its size): neither the record nor its note goes to the TrainJob or its runtime."""
     ann = (conversion.jobset.get("metadata") or {}).get("annotations") or {}
-    for key in (sizes.SIZED_FOR_ANNOTATION, sizes.SIZE_LITERALS_ANNOTATION):
+    for key in (staleness.SIZED_FOR_ANNOTATION, staleness.SIZE_LITERALS_ANNOTATION):
         ann.pop(key, None)
     conversion.notes = [n for n in conversion.notes if n.code != "SZ002"]
 
