@@ -324,6 +324,7 @@ class Outcome:
     aspects: set = field(default_factory=set)
     seconds: float = 0.0
     conv_message: str = ""
+    kf2jobset_refused: bool = False  # kf2jobset converted nothing (conv_message holds its refusal)
 
 
 def operator_pod_key(labels: dict) -> tuple | None:
@@ -939,7 +940,7 @@ class Runner:
             conv, jr, err, peers_b = self.convert_with_peers(job_b, case.options, case.peers)  # the job as written
             if case.resize and conv is not None:
                 self._resize_v1(case, conv, job_a)  # before the operator sees it
-            out.conv_message = err
+            out.conv_message, out.kf2jobset_refused = err, conv is None
             if conv is not None:
                 out.conv_message = " ".join(f"{n.code}: {n.message}" for n in conv.notes if n.code in ("JS080", *V1_STUCK))
             plural = KF_PLURAL[job["kind"]]
@@ -1339,7 +1340,11 @@ def test_every_real_difference_is_named_by_the_report(outcomes, case_id):
             f"the v1 operator could not create a Service ({o.detail}) but kf2jobset does not say so")
         return
     if o.status == "rejected":
-        # such a job never ran: kf2jobset must say so
+        # such a job never ran: kf2jobset must say so, by refusing it as inherited or converting it with JS080
+        if o.kf2jobset_refused:
+            assert "inherited" in o.conv_message, (
+                f"the v1 webhook rejects this job ({o.detail}); kf2jobset refuses it without saying v1 did: {o.conv_message}")
+            return
         assert "JS080" in o.conv_message, (
             f"the v1 webhook rejects this job ({o.detail}) but kf2jobset converts it without saying so")
         return

@@ -175,6 +175,7 @@ class FwOutcome:
     diffs: list = field(default_factory=list)  # [(what, v1, jobset, explained_by)]
     codes: set = field(default_factory=set)  # codes of notes + findings
     conv_message: str = ""
+    kf2jobset_refused: bool = False  # kf2jobset converted nothing (conv_message holds its refusal)
     seconds: float = 0.0
 
     @property
@@ -344,7 +345,7 @@ class FrameworkRunner(Runner):
         if not meta.get("name") and not meta.get("generateName"):
             meta["name"] = "trial-" + uuid.uuid4().hex[:6]  # a Katib trial: Katib names it
         conv, jr, err = self.convert(job, case.options)
-        out.conv_message = err
+        out.conv_message, out.kf2jobset_refused = err, conv is None
         if conv is not None:
             out.conv_message = " ".join(f"{n.code}: {n.message}" for n in conv.notes if n.code == "JS080")
             out.codes = {n.code for n in conv.notes} | {f.code for f in jr.findings}
@@ -674,6 +675,10 @@ def test_real_frameworks_behave_alike(fw_outcomes, case_id):
         assert not any(bad.values()), f"JobSet pods failed: {bad}"
         return
     if o.status == "rejected":
+        if o.kf2jobset_refused:  # refused by both worlds: kf2jobset must say v1 did
+            assert "inherited" in o.conv_message, (
+                f"the v1.9.4 webhook rejects this job ({o.detail}); kf2jobset refuses it without saying v1 did: {o.conv_message}")
+            return
         assert "JS080" in o.conv_message, (
             f"the v1.9.4 webhook rejects this job ({o.detail}) but kf2jobset converts it without saying so")
         return

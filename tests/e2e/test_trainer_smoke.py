@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import subprocess
 import sys
 import time
@@ -633,8 +634,9 @@ t = torch.tensor([float(dist.get_rank() + 1)])
 dist.all_reduce(t)
 names = [None] * dist.get_world_size()
 dist.all_gather_object(names, socket.gethostname())
-print("KF2JS-TORCHRUN " + json.dumps({"rank": dist.get_rank(), "world": dist.get_world_size(), "sum": t.item(),
-      "group_rank": int(os.environ["GROUP_RANK"]), "local_rank": int(os.environ["LOCAL_RANK"]), "hosts": names}), flush=True)
+line = "KF2JS-TORCHRUN " + json.dumps({"rank": dist.get_rank(), "world": dist.get_world_size(), "sum": t.item(),
+      "group_rank": int(os.environ["GROUP_RANK"]), "local_rank": int(os.environ["LOCAL_RANK"]), "hosts": names})
+os.write(1, (line + "\n").encode())  # one write: the node's processes share the stdout pipe
 dist.destroy_process_group()
 """
 
@@ -656,7 +658,8 @@ def test_real_torchrun_reads_the_pet_env(custom, tns, agent_for, tmp_path):
     assert sorted(runs) == [f"{name}-node-0-{i}" for i in range(nodes)]
     reports = []
     for host, run in runs.items():
-        lines = [ln.split("KF2JS-TORCHRUN ", 1)[1] for ln in agent.log(tns, run.pod, "node").splitlines() if "KF2JS-TORCHRUN " in ln]
+        # the processes of a node share one log: read each report by its marker, not by line
+        lines = re.findall(r"KF2JS-TORCHRUN (\{[^{}]*\})", agent.log(tns, run.pod, "node"))
         assert len(lines) == nproc, agent.log(tns, run.pod, "node")[-3000:]
         for r in map(json.loads, lines):
             assert r["group_rank"] == int(dict(run.env)["PET_NODE_RANK"]) == int(host.rsplit("-", 1)[1])
