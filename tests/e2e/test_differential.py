@@ -123,6 +123,9 @@ class Case:
     # objects of the same file that select pods (Service, PDB, NetworkPolicy, PodMonitor): converted with
     # the job, and their selectors compared in both worlds
     peers: list = field(default_factory=list)
+    # the file's ConfigMaps: converted with the job (v1 pod names in them get JS066's Services); the MPI
+    # frameworks test creates them in both worlds, so a hostfile of the user's own is really read
+    configmaps: list = field(default_factory=list)
 
 
 def _options(args: list[str]) -> ConvertOptions:
@@ -176,9 +179,10 @@ def fixture_cases() -> list[Case]:
         docs = list(yaml.safe_load_all(text))
         jobs = [j for d in docs for j in _jobs_in(d)]
         peers = [d for d in docs if isinstance(d, dict) and d.get("kind") in SELECTING]
+        configmaps = [d for d in docs if isinstance(d, dict) and d.get("kind") == "ConfigMap"]
         for n, job in enumerate(jobs):
             out.append(Case(f"{case.parent.name}/{case.name}" + (f"#{n}" if len(jobs) > 1 else ""), job, _options(args),
-                            peers=peers))
+                            peers=peers, configmaps=configmaps))
     return out
 
 
@@ -877,9 +881,10 @@ class Runner:
         conv, jr, err, _ = self.convert_with_peers(job, options, [])
         return conv, jr, err
 
-    def convert_with_peers(self, job: dict, options: ConvertOptions, peers: list):
-        """The job converted in one file with `peers` (its selecting objects, put in the job's namespace):
-        (conversion, job report, error, the peers as the converted file has them)."""
+    def convert_with_peers(self, job: dict, options: ConvertOptions, peers: list, same_names: bool = False):
+        """The job converted in one file with `peers` (objects of its file, put in the job's namespace):
+        (conversion, job report, error, the peers as the converted file has them: its selecting objects,
+        or with `same_names` its objects of the peers' kinds and names, e.g. ConfigMaps)."""
         from kf2jobset.pipeline import convert_text
         from kf2jobset.report.build import build_report
 
@@ -895,7 +900,9 @@ class Runner:
             (conv,) = [c for r in result.results for c in r.conversions]
             report = build_report([result], options)
         (jr,) = report.files[0].jobs
-        after = [d for d in yaml.safe_load_all(result.new_text or text) if isinstance(d, dict) and d.get("kind") in SELECTING]
+        names = {(p.get("kind"), (p.get("metadata") or {}).get("name")) for p in peers}
+        after = [d for d in yaml.safe_load_all(result.new_text or text) if isinstance(d, dict) and (
+            (d.get("kind"), (d.get("metadata") or {}).get("name")) in names if same_names else d.get("kind") in SELECTING)]
         return conv, jr, "", after
 
     def run(self, case: Case, mutate=None) -> Outcome:
