@@ -830,7 +830,7 @@ TORCHRUN_CPU = "corpus/training-operator/examples/pytorch/cpu-demo/demo.yaml"  #
 # Jobs whose size-derived values all follow the count (SZ001 without SZ002), smaller and larger than written: the
 # v1 job and the JobSet kf2jobset wrote for the job as written edited alike (replicas only; the JobSet is not
 # converted again), as test_differential's resized cases. Few and small: every process imports its framework
-FOLLOWS = [("pytorchjob/env-override", 4), ("pytorchjob/torchrun-one-per-node", 1), ("jaxjob/workers", 3),
+FOLLOWS = [("pytorchjob/env-override", 1), ("pytorchjob/torchrun-one-per-node", 2), ("jaxjob/workers", 3),
            ("jaxjob/env-override", 4), ("paddlejob/worker-only", 2), ("paddlejob/worker-only", 4)]
 # Jobs with literals (SZ002), the worker count edited, and the literal `convert --check` must name in the JobSet
 # edited by hand (test_literal_sizes_are_guarded, the real CLI)
