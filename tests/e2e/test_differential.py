@@ -250,6 +250,7 @@ def trainjob_cases() -> list[Case]:
 
 
 RESIZED_PER_KIND = 3  # fixtures per kind whose size-derived values all follow the count (SZ001, no SZ002)
+RESIZED_ALSO = ("pytorchjob/torchrun-one-per-node",)  # beyond those: torchrun with nprocPerNode set (PET_NNODES follows)
 
 
 def resized_cases() -> list[Case]:
@@ -263,7 +264,8 @@ def resized_cases() -> list[Case]:
         kind = case.job.get("kind")
         group = case.id.split("/")[0]  # the fixture directory: pytorchjob, jaxjob, envsubst, ...
         other_stack = case.job.get("apiVersion") == "kubeflow.org/v2beta1" or kind in REFUSED_KINDS  # mpi-operator, v1.8.1
-        if other_stack or case.options.katib or per_kind.get(group, 0) >= RESIZED_PER_KIND or "rejected" in case.id:
+        if other_stack or case.options.katib or "rejected" in case.id or (
+                per_kind.get(group, 0) >= RESIZED_PER_KIND and case.id not in RESIZED_ALSO):
             continue
         try:
             conv = convert_job(copy.deepcopy(case.job), case.options)
@@ -277,8 +279,13 @@ def resized_cases() -> list[Case]:
         first = conv.plan.segments[rtype][-1][1]
         per_kind[group] = per_kind.get(group, 0) + 1
         for new in sorted({max(first + 1, was - 1), was + 2} - {was}):
-            out.append(dataclasses.replace(case, id=f"resized:{case.id}:{rtype.lower()}={new}", resize=(rtype, new)))
+            out.append(resized(case, rtype, new))
     return out
+
+
+def resized(case: Case, rtype: str, new: int) -> Case:
+    """The case with its replica type set to `new` pods in both worlds (Runner._resize_v1 / _resize_jobset)."""
+    return dataclasses.replace(case, id=f"resized:{case.id}:{rtype.lower()}={new}", resize=(rtype, new))
 
 
 ALL_CASES = fixture_cases() + refusal_cases() + corpus_cases() + trainjob_cases() + resized_cases()

@@ -32,6 +32,13 @@ A difference (terminal status, a pod's verdicts) is accepted only when the kf2jo
 :func:`test_mutations_make_the_programs_fail` proves the programs bite: a conversion with a wrong
 address or a wrong rank must fail or disagree.
 
+Size as a parameter (issue 30, kf2jobset/sizes.py): :func:`test_programs_rendezvous_at_the_edited_size` runs a
+few jobs with a replica edit in both worlds (``resized:``: jobs whose sizes follow the count, the JobSet edited like
+the v1 job and not converted again; ``reconverted:``: jobs with literals, the edited v1 job converted again) and
+requires one world of the new size with every rank once; :func:`test_literal_sizes_are_guarded` runs the real
+``convert --check`` on hand-edited JobSets, and :func:`test_a_stale_hand_edited_jobset_misses_the_edited_size`
+runs some of them as they are (``stale:``).
+
 Run alone: ``python -m pytest tests/e2e/test_frameworks.py`` (root; after ``tools/install-frameworks.sh``).
 Knobs: ``KF2JOBSET_FW_ONLY=REGEX`` (case ids), ``KF2JOBSET_FW_PARALLEL=N`` (default 4),
 ``KF2JOBSET_FW_SUMMARY=FILE`` (every case as JSON).
@@ -39,6 +46,7 @@ Knobs: ``KF2JOBSET_FW_ONLY=REGEX`` (case ids), ``KF2JOBSET_FW_PARALLEL=N`` (defa
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import re
@@ -54,6 +62,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ..conftest import CORPUS
 from .nodeagent import NodeAgent
@@ -73,6 +82,7 @@ from .test_differential import (
     _templates,
     corpus_cases,
     fixture_cases,
+    resized,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -118,14 +128,17 @@ def framework_pythons() -> dict:
     return out
 
 
-def framework_cases() -> list[Case]:
-    cases = [c for c in fixture_cases() + corpus_cases() if c.job.get("kind") in KINDS]
+BASE = [c for c in fixture_cases() + corpus_cases() if c.job.get("kind") in KINDS]
+
+
+def only(cases: list) -> list:
+    """The cases KF2JOBSET_FW_ONLY selects (all when it is unset)."""
     if os.environ.get("KF2JOBSET_FW_ONLY"):
         cases = [c for c in cases if re.search(os.environ["KF2JOBSET_FW_ONLY"], c.id)]
     return cases
 
 
-ALL = framework_cases()
+ALL = only(BASE)
 
 
 def torch_mode(job: dict) -> str:
@@ -344,7 +357,10 @@ class FrameworkRunner(Runner):
         meta = job.setdefault("metadata", {})
         if not meta.get("name") and not meta.get("generateName"):
             meta["name"] = "trial-" + uuid.uuid4().hex[:6]  # a Katib trial: Katib names it
-        conv, jr, err = self.convert(job, case.options)
+        conv, jr, err = self.convert(job, case.options)  # the job as written
+        edited = copy.deepcopy(job)  # a resized case: the v1 job as the user edited it, before the operator sees it
+        if case.resize and conv is not None:
+            self._resize_v1(case, conv, edited)
         out.conv_message, out.kf2jobset_refused = err, conv is None
         if conv is not None:
             out.conv_message = " ".join(f"{n.code}: {n.message}" for n in conv.notes if n.code == "JS080")
@@ -369,7 +385,7 @@ class FrameworkRunner(Runner):
             objs = []
             v1_refs: dict = {}
             if ns_a:
-                job_a = copy.deepcopy(job)
+                job_a = copy.deepcopy(edited)
                 job_a["metadata"]["namespace"] = ns_a
                 for t in _templates(job_a):
                     v1_refs.update(_refs(t.get("spec") or {}))
@@ -391,6 +407,9 @@ class FrameworkRunner(Runner):
             companions = copy.deepcopy(conv.companions)
             if mutate:
                 mutate(jobset, companions)
+            model_job = conv.job
+            if case.resize:  # the JobSet written for the job as written, its replicas edited by hand
+                model_job = self._resize_jobset(case, conv, edited, jobset)
             jobset["metadata"]["namespace"] = ns_b
             comp_names = set()
             for c in companions:
@@ -412,7 +431,7 @@ class FrameworkRunner(Runner):
             created_js = custom.create_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", ns_b, "jobsets", jobset)
             out.js.namespace, out.js.name = ns_b, created_js["metadata"]["name"]
             objs.append(("js", ns_b, out.js.name))
-            expected = sum(s.replicas for s in conv.job.replicas.values())
+            expected = sum(s.replicas for s in model_job.replicas.values())
             out.v1.pods = out.js.pods = expected
             if conv.job.run_policy.suspend:
                 time.sleep(3)
@@ -657,7 +676,7 @@ def test_install_script_prints_where_the_venvs_are():
 def test_cases_present():
     kinds = {c.job["kind"] for c in ALL}
     if os.environ.get("KF2JOBSET_FW_ONLY"):
-        assert ALL, "KF2JOBSET_FW_ONLY matches no case"
+        assert ALL or SIZED, "KF2JOBSET_FW_ONLY matches no case"
         return
     assert kinds == set(KINDS), kinds
     if CORPUS.is_dir():
@@ -803,3 +822,209 @@ def test_mutations_make_the_programs_fail(fw_outcomes, mutation_outcomes, mutati
     assert o.js.result != "Succeeded" or failed or differ, (
         f"{name} on {cid}: the programs did not notice: {o.js.result}, verdicts {o.js.verdicts}")
     assert failed or differ, f"{name} on {cid}: no pod failed and no verdict changed ({o.js.result})"
+
+
+# ---- size as a parameter (issue 30): the programs rendezvous at the size the replicas were edited to
+
+TORCHRUN_CPU = "corpus/training-operator/examples/pytorch/cpu-demo/demo.yaml"  # nprocPerNode "2": WORLD_SIZE is pods x 2
+# Jobs whose size-derived values all follow the count (SZ001 without SZ002), smaller and larger than written: the
+# v1 job and the JobSet kf2jobset wrote for the job as written edited alike (replicas only; the JobSet is not
+# converted again), as test_differential's resized cases. Few and small: every process imports its framework
+FOLLOWS = [("pytorchjob/env-override", 1), ("pytorchjob/torchrun-one-per-node", 2), ("jaxjob/workers", 3),
+           ("jaxjob/env-override", 4), ("paddlejob/worker-only", 2), ("paddlejob/worker-only", 4)]
+# Jobs with literals (SZ002), the worker count edited, and the literal `convert --check` must name in the JobSet
+# edited by hand (test_literal_sizes_are_guarded, the real CLI)
+CHECKED = [("xgboostjob/master-workers", 2, "WORKER_ADDRS"), ("xgboostjob/master-workers", 5, "WORKER_ADDRS"),
+           ("tfjob/worker-only", 3, "TF_CONFIG"), (TORCHRUN_CPU, 2, "WORLD_SIZE")]
+# ... of which the v1 job edited and converted again, what the check tells the user to do, runs in both worlds
+# (TF's conversion at other sizes runs among the fixtures: tfjob/selecting-objects has 3 workers)
+RECONVERTED = [("xgboostjob/master-workers", 2), ("xgboostjob/master-workers", 5), (TORCHRUN_CPU, 2)]
+# ... and the hand-edited JobSet run as it is (the JobSet world only, the programs' timeouts short): it must not
+# rendezvous at the new size, or the check guards nothing. Not the nprocPerNode one: torchrun reads only the PET_*
+# variables, which follow the size; its literal WORLD_SIZE misleads only a program that reads WORLD_SIZE itself
+STALE = [("xgboostjob/master-workers", 2), ("tfjob/worker-only", 3)]
+
+
+@dataclass
+class SizeCase:
+    how: str  # follows | reconverted | stale
+    case: Case
+    edited: dict  # the v1 job with the new replicas
+
+
+def _edited(job: dict, rtype: str, new: int) -> dict:
+    job = copy.deepcopy(job)
+    specs = job["spec"][next(k for k in job["spec"] if k.endswith("ReplicaSpecs"))]
+    specs[next(k for k in specs if k.lower() == rtype.lower())]["replicas"] = new
+    return job
+
+
+def size_cases() -> list[SizeCase]:
+    by_id = {c.id: c for c in BASE}
+    out = [SizeCase("follows", resized(by_id[cid], "Worker", n), _edited(by_id[cid].job, "Worker", n)) for cid, n in FOLLOWS]
+    for cid, n in RECONVERTED:
+        if cid in by_id:  # the corpus one needs ../shared/corpus (test_literal_sizes_are_guarded says so)
+            job = _edited(by_id[cid].job, "Worker", n)
+            out.append(SizeCase("reconverted", dataclasses.replace(by_id[cid], id=f"reconverted:{cid}:worker={n}", job=job),
+                                job))
+    for cid, n in STALE:
+        case = resized(by_id[cid], "Worker", n)
+        out.append(SizeCase("stale", dataclasses.replace(case, id=case.id.replace("resized:", "stale:", 1)),
+                            _edited(by_id[cid].job, "Worker", n)))
+    return out
+
+
+SIZED = [s for s in size_cases() if only([s.case])]  # KF2JOBSET_FW_ONLY selects them too (ids resized:, reconverted:, stale:)
+SIZED_BY_ID = {s.case.id: s for s in SIZED}
+
+
+def wanted(job: dict) -> list:
+    """What the programs of the edited job must report, once each: the ranks 0..n-1 of one world of n processes
+    (one per pod; nprocPerNode each under torchrun when it is a number), or for TF every task of the cluster."""
+    specs = job["spec"][next(k for k in job["spec"] if k.endswith("ReplicaSpecs"))]
+    count = {t: (s or {}).get("replicas") or 1 for t, s in specs.items()}  # v1's default is 1
+    if job["kind"] == "TFJob":
+        return sorted(f"{t.lower()}:{i}" for t, n in count.items() if t.lower() != "evaluator" for i in range(n))
+    nproc = str(job["spec"].get("nprocPerNode") or "1")
+    per_pod = int(nproc) if job["kind"] == "PyTorchJob" and torch_mode(job) == "torchrun" and nproc.isdigit() else 1
+    return list(range(sum(count.values()) * per_pod))
+
+
+def size_problems(side: Side, kind: str, want: list) -> list[str]:
+    """Why the programs of one world did not run as one job of the new size ([] when every pod printed verdicts,
+    all ok, and every process saw a world of len(want) in which the ids of `want` appear once each)."""
+    problems = []
+    if len(side.verdicts) != side.pods or not all(side.verdicts.values()):
+        problems.append(f"{side.pods} pods, verdicts from {sorted(k for k, v in side.verdicts.items() if v)}")
+    failed = [f"{k[0]}/{k[1]}: {v.get('error') or v}" for k, vs in sorted(side.verdicts.items()) for v in vs if not v.get("ok")]
+    if failed:
+        problems.append("failed: " + "; ".join(failed)[:800])
+    every = [v for vs in side.verdicts.values() for v in vs if v.get("ok")]
+    if kind == "TFJob":  # the lead reached every task of its TF_CONFIG, and each pod serves one of them
+        outside = sorted(v["task"] for v in every if v.get("mode") == "not-in-cluster")
+        tasks = sorted(v["task"] for v in every if v.get("mode") in ("serve", "lead"))
+        leads = [v for v in every if v.get("mode") == "lead"]
+        reached = sorted(leads[0]["peers"]) if len(leads) == 1 else f"{len(leads)} leads"
+        if outside:
+            problems.append(f"pods whose task is outside their TF_CONFIG cluster: {outside}")
+        if tasks != want or reached != want:
+            problems.append(f"tasks served {tasks}, reached by the lead {reached}; want {want}")
+        return problems
+    ranked = [v for v in every if isinstance(v.get("rank"), int) and isinstance(v.get("world"), int)]
+    ranks, worlds = sorted(v["rank"] for v in ranked), sorted({v["world"] for v in ranked})
+    if worlds != [len(want)] or ranks != want:
+        problems.append(f"world sizes {worlds}, ranks {ranks}; want one world of {len(want)}, ranks {want}")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def size_outcomes(fw_runner) -> dict:
+    """Every size case at once: the stale ones (mostly waiting out their programs' timeouts) beside the others."""
+    t0, own0 = time.monotonic(), _own_cpu()
+    stale = [s for s in SIZED if s.how == "stale"]
+    with ThreadPoolExecutor(PARALLEL) as pool, ThreadPoolExecutor(max(1, len(stale))) as waiting:
+        futures = {s.case.id: waiting.submit(fw_runner.run_case, s.case, only_jobset=True, timeout=MUTATION_TIMEOUT)
+                   for s in stale}
+        # the most processes first, so the tail is short
+        for s in sorted((s for s in SIZED if s.how != "stale"), key=lambda s: -len(wanted(s.edited))):
+            futures[s.case.id] = pool.submit(fw_runner.run_case, s.case)
+        results = {k: f.result() for k, f in futures.items()}
+    print(f"\n[frameworks] {len(results)} size cases in {time.monotonic() - t0:.1f} s (parallel {PARALLEL} + {len(stale)} stale; "
+          f"CPU of the programs that ended {_own_cpu() - own0:.0f} s; load {os.getloadavg()[0]:.1f})")
+    print(result_table(results.values()))
+    for cid, o in sorted(results.items()):
+        s = SIZED_BY_ID[cid]
+        for side, what in ((o.v1, "v1"), (o.js, "JobSet")):
+            if side.namespace:
+                print(f"{cid} {what}: {side.result}; {'; '.join(size_problems(side, s.edited['kind'], wanted(s.edited))) or 'at the new size'}")
+    return results
+
+
+def test_size_cases_are_the_differentials():
+    """The jobs resized here are resized alike in tests/e2e/test_differential.py, where every pod's env is compared."""
+    from .test_differential import resized_cases
+
+    ids = {c.id.rsplit(":", 1)[0] for c in resized_cases()}
+    assert [cid for cid, n in FOLLOWS if f"resized:{cid}" not in ids] == []
+
+
+@pytest.mark.parametrize("case_id", [s.case.id for s in SIZED if s.how != "stale"])
+def test_programs_rendezvous_at_the_edited_size(size_outcomes, case_id):
+    s, o = SIZED_BY_ID[case_id], size_outcomes[case_id]
+    assert o.status == "ran", o.detail
+    if s.how == "follows":  # what makes the edit alone enough
+        assert "SZ001" in o.codes and "SZ002" not in o.codes, sorted(o.codes)
+    else:
+        assert "SZ002" in o.codes, sorted(o.codes)
+    want = wanted(s.edited)
+    for side, what in ((o.v1, "v1"), (o.js, "JobSet")):
+        problems = size_problems(side, s.edited["kind"], want)
+        assert not problems, f"{what} ({side.result}): " + "; ".join(problems)
+        assert side.result == "Succeeded", f"{what}: {side.result} ({side.message})"
+    lines = [f"{what}: v1 {a!r}\n   JobSet {b!r}" for what, a, b, why in o.unexplained]
+    assert not lines, "differences the report does not name:\n" + "\n".join(lines)
+
+
+@pytest.mark.parametrize("case_id", [s.case.id for s in SIZED if s.how == "stale"])
+def test_a_stale_hand_edited_jobset_misses_the_edited_size(size_outcomes, case_id):
+    s, o = SIZED_BY_ID[case_id], size_outcomes[case_id]
+    assert o.status == "ran", o.detail
+    assert "SZ002" in o.codes, sorted(o.codes)
+    problems = size_problems(o.js, s.edited["kind"], wanted(s.edited))
+    print(f"{case_id}: JobSet {o.js.result}: {problems}")
+    assert problems, f"the hand-edited JobSet ran as one job of the new size ({o.js.result}): its literals did not matter"
+
+
+def _cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kf2jobset", *map(str, args)], capture_output=True, text=True,
+                          timeout=300, env=dict(os.environ, PYTHONPATH=str(REPO)))
+
+
+def test_literal_sizes_are_guarded(tmp_path):
+    """The real CLI, on a tree of the CHECKED jobs (one run per step): the JobSets converted in place (no alarm on
+    them: tests/test_sizes_check.py), their worker replicas edited by hand, fail `convert --check`, one line per
+    file naming its stale values; the v1 jobs edited and converted again pass it, and are the JobSets the
+    reconverted cases run."""
+    from kf2jobset import exitcodes
+    from kf2jobset.pipeline import convert_text
+    from kf2jobset.yamlio import to_plain
+
+    from ..test_sizes_check import set_replicas
+
+    by_id = {c.id: c for c in BASE}
+    missing = [cid for cid, _, _ in CHECKED if cid not in by_id]
+    checked = [(n, by_id[cid], new, literal) for n, (cid, new, literal) in enumerate(CHECKED) if cid in by_id]
+    tree = tmp_path / "repo"
+    tree.mkdir()
+    for n, case, _, _ in checked:
+        (tree / f"job{n}.yaml").write_text(yaml.safe_dump(case.job, sort_keys=False))
+    first = _cli("convert", "--in-place", tree)
+    assert first.returncode == 0, first.stderr
+    was = {}
+    for n, case, new, _ in checked:
+        path = tree / f"job{n}.yaml"
+        (rjob,) = [r for r in yaml.safe_load(path.read_text())["spec"]["replicatedJobs"] if r["name"] == "worker"]
+        was[n] = rjob["replicas"]
+        path.write_text(set_replicas(path.read_text(), "worker", new))
+    res = _cli("convert", "--check", tree)
+    assert res.returncode == exitcodes.FINDINGS, res.stdout + res.stderr
+    lines = {int(re.search(r"job(\d+)\.yaml:", line).group(1)): line for line in res.stdout.splitlines()}
+    assert sorted(lines) == [n for n, *_ in checked], res.stdout
+    for n, case, new, literal in checked:
+        line = lines[n]
+        assert ": resized: " in line and f"worker {was[n]} -> {new}" in line, line
+        assert literal in line and "again with the new replicas" in line, line
+    # what the message asks for: the v1 jobs with the new replicas, converted again
+    for n, case, new, _ in checked:
+        (tree / f"job{n}.yaml").write_text(yaml.safe_dump(_edited(case.job, "Worker", new), sort_keys=False))
+    again = _cli("convert", "--in-place", tree)
+    assert again.returncode == 0, again.stderr
+    res = _cli("convert", "--check", tree)
+    assert res.returncode == 0 and "resized" not in res.stdout, res.stdout + res.stderr
+    for n, case, new, _ in checked:
+        edited = yaml.safe_dump(_edited(case.job, "Worker", new), sort_keys=False)
+        (conv,) = [c for r in convert_text(edited, "job.yaml", case.options).results for c in r.conversions]
+        assert yaml.safe_load((tree / f"job{n}.yaml").read_text()) == to_plain(conv.jobset), (
+            f"{case.id}: the reconverted case does not run the JobSet the CLI writes")
+    if missing:
+        pytest.skip(f"checked all but {missing}: the corpus (../shared/corpus) is not on this machine")
