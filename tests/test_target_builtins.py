@@ -91,18 +91,23 @@ def test_an_xgboostjob_lands_on_xgboost_distributed_and_records_its_host_list():
     env = _env(tj)
     assert env["MASTER_ADDR"] == "$(KF2JOBSET_JOBSET_NAME)-node-0-0.$(KF2JOBSET_JOBSET_NAME)"
     assert env["WORKER_ADDRS"] == ",".join(f"$(KF2JOBSET_JOBSET_NAME)-node-0-{i}.$(KF2JOBSET_JOBSET_NAME)" for i in (1, 2))
-    assert env["WORLD_SIZE"] == "$(DMLC_NUM_WORKER)" and env["RANK"] == {"fieldRef": {"fieldPath": builtin.COMPLETION_INDEX}}
+    # Trainer puts the DMLC_* before or after the trainer env (fixed per controller process): no value may
+    # read $(DMLC_NUM_WORKER), so the pod count is written for numNodes, as the host list is
+    assert env["WORLD_SIZE"] == "3" and env["RANK"] == {"fieldRef": {"fieldPath": builtin.COMPLETION_INDEX}}
+    assert not any("$(DMLC_" in str(v) for v in env.values())
     ann = tj["metadata"]["annotations"]
-    assert ann[SIZED_FOR_ANNOTATION] == "numNodes=3" and ann[SIZE_LITERALS_ANNOTATION] == "WORKER_ADDRS"
+    assert ann[SIZED_FOR_ANNOTATION] == "numNodes=3" and ann[SIZE_LITERALS_ANNOTATION] == "WORLD_SIZE, WORKER_ADDRS"
     assert not {k for p in tj["spec"]["runtimePatches"] for k in (p["trainingRuntimeSpec"]["template"]["metadata"].get("annotations") or {})} & {SIZED_FOR_ANNOTATION, SIZE_LITERALS_ANNOTATION}
     node = _node(conv.jobset)
     assert [e["name"] for e in node["env"]][:4] == ["DMLC_TRACKER_URI", "DMLC_TRACKER_PORT", "DMLC_TASK_ID", "DMLC_NUM_WORKER"]
     assert "imagePullPolicy" not in node and "dnsPolicy" not in conv.jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
     codes = {n.code for n in conv.notes}
-    assert {"TJ009", "TJ015", "TJ016", "TJ017", "TJ018", "TJ021"} <= codes and "TJ019" not in codes
+    assert {"TJ009", "TJ015", "TJ017", "TJ018", "TJ021"} <= codes and not {"TJ016", "TJ019"} & codes
+    (tj005,) = [n for n in conv.notes if n.code == "TJ005"]
+    assert "before or after the trainer env" in tj005.message
 
 
-def test_with_gpus_dmlc_num_worker_counts_gpus_so_world_size_is_written_for_the_nodes():
+def test_with_gpus_dmlc_num_worker_counts_gpus_and_world_size_still_counts_the_nodes():
     conv, tj = _convert((TARGETS / "xgboost-gpu" / "input.yaml").read_text())
     env = _env(tj)
     assert env["WORLD_SIZE"] == "4"

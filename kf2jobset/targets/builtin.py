@@ -58,6 +58,7 @@ class Plugin:
     replica_types: tuple = ()  # the v1 replica types it takes, in rank order
     operator_port = ""  # the port the v1 operator declared on the default container
     env_first = True  # the plugin's env come before trainer.env (JAX, XGBoost) or after it (torch)
+    order_fixed = True  # False: Trainer puts them before or after, fixed only per controller process (XGBoost)
     reserved: tuple = ()  # env names Trainer's webhook refuses in trainer.env (left to the plugin)
     written: tuple = ()  # env names the plugin writes on the node container (a trainer.env entry replaces one)
     family = ""  # how the report names them ("PET_*")
@@ -210,7 +211,7 @@ def trainer_env(plugin: Plugin, env: list[dict], index: dict, trainer: dict, lit
     reads the plugin's count variable when there is one ahead of the trainer env, else stays literal.
     Returns (env, names that follow numNodes, names written for this numNodes)."""
     nodes = str(len(index))
-    count = plugin.count_var(trainer) if plugin.env_first else None
+    count = plugin.count_var(trainer) if plugin.env_first and plugin.order_fixed else None
     out, follows, fixed = [], [], []
     for e in env:
         if e.get("name") in plugin.reserved:

@@ -37,7 +37,9 @@ def notes(plugin: Plugin, conversion, trainjob: dict, predicted: dict) -> list[N
     nodes = trainjob["spec"]["trainer"]["numNodes"]
     (addr, addr_plugin), (rank, rank_plugin) = plugin.rank_vars
     order = (f"appends its {plugin.family} variables after the trainer env" if not plugin.env_first else
-             f"writes its {plugin.family} variables before the trainer env")
+             f"writes its {plugin.family} variables before the trainer env" if plugin.order_fixed else
+             f"writes its {plugin.family} variables before or after the trainer env (Trainer v2.3 runs its PlainML "
+             "plugin on this runtime too, in an order fixed when its controller starts)")
     out = [Note(
         "TJ005", "rewritten",
         f"the pods are the {nodes} indexed pods of one Job `node` (container `node`), reached as "
@@ -128,7 +130,7 @@ def _retry_notes(job) -> list[Note]:
 def size_notes(plugin: Plugin, trainjob: dict) -> list[Note]:
     trainer = trainjob["spec"]["trainer"]
     nodes = trainer["numNodes"]
-    count = plugin.count_var(trainer) if plugin.env_first else None
+    count = plugin.count_var(trainer) if plugin.env_first and plugin.order_fixed else None
     follows = [e["name"] for e in trainer.get("env") or [] if count and e.get("value") == f"$({count})"]
     ann = trainjob["metadata"].get("annotations") or {}
     fixed = ann.get(staleness.SIZE_LITERALS_ANNOTATION)

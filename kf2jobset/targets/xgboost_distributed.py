@@ -4,15 +4,22 @@ ClusterTrainingRuntime (what all built-in runtimes share: builtin.py).
 Trainer's XGBoost plugin (v2.3.0, `pkg/runtime/framework/plugins/xgboost/xgboost.go`) writes
 DMLC_TRACKER_URI (`<name>-node-0-0.<name>`), DMLC_TRACKER_PORT (29500), DMLC_TASK_ID (the completion
 index) and DMLC_NUM_WORKER (numNodes x the GPUs per node, 1 without GPUs) on the node container, refuses
-those names in trainer.env, and declares port 29500; the JobSet builder then appends the trainer env. Rank
-0's code starts the tracker (Trainer starts none), as under v1. v1's MASTER_ADDR, MASTER_PORT, WORLD_SIZE,
-RANK, WORKER_ADDRS and WORKER_PORT (kf2jobset/frameworks/xgboost.py) ride in trainer.env: the master is
-node 0, worker i node i+1, RANK reads the completion index.
+those names in trainer.env, and declares port 29500. Rank 0's code starts the tracker (Trainer starts
+none), as under v1. v1's MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK, WORKER_ADDRS and WORKER_PORT
+(kf2jobset/frameworks/xgboost.py) ride in trainer.env: the master is node 0, worker i node i+1, RANK reads
+the completion index.
 
-Sizes: WORLD_SIZE reads $(DMLC_NUM_WORKER) when that is numNodes (no GPU in resourcesPerNode), so numNodes is
-the size; with GPUs it is written for numNodes. WORKER_ADDRS lists every worker, which no variable Trainer
-sets can carry at start: written for numNodes and recorded on the TrainJob (TJ017), so `kf2jobset convert
---check` fails when numNodes is edited without it.
+Where the DMLC_* land is not fixed: Trainer v2.3 runs its PlainML plugin on this runtime too (PlainML skips
+only torch, MPI and JAX policies), and PlainML writes the trainer env into the container as the XGBoost
+plugin writes the DMLC_*; the two run in the order Go's map iteration gave the plugins when the controller
+started (core/framework.go ranges over the plugin registry, a map). So the DMLC_* come before the trainer
+env under one controller process and after it under another (both seen on the real v2.3.0 controller), and
+no trainer env value may read them. `predict` writes them first; tests/e2e/test_trainjob_target.py accepts
+either order and no other.
+
+Sizes: WORLD_SIZE (the pod count) and WORKER_ADDRS (every worker) are written for numNodes and recorded on
+the TrainJob (TJ017): `kf2jobset convert --check` fails on a TrainJob whose numNodes was edited without
+them.
 """
 from __future__ import annotations
 
@@ -48,6 +55,7 @@ class XGBoostPlugin(builtin.Plugin):
     reserved = written = DMLC_ENV
     family = "DMLC_*"
     rank_vars = (("MASTER_ADDR", "DMLC_TRACKER_URI"), ("RANK", "DMLC_TASK_ID"))
+    order_fixed = False  # see the module docstring
 
     def plugin_env(self, name: str, trainer: dict, job) -> list[dict]:
         workers = trainer["numNodes"] * max(1, gpus_per_node(trainer.get("resourcesPerNode") or {}))
@@ -56,8 +64,6 @@ class XGBoostPlugin(builtin.Plugin):
                 {"name": "DMLC_TASK_ID", "valueFrom": {"fieldRef": {"fieldPath": COMPLETION_INDEX}}},
                 {"name": "DMLC_NUM_WORKER", "value": str(workers)}]
 
-    def count_var(self, trainer: dict) -> str | None:
-        return None if gpus_per_node(trainer.get("resourcesPerNode") or {}) else "DMLC_NUM_WORKER"
 
 
 PLUGIN = XGBoostPlugin()
@@ -73,7 +79,7 @@ def notes(conversion, trainjob: dict, predicted: dict, planned_env: list[dict]) 
     gpus = gpus_per_node(trainer.get("resourcesPerNode") or {})
     out.append(Note(
         "TJ015", "rewritten",
-        f"Trainer's XGBoost plugin sets {', '.join(DMLC_ENV)} before the trainer env (node 0, port {TRAINER_PORT}, "
+        f"Trainer's XGBoost plugin sets {', '.join(DMLC_ENV)} beside the trainer env (node 0, port {TRAINER_PORT}, "
         f"the completion index, {workers} workers" + (f": {gpus} GPUs on each of {trainer['numNodes']} nodes" if gpus else "")
         + f") and declares port {TRAINER_PORT}; v1's MASTER_ADDR, MASTER_PORT ({port}), WORLD_SIZE, RANK"
         + (", WORKER_ADDRS and WORKER_PORT" if trainer["numNodes"] > 1 else "") + " stay beside them and name the same "
