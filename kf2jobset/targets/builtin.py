@@ -218,7 +218,9 @@ def trainer_env(plugin: Plugin, env: list[dict], index: dict, trainer: dict, lit
             continue
         e = copy.deepcopy(e)
         ref = (e.get("valueFrom") or {}).get("fieldRef")
-        if ref is not None and ref.get("fieldPath") == GLOBAL_REPLICAS or e.get("name") in literals and e.get("value") == nodes:
+        counts_pods = (ref is not None and ref.get("fieldPath") == GLOBAL_REPLICAS) or (
+            e.get("name") in literals and e.get("value") == nodes)
+        if counts_pods:
             if count:
                 out.append({"name": e["name"], "value": f"$({count})"})
                 follows.append(e["name"])
@@ -256,14 +258,12 @@ def build(plugin: Plugin, conversion, options) -> tuple[dict, dict]:
     written = [n.strip() for n in str((meta.get("annotations") or {}).get(record[1], "")).split(",") if n.strip()]
     literals = {n.split(" (", 1)[0]: n for n in written}
 
+    sizes = {"numNodes": nodes, **({"resourcesPerNode": container["resources"]} if container.get("resources") else {})}
+    env, _, fixed = trainer_env(plugin, container.get("env") or [], index, sizes, literals)  # (the count may need the GPUs)
     trainer: dict = {k: container[k] for k in ("image", "command", "args") if k in container}
-    trainer["numNodes"] = nodes
-    if container.get("resources"):
-        trainer["resourcesPerNode"] = container["resources"]
-    env, _, fixed = trainer_env(plugin, container.get("env") or [], index, trainer, literals)
     if env:
-        trainer = {**{k: trainer[k] for k in ("image", "command", "args") if k in trainer}, "env": env,
-                   **{k: trainer[k] for k in ("numNodes", "resourcesPerNode") if k in trainer}}
+        trainer["env"] = env
+    trainer.update(sizes)
     trainer.update(plugin.trainer_fields(conversion.job))
 
     labels = dict(meta.get("labels") or {})

@@ -244,7 +244,7 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(cus
         assert not builtin
     elif not ONLY:
         assert sent >= 60
-        assert builtin.get("torch-distributed", 0) >= 20 and builtin.get("jax-distributed", 0) >= 3
+        assert builtin.get("torch-distributed", 0) >= 14 and builtin.get("jax-distributed", 0) >= 3
         assert builtin.get("xgboost-distributed", 0) >= 4
 
 
