@@ -39,6 +39,18 @@ def carried_template(image: str) -> bool:
     return any(m in image for m in ("${", "{{", "$("))
 
 
+def default_pull_policy(image: str) -> str | None:
+    """The imagePullPolicy the API server gives a container that sets none (SetDefaults_Container): Always
+    when the tag is `latest`, or when there is neither tag nor digest; else IfNotPresent. None for an image
+    another tool fills in."""
+    if carried_template(image):
+        return None
+    name, _, digest = image.partition("@")
+    last = name.rsplit("/", 1)[-1]
+    tag = last.rsplit(":", 1)[1] if ":" in last else ""
+    return "Always" if tag == "latest" or not (tag or digest) else "IfNotPresent"
+
+
 def why_not(image: str) -> str:
     if image != image.strip() or any(c.isspace() for c in image):
         return "it holds white space"

@@ -1,10 +1,11 @@
-"""Converted JobSets whose replica counts were edited away from the sizes their literals were written for.
+"""Converted JobSets (and TrainJobs) whose sizes were edited away from the sizes their literals were written for.
 
 kf2jobset records, on a JobSet whose size-derived values are literal (kf2jobset/sizes.py, SZ002), the
 replica count of every replicatedJob (`kf2jobset.dev/sized-for`) and the values
-(`kf2jobset.dev/size-literals`). `convert --check` (and so the pre-commit hook) reads every JobSet that
-carries the record, also after the last v1 job of the tree is gone, and lists those whose replicas
-no longer match it: their TF_CONFIG, hostfile, ... still describe the old size.
+(`kf2jobset.dev/size-literals`); on a TrainJob of a built-in runtime, `numNodes=N` (TJ017). `convert
+--check` (and so the pre-commit hook) reads every JobSet and TrainJob that carries the record, also after
+the last v1 job of the tree is gone, and lists those whose sizes no longer match it: their TF_CONFIG,
+WORKER_ADDRS, ... still describe the old size.
 
 Light to import (the hook reads every staged file): the YAML reader is loaded only for a file that holds
 a record.
@@ -40,12 +41,13 @@ class Resized:
     changes: tuple  # ((replicatedJob, recorded, now), ...)
     literals: str
     source: str | None  # the v1 job it was converted from (kf2jobset.dev/source)
+    sizes: str = "replicas"  # what was edited: a JobSet's replicas, a TrainJob's numNodes
 
     def message(self) -> str:
         moved = ", ".join(f"{name} {was} -> {now if now is not None else 'removed'}" for name, was, now in self.changes)
         how = (f"convert the v1 job ({self.source}) again with the new replicas" if self.source else
                "convert the v1 job again with the new replicas")
-        return (f"replicas changed since conversion ({moved}), but {self.literals} still describe the old size: "
+        return (f"{self.sizes} changed since conversion ({moved}), but {self.literals} still describe the old size: "
                 f"{how}, or edit those values and {SIZED_FOR_ANNOTATION} together")
 
 
@@ -53,32 +55,47 @@ def may_hold_record(text: str) -> bool:
     return SIZED_FOR_ANNOTATION in text
 
 
+def _sizes(data: dict):
+    """(sizes now by name, the path of the first size, what they are called), or None: a JobSet's
+    replicas per replicatedJob, a TrainJob's numNodes (1 when unset: the built-in runtimes' default)."""
+    spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+    if data.get("kind") == "TrainJob":
+        trainer = spec.get("trainer") if isinstance(spec.get("trainer"), dict) else {}
+        return {"numNodes": trainer.get("numNodes", 1)}, lambda _: ("spec", "trainer", "numNodes"), "numNodes"
+    rjobs = spec.get("replicatedJobs")
+    if data.get("kind") != "JobSet" or not isinstance(rjobs, list):
+        return None
+    now = {r.get("name"): r.get("replicas", 1) for r in rjobs if isinstance(r, dict)}
+    index = {r.get("name"): i for i, r in enumerate(rjobs) if isinstance(r, dict)}
+    return now, lambda name: ("spec", "replicatedJobs", index[name], "replicas") if name in index else None, "replicas"
+
+
 def resized_jobsets(text: str) -> list[Resized]:
-    """Every JobSet of the stream whose replicas differ from its recorded sizes (unparsable documents
-    and anything kf2jobset did not record are left to the rest of the run)."""
+    """Every JobSet (or TrainJob) of the stream whose sizes differ from its recorded sizes (unparsable
+    documents and anything kf2jobset did not record are left to the rest of the run)."""
     from .yamlio import first_content_line, parse_documents, position
 
     out = []
     for doc in parse_documents(text, select=may_hold_record, without_comments=True):
         data = doc.data
-        if doc.error is not None or not isinstance(data, dict) or data.get("kind") != "JobSet":
+        if doc.error is not None or not isinstance(data, dict):
             continue
         meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
         ann = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
         recorded = parse_sized_for(ann.get(SIZED_FOR_ANNOTATION, ""))
-        rjobs = (data.get("spec") or {}).get("replicatedJobs") if isinstance(data.get("spec"), dict) else None
-        if recorded is None or not isinstance(rjobs, list):
+        sizes = _sizes(data)
+        if recorded is None or sizes is None:
             continue
-        now = {r.get("name"): r.get("replicas", 1) for r in rjobs if isinstance(r, dict)}
+        now, path_of, called = sizes
         changes = tuple((name, was, now.get(name)) for name, was in recorded.items() if now.get(name) != was)
         changes += tuple((name, 0, count) for name, count in now.items() if name not in recorded)
         if not changes:
             continue
         name = meta.get("name") or meta.get("generateName") or "(unnamed)"
-        edited = next((i for i, r in enumerate(rjobs) if isinstance(r, dict) and r.get("name") == changes[0][0]), None)
-        line = position(data, ("spec", "replicatedJobs", edited, "replicas"), doc.start_line)[0] if edited is not None else None
+        path = path_of(changes[0][0])
+        line = position(data, path, doc.start_line)[0] if path is not None else None
         out.append(Resized(line or doc.start_line + first_content_line(doc.text) + 1,
-                           f"JobSet {name} ({data.get('apiVersion')})", changes,
+                           f"{data.get('kind')} {name} ({data.get('apiVersion')})", changes,
                            str(ann.get(SIZE_LITERALS_ANNOTATION) or "the size-derived values"),
-                           ann.get("kf2jobset.dev/source")))
+                           ann.get("kf2jobset.dev/source"), called))
     return out

@@ -19,7 +19,10 @@ from kf2jobset import claims as claim_rules
 from kf2jobset.cli import main
 from kf2jobset.options import ConvertOptions
 from kf2jobset.pipeline import convert_text
+from kf2jobset.targets import builtin
 from kf2jobset.targets import torch_distributed as td
+from kf2jobset.targets.builtin_fields import PATCHABLE_POD
+from kf2jobset.targets.trainjob import builtin_module
 from kf2jobset.validate import check_jobset
 from kf2jobset.yamlio import to_plain
 
@@ -99,7 +102,7 @@ def test_every_difference_is_explained_and_every_claim_holds(judged_trainjobs):
                 false.append(f"{name} {f.code}: {problem}")
     assert false == []
     builtin = {id(conv) for _, conv, f in pairs if f.code == "TJ004" and f.message.startswith("built-in")}
-    assert (len(builtin) >= 12) if runtime == "auto" else not builtin
+    assert (len(builtin) >= 30) if runtime == "auto" else not builtin
 
 
 def _builtin_conversions():
@@ -116,37 +119,45 @@ BUILTIN = _builtin_conversions()
 
 def test_the_builtin_path_is_taken_by_the_jobs_that_fit():
     names = {n for n, _ in BUILTIN}
-    assert {"master-workers", "torch-gpu-patches", "torch-cpu-auto", "active-deadline"} <= names
-    assert len(BUILTIN) >= 12
+    assert {"master-workers", "torch-gpu-patches", "torch-cpu-auto", "active-deadline", "jax-spmd", "workers",
+            "xgboost-iris", "xgboost-gpu"} <= names
+    kinds = {c.job.kind for _, c in BUILTIN}
+    assert kinds == {"PyTorchJob", "JAXJob", "XGBoostJob"}
+    assert len(BUILTIN) >= 30
 
 
 @pytest.mark.parametrize("name, conv", BUILTIN, ids=[n for n, _ in BUILTIN])
 def test_a_builtin_trainjob_is_one_trainers_webhook_admits(name, conv):
     (trainjob,) = [o for o in conv.objects if o["kind"] == "TrainJob"]
     spec = trainjob["spec"]
+    module = builtin_module(conv.job.mapping.profile)
     assert spec["runtimeRef"] == {"apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime",
-                                  "name": "torch-distributed"}
+                                  "name": module.RUNTIME_NAME}
     trainer = spec["trainer"]
-    # the torch plugin refuses its own variables in trainer.env; runtimePatches may not set env on `node`
-    assert not {e["name"] for e in trainer.get("env") or []} & set(td.PET_ENV)
+    # the torch and XGBoost plugins refuse their own variables in trainer.env; runtimePatches may not set
+    # env on `node`
+    assert not {e["name"] for e in trainer.get("env") or []} & set(module.PLUGIN.reserved)
     for patch in spec.get("runtimePatches") or []:
         assert "/" in patch["manager"] and "." in patch["manager"].split("/")[0]
         for rj in ((patch["trainingRuntimeSpec"]["template"].get("spec") or {}).get("replicatedJobs") or []):
             assert rj["name"] == "node"
             pod = ((rj.get("template") or {}).get("spec") or {}).get("template", {}).get("spec") or {}
-            assert set(pod) <= set(td.PATCHABLE_POD) | {"containers"}
+            assert set(pod) <= set(PATCHABLE_POD) | {"containers"}
             for c in pod.get("containers") or []:
                 assert c["name"] == "node" and set(c) <= {"name", "volumeMounts", "securityContext"}
     assert trainer["numNodes"] == sum(r.replicas for r in conv.plan.rjobs)
     assert not any(o["kind"] == "TrainingRuntime" for o in conv.objects)
-    # the JobSet Trainer builds passes the JobSet rules, and its node container is trainer.env + the PET_*
+    # the JobSet Trainer builds passes the JobSet rules, and its node container is trainer.env then the
+    # PET_* (torch), or the plugin's variables then trainer.env (JAX, XGBoost)
     predicted = to_plain(conv.jobset)
     meta = predicted["metadata"]
     named = meta if meta.get("name") or meta.get("generateName") else {**meta, "name": "t" * conv.assumed_name_length}
     assert check_jobset({**predicted, "metadata": named}) == []
     (node,) = predicted["spec"]["replicatedJobs"]
     env = node["template"]["spec"]["template"]["spec"]["containers"][0]["env"]
-    assert [e["name"] for e in env] == [e["name"] for e in trainer.get("env") or []] + list(td.PET_ENV)
+    mine = [e["name"] for e in trainer.get("env") or []]
+    own = [n for n in module.PLUGIN.written if n not in mine]
+    assert [e["name"] for e in env] == (mine + own if not module.PLUGIN.env_first else own + mine)
 
 
 @pytest.mark.parametrize("name, conv", BUILTIN, ids=[n for n, _ in BUILTIN])
@@ -160,23 +171,28 @@ def test_rank_world_size_and_master_address_are_v1s_on_every_pod(name, conv):
     js = jobset_world(to_plain(conv.jobset), roles=conv.pods.pod_roles, containers=conv.pods.container_names)
     assert sorted(p.key for p in op.pods) == sorted(p.key for p in js.pods)
     diffs, _ = compare_env(op, js)
-    assert not [d for d in diffs if d.var in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "PET_NNODES")]
+    v1_contract = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "PET_NNODES", "WORKER_ADDRS", "WORKER_PORT",
+                   "COORDINATOR_ADDRESS", "COORDINATOR_PORT", "NUM_PROCESSES", "PROCESS_ID")
+    assert not [d for d in diffs if d.var in v1_contract]
+    (addr, addr_plugin), (rank, rank_plugin) = builtin_module(conv.job.mapping.profile).PLUGIN.rank_vars
     by_key = {p.key: p for p in js.pods}
-    master = next(p for p in js.pods if p.annotations[td.COMPLETION_INDEX.split("'")[1]] == "0")
+    master = next(p for p in js.pods if p.annotations[builtin.COMPLETION_INDEX.split("'")[1]] == "0")
     for p in op.pods:
         ours = by_key[p.key]
         env = dict(effective(ours.env(ours.spec["containers"][0])))
         v1 = dict(effective(p.env(p.spec["containers"][0])))
-        assert env["PET_NODE_RANK"] == ours.annotations["batch.kubernetes.io/job-completion-index"]
-        if "RANK" in v1:  # (a PyTorchJob without a Master got no RANK or MASTER_ADDR from v1)
-            assert env["RANK"] == env["PET_NODE_RANK"] == v1["RANK"]
-            assert js.resolver.normalise(env["MASTER_ADDR"]) == js.resolver.normalise(f"{master.hostname}.{master.subdomain}")
+        assert env[rank_plugin] == ours.annotations["batch.kubernetes.io/job-completion-index"]
+        if rank in v1:  # (a PyTorchJob without a Master got no RANK or MASTER_ADDR from v1)
+            assert env[rank] == env[rank_plugin] == v1[rank]
+            node0 = js.resolver.normalise(f"{master.hostname}.{master.subdomain}")
+            assert js.resolver.normalise(env[addr]) == node0
+            assert js.resolver.normalise(env[addr_plugin].rsplit(":", 1)[0]) == node0  # (JAX's carries the port)
 
 
 @pytest.mark.parametrize("case, words", [
     ("pytorchjob/env-override", "Master and Worker templates differ"),
     ("pytorchjob/elastic-hpa", "elasticPolicy"),
-    ("pytorchjob/exitcode-no-retry", "restartPolicy Never/ExitCode"),
+    ("pytorchjob/nproc-per-node", "ttlSecondsAfterFinished (a TrainJob has no TTL"),
     ("pytorchjob/sidecar", "init or sidecar containers"),
     ("pytorchjob/keep-kubeflow-labels", "pod templates differ"),
     ("scheduling/kueue", "priorityClassName"),
@@ -221,8 +237,12 @@ def test_pet_nproc_per_node_is_what_trainers_torch_plugin_sets(resources, nproc,
 
 def test_a_prediction_that_loses_the_rank_is_caught_by_the_report(monkeypatch):
     """If the built-in path stopped carrying RANK, the report would say so (not explain it away)."""
-    real = td._trainer_env
-    monkeypatch.setattr(td, "_trainer_env", lambda env, index: [e for e in real(env, index) if e["name"] != "RANK"])
+    real = builtin.trainer_env
+
+    def without_rank(*args):
+        env, follows, fixed = real(*args)
+        return [e for e in env if e["name"] != "RANK"], follows, fixed
+    monkeypatch.setattr(builtin, "trainer_env", without_rank)
     case = FIXTURES / "pytorchjob" / "master-workers"
     options = ConvertOptions(target="trainjob")
     pairs = judged((case / "input.yaml").read_text(), "input.yaml", options)

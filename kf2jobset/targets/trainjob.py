@@ -1,5 +1,7 @@
 """Target `trainjob`: a Kubeflow Trainer v2 TrainJob (trainer.kubeflow.org/v1alpha1, Trainer v2.3) per
-v1 job, running on a generated namespaced TrainingRuntime that holds the JobSet kf2jobset built.
+v1 job: on one of Trainer's built-in ClusterTrainingRuntimes where the job fits it (BUILTINS: a module per
+runtime, shared code in builtin.py), else on a generated namespaced TrainingRuntime that holds the JobSet
+kf2jobset built.
 
 Why a generated runtime. The JobSet already carries the whole v1 pod contract (env, ranks, start order,
 success and failure rules). A TrainingRuntime with no ML policy and no replicatedJob labelled
@@ -27,7 +29,9 @@ from .. import staleness
 from ..errors import Location, Problem, UnsupportedError
 from ..notes import Note
 from ..validate import check_jobset
-from . import torch_distributed
+from . import builtin_notes
+from .builtin import NodeLayout
+from .builtin_fields import PATCHABLE_POD
 
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 GROUP = "trainer.kubeflow.org"
@@ -42,14 +46,25 @@ TRAINER_OBJECT_SUFFIXES = ("-runtime-snapshot",)
 # the `trainer.kubeflow.org/framework` value per profile (the SDK lists runtimes by it)
 FRAMEWORKS = {"pytorch": "torch", "tensorflow": "tensorflow", "mpi": "mpi", "xgboost": "xgboost",
               "paddle": "paddle", "jax": "jax", "mxnet": "mxnet"}
+# The built-in ClusterTrainingRuntime that takes a profile's jobs, by its module here (each module:
+# RUNTIME_NAME, misfits, build -> (TrainJob, predicted JobSet), notes, limits; shared code in builtin.py)
+BUILTINS = {"pytorch": "torch_distributed", "jax": "jax_distributed", "xgboost": "xgboost_distributed"}
+
+
+def builtin_module(profile: str):
+    """The module of the built-in runtime for `profile`'s jobs, or None (a kind no built-in covers)."""
+    from importlib import import_module
+
+    return import_module(f"{__package__}.{BUILTINS[profile]}") if profile in BUILTINS else None
 
 
 def finish(conversion, options) -> None:
-    _without_size_record(conversion)
-    why = _builtin_misfits(conversion, options)
+    module = builtin_module(conversion.job.mapping.profile)
+    why = _builtin_misfits(conversion, options, module)
     if not why:
-        trainjob, predicted = torch_distributed.build(conversion, options)
-        why = torch_distributed.trainer_limits(trainjob)
+        trainjob, predicted = module.build(conversion, options)
+        why = module.limits(trainjob)
+    _without_size_record(conversion)
     if not why:
         candidate = predicted
         if conversion.assumed_name_length and not (predicted["metadata"].get("name") or predicted["metadata"].get("generateName")):
@@ -57,7 +72,7 @@ def finish(conversion, options) -> None:
             candidate = {**predicted, "metadata": {**predicted["metadata"], "name": "t" * conversion.assumed_name_length}}
         problems = check_jobset(candidate, version=options.jobset_version)
         if not problems:
-            _finish_builtin(conversion, options, trainjob, predicted)
+            _finish_builtin(conversion, module, trainjob, predicted)
             return
         why = [f"the JobSet Trainer would build from it is refused ({problems[0].message})"]
     _finish_generated(conversion, options, why)
@@ -72,25 +87,25 @@ def _without_size_record(conversion) -> None:
     conversion.notes = [n for n in conversion.notes if n.code != "SZ002"]
 
 
-def _builtin_misfits(conversion, options) -> list[str]:
+def _builtin_misfits(conversion, options, module) -> list[str]:
     """Why the job keeps a generated runtime (empty: it runs on a built-in one)."""
-    if conversion.job.mapping.profile != "pytorch":
+    if module is None:
         return [f"Trainer v2.3 ships no built-in runtime that keeps {conversion.job.kind}'s v1 contract"]
     if options.trainer_runtime == "generated":
         return ["--trainer-runtime generated"]
-    why = torch_distributed.misfits(conversion, options)
-    unknown = sorted({n.code for n in conversion.notes if n.code not in torch_distributed.REPLACED_NOTES
-                      and n.code not in torch_distributed.JOBSET_ONLY_NOTES
-                      and not torch_distributed.KEPT_NOTES.match(n.code)})
+    why = module.misfits(conversion, options)
+    unknown = sorted({n.code for n in conversion.notes if n.code not in builtin_notes.REPLACED_NOTES
+                      and n.code not in builtin_notes.JOBSET_ONLY_NOTES
+                      and not builtin_notes.KEPT_NOTES.match(n.code)})
     if unknown:
         why.append(f"findings {unknown} have no counterpart on a built-in runtime")
     return why
 
 
-def _finish_builtin(conversion, options, trainjob: dict, predicted: dict) -> None:
+def _finish_builtin(conversion, module, trainjob: dict, predicted: dict) -> None:
     planned_env = _first_container(conversion.jobset).get("env") or []
-    layout = torch_distributed.NodeLayout(conversion.jobset, conversion.plan)
-    kept = [n for n in conversion.notes if torch_distributed.KEPT_NOTES.match(n.code)]
+    layout = NodeLayout(conversion.jobset, conversion.plan)
+    kept = [n for n in conversion.notes if builtin_notes.KEPT_NOTES.match(n.code)]
     kueue = {k: v for k, v in (trainjob["metadata"].get("labels") or {}).items() if k in KUEUE_LABELS}
     _check_companions(conversion.companions, trainjob["metadata"].get("name"))
     conversion.planned_jobset = conversion.jobset
@@ -98,10 +113,10 @@ def _finish_builtin(conversion, options, trainjob: dict, predicted: dict) -> Non
     conversion.layout = layout
     conversion.output = [*conversion.companions, trainjob]
     conversion.notes = kept + _trainjob_notes(kueue)
-    conversion.notes += torch_distributed.notes(conversion, trainjob, predicted, planned_env)
+    conversion.notes += module.notes(conversion, trainjob, predicted, planned_env)
     conversion.notes.append(Note(
         "TJ004", "unchanged",
-        f"built-in ClusterTrainingRuntime {torch_distributed.RUNTIME_NAME!r}: every pod shares one template, so "
+        f"built-in ClusterTrainingRuntime {module.RUNTIME_NAME!r}: every pod shares one template, so "
         "spec.trainer carries the image, command, resources and the v1 env, and runtimePatches the pod fields",
         target_path="spec.runtimeRef", action="use --trainer-runtime generated to keep the v1 contract exactly",
         claims=(claim.equals("spec.runtimeRef.kind", "ClusterTrainingRuntime", "TrainJob"),)))
@@ -281,7 +296,7 @@ def relocate_path(conversion):
             if field in ("volumeMounts", "securityContext"):
                 return trainjob, patch + ("spec", "containers", 0) + pod[3:]
             return None
-        if len(pod) > 1 and pod[0] == "spec" and pod[1] in torch_distributed.PATCHABLE_POD:
+        if len(pod) > 1 and pod[0] == "spec" and pod[1] in PATCHABLE_POD:
             return trainjob, patch + pod
         return None
     return builtin

@@ -223,23 +223,33 @@ def refusal_cases() -> list[Case]:
     return out
 
 
+BUILTIN_KINDS = ("PyTorchJob", "JAXJob", "XGBoostJob")  # kinds Trainer has a built-in runtime for
+
+
 def trainjob_cases() -> list[Case]:
-    """Fixture jobs that `--target trainjob` puts on Trainer's built-in torch-distributed runtime: the JobSet
-    created for them is the one Trainer builds from the TrainJob (kf2jobset's prediction, which
-    tests/e2e/test_trainjob_target.py holds equal to Trainer's own), compared with the v1 pods like any other."""
+    """Fixture jobs that `--target trainjob` puts on one of Trainer's built-in runtimes (torch-distributed,
+    jax-distributed, xgboost-distributed; fixtures/targets/trainjob too): the JobSet created for them is the
+    one Trainer builds from the TrainJob (kf2jobset's prediction, which tests/e2e/test_trainjob_target.py
+    holds equal to Trainer's own), compared with the v1 pods like any other."""
     import dataclasses
 
     from kf2jobset.pipeline import convert_text
 
+    targets = []
+    for inp in sorted((FIXTURES / "targets" / "trainjob").glob("*/input.yaml")):
+        if {"--katib", "--trainer-runtime"} & set((inp.parent / "args").read_text().split()):
+            continue
+        jobs = [j for d in yaml.safe_load_all(inp.read_text()) for j in _jobs_in(d)]
+        targets += [Case(f"targets/{inp.parent.name}", job, ConvertOptions()) for job in jobs]
     out = []
-    for case in fixture_cases():
-        if case.job.get("kind") != "PyTorchJob" or case.options.katib:
+    for case in fixture_cases() + targets:
+        if case.job.get("kind") not in BUILTIN_KINDS or case.options.katib:
             continue
         options = dataclasses.replace(case.options, target="trainjob")
         job = copy.deepcopy(case.job)
         meta = job.setdefault("metadata", {})
         if meta.get("generateName") and not meta.get("name"):
-            # Trainer writes the name into PET_MASTER_ADDR; a name given at creation is held by
+            # Trainer writes the name into node 0's address; a name given at creation is held by
             # tests/e2e/test_trainjob_target.py, here the job is named
             meta["name"] = meta.pop("generateName") + "x7k2q"
         result = convert_text(yaml.safe_dump(job, sort_keys=False), "job.yaml", options)

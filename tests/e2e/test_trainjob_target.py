@@ -6,11 +6,18 @@ the JobSet Trainer builds must be exactly the JobSet `--target jobset` writes fo
 same API server (with the JobSet webhooks) stores it. That JobSet is the one the differential, framework
 and lifecycle tests hold against the v1 operators; so the v1 pod contract holds under the TrainJob too.
 One converted PyTorchJob then runs to `Complete` on the node agent (DDP over the JobSet's addresses),
-and mutations show the comparison bites.
+and mutations show the comparison bites. On the built-in runtimes: converted PyTorchJobs run real torch on
+torch-distributed, converted JAXJobs and XGBoostJobs run the real JAX and XGBoost programs of
+tests/e2e/programs on jax-distributed and xgboost-distributed, also after their TrainJob's numNodes was
+edited (v1's ranks and addresses at the new size).
+
+Knob: ``KF2JOBSET_TJ_ONLY=REGEX`` (fixture paths, e.g. ``jaxjob|xgboost``) narrows the fixture-wide test.
 """
 from __future__ import annotations
 
 import copy
+import os
+import re
 import time
 
 import pytest
@@ -18,6 +25,7 @@ import yaml
 from click.testing import CliRunner
 
 from kf2jobset.cli import main
+from kf2jobset.staleness import SIZE_LITERALS_ANNOTATION
 
 from ..templates import case_values, fill
 from .test_nodeagent import DDP_PROBE, _check_ddp
@@ -26,6 +34,9 @@ from .test_trainer_smoke import wait_complete
 
 REPO_FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[2] / "fixtures"
 CASES = sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml")) + sorted(p.parent for p in (REPO_FIXTURES / "targets").glob("*/*/input.yaml"))
+ONLY = os.environ.get("KF2JOBSET_TJ_ONLY")
+if ONLY:  # a regex over fixture paths, for local runs
+    CASES = [c for c in CASES if re.search(ONLY, str(c.relative_to(REPO_FIXTURES)))]
 CORE_KINDS = {"ConfigMap": "configmaps", "Secret": "secrets"}
 
 
@@ -108,10 +119,39 @@ def _comparable(js: dict) -> dict:
     return clean(spec)
 
 
+DMLC_ORDER: dict = {}  # how this controller process ordered the DMLC_* (for the summary)
+
+
+def _either_order(expected: dict, built: dict) -> dict:
+    """On xgboost-distributed Trainer v2.3 puts the plugin's DMLC_* before or after the trainer env, as the
+    controller process happens to order its PlainML and XGBoost plugins (kf2jobset/targets/xgboost_distributed.py):
+    a JobSet with the other of those two orders is taken as the predicted one; any other order is not."""
+    from kf2jobset.targets.xgboost_distributed import DMLC_ENV
+
+    def env(js):
+        rjobs = js["spec"]["replicatedJobs"]
+        return rjobs[0]["template"]["spec"]["template"]["spec"]["containers"][0].get("env") or [] if len(rjobs) == 1 else []
+    want, have = env(expected), env(built)
+    names = [e["name"] for e in want]
+    if not set(DMLC_ENV) <= set(names) or names[:len(DMLC_ENV)] != list(DMLC_ENV):
+        return built
+    swapped = want[len(DMLC_ENV):] + want[:len(DMLC_ENV)]  # the trainer env first, then the DMLC_*
+    if [e["name"] for e in have] != [e["name"] for e in swapped]:
+        if [e["name"] for e in have] == names:
+            DMLC_ORDER["before the trainer env"] = DMLC_ORDER.get("before the trainer env", 0) + 1
+        return built
+    DMLC_ORDER["after the trainer env"] = DMLC_ORDER.get("after the trainer env", 0) + 1
+    built = copy.deepcopy(built)
+    n = len(have) - len(DMLC_ENV)
+    env(built)[:] = have[n:] + have[:n]
+    return built
+
+
 def differences(expected: dict, built: dict) -> list[str]:
     """Where the JobSet Trainer built differs from kf2jobset's (after the same server's defaulting)."""
     from deepdiff import DeepDiff
 
+    built = _either_order(expected, built)
     diff = DeepDiff(_comparable(expected), _comparable(built), ignore_order=False)
     return [f"{k}: {v}" for k, v in diff.items()]
 
@@ -157,7 +197,7 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(cus
     """Every fixture job, on the path `--trainer-runtime` picks: the JobSet Trainer builds must be exactly
     the one kf2jobset planned (generated runtime: `--target jobset`'s JobSet; torch-distributed: the
     predicted one), as the same API server (with the JobSet webhooks) stores it."""
-    sent, builtin, problems = 0, 0, []
+    sent, builtin, problems = 0, {}, []
     t0 = time.monotonic()
     for i, case in enumerate(CASES):
         planned = _planned(case, runtime)
@@ -167,7 +207,9 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(cus
         trainjobs = [o for o in trainjob_out if o.get("kind") == "TrainJob"]
         if not trainjobs:
             continue
-        builtin += sum(t["spec"]["runtimeRef"]["kind"] == "ClusterTrainingRuntime" for t in trainjobs)
+        for t in trainjobs:
+            if t["spec"]["runtimeRef"]["kind"] == "ClusterTrainingRuntime":
+                builtin[t["spec"]["runtimeRef"]["name"]] = builtin.get(t["spec"]["runtimeRef"]["name"], 0) + 1
         ns = f"{tns}-{runtime[0]}{i}"[:63]
         from kubernetes import client
 
@@ -193,12 +235,17 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(cus
             if owners != ["TrainJob"]:
                 problems.append(f"{case.relative_to(REPO_FIXTURES)}: JobSet owners {owners}")
             problems += [f"{case.relative_to(REPO_FIXTURES)}: {d}" for d in differences(want, built)]
+    shown = ", ".join(f"{n} on {r}" for r, n in sorted(builtin.items()))
     print(f"\n[trainjob target, --trainer-runtime {runtime}] {sent} TrainJobs built into JobSets "
-          f"({builtin} on torch-distributed) in {time.monotonic() - t0:.1f} s; "
-          f"{len(set(LAGGED))} refused once while Trainer's runtime cache caught up")
+          f"({shown or 'none on a built-in runtime'}) in {time.monotonic() - t0:.1f} s; "
+          f"{len(set(LAGGED))} refused once while Trainer's runtime cache caught up; DMLC_* {DMLC_ORDER or '-'}")
     assert not problems, "\n".join(p[:600] for p in problems[:60])
-    assert sent >= 60
-    assert (builtin >= 8) if runtime == "auto" else builtin == 0
+    if runtime == "generated":
+        assert not builtin
+    elif not ONLY:
+        assert sent >= 60
+        assert builtin.get("torch-distributed", 0) >= 14 and builtin.get("jax-distributed", 0) >= 3
+        assert builtin.get("xgboost-distributed", 0) >= 4
 
 
 def test_the_comparison_bites(custom, core, tns):
@@ -436,3 +483,89 @@ def test_real_torch_runs_a_converted_pytorchjob_on_torch_distributed(custom, cor
             assert dict(run.env)["RANK"] == str(node) and dict(run.env)["WORLD_SIZE"] == str(nodes)
     assert sorted(r["rank"] for r in reports) == list(range(world))
     assert all(r["world"] == world and r["sum"] == world * (world + 1) / 2 for r in reports)
+
+
+# ---------------------------------------------------------------------------------------------
+# the built-in jax-distributed and xgboost-distributed paths: real programs, numNodes as the size
+
+PROGRAMS = REPO_FIXTURES.parent / "tests" / "e2e" / "programs"
+
+
+def _v1_job(kind: str, name: str, image: str, pods: int) -> dict:
+    """A v1 JAXJob (workers only) or XGBoostJob (a master, the rest workers) of `pods` identical pods."""
+    pod = {"spec": {"containers": [{"name": kind.lower(), "image": image}]}}
+    if kind == "JAX":
+        specs = {"jaxReplicaSpecs": {"Worker": {"replicas": pods, "restartPolicy": "OnFailure", "template": pod}}}
+    else:
+        specs = {"xgbReplicaSpecs": {"Master": {"replicas": 1, "restartPolicy": "Never", "template": copy.deepcopy(pod)},
+                                     "Worker": {"replicas": pods - 1, "restartPolicy": "ExitCode",
+                                                "template": copy.deepcopy(pod)}}}
+    return {"apiVersion": "kubeflow.org/v1", "kind": f"{kind}Job", "metadata": {"name": name}, "spec": specs}
+
+
+@pytest.mark.parametrize("kind, pods, nodes", [("JAX", 2, 2), ("JAX", 2, 3), ("XGBoost", 2, 2), ("XGBoost", 2, 3)],
+                         ids=["jax", "jax-numNodes-edited", "xgboost", "xgboost-numNodes-edited"])
+def test_real_jax_and_xgboost_run_a_converted_job_on_their_built_in_runtime(custom, core, tns, agent_for, kind, pods, nodes):
+    """The v1 programs of tests/e2e/programs (jax_prog.py: jax.distributed.initialize from COORDINATOR_ADDRESS,
+    COORDINATOR_PORT, NUM_PROCESSES, PROCESS_ID; xgb_prog.py: the Rabit tracker on rank 0 at MASTER_PORT,
+    every rank joining MASTER_ADDR with RANK and WORLD_SIZE) run on jax-distributed and xgboost-distributed
+    from a converted job, with nothing but v1's names, and complete: every process has v1's rank (node
+    index i = v1's rank i), the world is numNodes, and every rank reached every other. With the TrainJob's
+    numNodes edited before it is created (2 -> 3), the job runs at the new size with the same rules: JAX's
+    NUM_PROCESSES follows numNodes (TJ016); XGBoost's WORLD_SIZE and WORKER_ADDRS are written for numNodes
+    (TJ017), so they are edited with it, as the TrainJob's record lists them (`kf2jobset convert --check`
+    fails on a TrainJob whose numNodes was edited alone: tests/test_target_builtins.py)."""
+    import json
+
+    from .test_frameworks import framework_pythons
+    from .test_frameworks import parse_verdicts
+
+    py = framework_pythons()[kind.lower()]
+    if not py.exists():
+        pytest.fail(f"{py} missing: run `bash tools/install-frameworks.sh` (or KF2JOBSET_SKIP_E2E=1)", pytrace=False)
+    name, image = f"v1-{kind.lower()}-{nodes}", f"kf2jobset.test/v1-{kind.lower()}:1"
+    job = _v1_job(kind, name, image, pods)
+    result = CliRunner().invoke(main, ["convert", "-", "--target", "trainjob"], input=yaml.safe_dump(job),
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    (trainjob,) = [d for d in yaml.safe_load_all(result.stdout) if d]
+    runtime = {"JAX": "jax-distributed", "XGBoost": "xgboost-distributed"}[kind]
+    assert trainjob["spec"]["runtimeRef"]["name"] == runtime and trainjob["spec"]["trainer"]["numNodes"] == pods
+    trainjob["spec"]["trainer"]["numNodes"] = nodes  # the size knob, edited by hand
+    literals = (trainjob["metadata"].get("annotations") or {}).get(SIZE_LITERALS_ANNOTATION)
+    if kind == "XGBoost":  # with the values the record lists, as TJ017 says
+        assert literals == "WORLD_SIZE, WORKER_ADDRS"
+        new = {"WORLD_SIZE": str(nodes),
+               "WORKER_ADDRS": ",".join(f"$(KF2JOBSET_JOBSET_NAME)-node-0-{w}.$(KF2JOBSET_JOBSET_NAME)" for w in range(1, nodes))}
+        for e in trainjob["spec"]["trainer"]["env"]:
+            e["value"] = new.get(e["name"], e.get("value"))
+            if e["value"] is None:
+                e.pop("value")
+    else:
+        assert literals is None  # everything follows numNodes
+    program = PROGRAMS / {"JAX": "jax_prog.py", "XGBoost": "xgb_prog.py"}[kind]
+    agent = agent_for({image: [str(py), str(program), "--role", "node", "--index", "0", "--timeout", "150"]})
+    t0 = time.monotonic()
+    _create_trainjob_after_its_runtime(custom, core, _strip(trainjob, tns), tns)
+    wait_complete(custom, tns, name, timeout=420, agent=agent)
+    runs = {x.hostname: x for x in agent.launches(tns) if x.container == "node"}
+    hosts = [f"{name}-node-0-{i}" for i in range(nodes)]
+    assert sorted(runs) == hosts
+    seen = {}
+    for host, run in runs.items():
+        (v,) = parse_verdicts(agent.log(tns, run.pod, "node"))
+        assert v["ok"], v
+        i = int(host.rsplit("-", 1)[1])
+        env = dict(run.env)
+        assert v["rank"] == i and v["world"] == nodes and v["host"] == host  # v1's rank order, at numNodes
+        assert v["peers"] == hosts  # every rank reached every other, in rank order
+        if kind == "JAX":
+            assert env["COORDINATOR_ADDRESS"] == f"{name}-node-0-0.{name}" and env["COORDINATOR_PORT"] == "6666"
+            assert env["NUM_PROCESSES"] == env["JAX_NUM_PROCESSES"] == str(nodes) and env["PROCESS_ID"] == str(i)
+        else:
+            assert env["MASTER_ADDR"] == f"{name}-node-0-0.{name}" and env["RANK"] == str(i)
+            assert env["WORLD_SIZE"] == env["DMLC_NUM_WORKER"] == str(nodes) and env["DMLC_TASK_ID"] == str(i)
+            assert env["WORKER_ADDRS"] == ",".join(f"{name}-node-0-{w}.{name}" for w in range(1, nodes))
+        seen[i] = v
+    print(f"\n[{runtime}] {name}: {nodes} nodes Complete in {time.monotonic() - t0:.1f} s; "
+          + json.dumps({i: {k: seen[i][k] for k in ("rank", "world")} for i in sorted(seen)}))

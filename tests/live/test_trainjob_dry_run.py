@@ -73,3 +73,27 @@ def test_the_server_refuses_what_the_crd_refuses(custom):
         custom.create_namespaced_custom_object("trainer.kubeflow.org", "v1alpha1", "default", "trainjobs", body,
                                                dry_run="All", field_validation="Strict")
     assert info.value.status == 422
+
+
+IMAGES = ["registry.example.com/team/train", "registry.example.com/team/train:latest", "registry.example.com/team/train:1.4",
+          "localhost:5000/train", "localhost:5000/train:2", "train@sha256:" + "ab" * 32,
+          "train:latest@sha256:" + "ab" * 32, "gcr.io/p/train:v1@sha256:" + "ab" * 32]
+
+
+def test_the_image_pull_policy_a_node_gets_is_the_one_kf2jobset_names(apiserver):
+    """TJ018/TJ019 say which imagePullPolicy the node gets when a TrainJob cannot carry one: the real API
+    server's defaulting of a container without it, for every form of image reference."""
+    from kubernetes import client
+
+    from kf2jobset.images import default_pull_policy
+
+    with apiserver.api_client() as api_client:
+        core = client.CoreV1Api(api_client)
+        got = {}
+        for image in IMAGES:
+            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pull"},
+                   "spec": {"containers": [{"name": "c", "image": image}]}}
+            created = core.create_namespaced_pod("default", pod, dry_run="All")
+            got[image] = created.spec.containers[0].image_pull_policy
+    assert got == {image: default_pull_policy(image) for image in IMAGES}
+    assert set(got.values()) == {"Always", "IfNotPresent"}
