@@ -16,6 +16,17 @@ KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 def scheduler_objects(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, jobset: dict, notes: list[Note]) -> list[dict]:
     sp = job.run_policy.scheduling
+    if options.scheduler == "scheduler-plugins":  # the operator made its PodGroup for every job
+        from .gang import scheduler_plugins_objects
+
+        return scheduler_plugins_objects(job, p, options, jobset, notes)
+    from .yunikorn import yunikorn_findings, yunikorn_task_groups
+
+    if options.scheduler == "yunikorn":
+        yunikorn_task_groups(job, p, jobset, notes)
+    yunikorn_findings(jobset, notes)  # templates that name YuniKorn themselves, whatever --scheduler says
+    if options.scheduler == "yunikorn":
+        return []
     if options.scheduler == "none" or sp.is_empty():
         return []
     total = sum(r.replicas for r in p.rjobs)
@@ -56,6 +67,14 @@ def scheduler_objects(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, 
         group["priorityClassName"] = sp.priority_class
     if sp.min_resources:
         group["minResources"] = dict(sp.min_resources)
+    else:  # the operator's own sum over the gang's pods (CalcPGMinResources)
+        from .gang import min_resources_note, operator_min_resources
+
+        resources, order_free = operator_min_resources(job, group["minMember"])
+        if resources:
+            group["minResources"] = resources
+        if not order_free:
+            notes.append(min_resources_note(group["minMember"]))
     meta = {"name": p.name}
     if p.namespace:
         meta["namespace"] = p.namespace
