@@ -101,12 +101,20 @@ def _count(job: TrainingJob, rtype: str) -> int:
     return job.replicas[rtype].replicas if job.has(rtype) else 0
 
 
+def gang_without_name(job: TrainingJob, p, options: ConvertOptions) -> bool:
+    """A gang the operator made for every job (no schedulingPolicy needed) that cannot be written here: the
+    PodGroup or application is named after the job, and it has no name yet. (With a schedulingPolicy the
+    job is refused instead: the user asked for that gang.)"""
+    return (options.scheduler in ("volcano", "scheduler-plugins", "yunikorn") and job.run_policy.scheduling.is_empty()
+            and not (p.name if p is not None else options.name or job.name))
+
+
 def gang_blocks_start_order(job: TrainingJob, options: ConvertOptions) -> int | None:
     """The gang's size when a PodGroup kf2jobset writes would deadlock a start order: the gang scheduler binds
     no pod of the group before minMember pods exist, and dependsOn (or InOrder) makes the later types' pods
     only once the earlier ones are Ready. The operator made every pod at once. Else None."""
     sp = job.run_policy.scheduling
-    if options.scheduler not in ("volcano", "scheduler-plugins") or (options.scheduler == "volcano" and sp.is_empty()):
+    if options.scheduler not in ("volcano", "scheduler-plugins") or gang_without_name(job, None, options):
         return None
     later = {r.type for r in job.mapping.start_order
              if job.has(r.type) and job.has(r.after) and job.replicas[r.after].replicas != 0}

@@ -80,7 +80,7 @@ def test_scheduler_plugins_labels_every_pod_and_keeps_a_scheduler_you_named():
 @pytest.mark.parametrize("scheduler, policy, keeps_order", [
     ("scheduler-plugins", None, False),              # the operator's gang: every pod, for every job
     ("scheduler-plugins", {"minAvailable": 1}, True),  # the master alone is the gang: it can start first
-    ("volcano", None, True),                         # no schedulingPolicy: no Volcano PodGroup is written
+    ("volcano", None, False),                        # Volcano's PodGroup too held every job
     ("volcano", {"queue": "q"}, False),
     ("kueue", {"queue": "q"}, True),
 ])
@@ -99,11 +99,17 @@ def test_gang_scheduler_name_is_the_scheduler_plugins_flag():
         ConvertOptions(scheduler="scheduler-plugins", gang_scheduler_name="Volcano")
 
 
-def test_unnamed_jobs_are_refused_where_the_name_is_needed():
-    text = _job({"Worker": (2, {})}).replace("name: j\n", "generateName: j-\n")
-    for scheduler in ("scheduler-plugins", "yunikorn"):
-        result = convert_text(text, "job.yaml", ConvertOptions(scheduler=scheduler))
-        assert result.errors and "use --name" in str(result.errors[0]), scheduler
+@pytest.mark.parametrize("scheduler", ["volcano", "scheduler-plugins", "yunikorn"])
+def test_a_job_without_a_name_keeps_no_gang_or_is_refused_when_it_asked_for_one(scheduler):
+    """The operator's gang was named after the job; a generateName job or Katib trial has no name here. With no
+    schedulingPolicy it converts without a gang (JS095); with one the user asked for the gang: refused."""
+    text = _job({"Master": (1, {}), "Worker": (2, {})}).replace("name: j\n", "generateName: j-\n")
+    conv = _convert(text, scheduler=scheduler)
+    assert not conv.companions and "JS095" in {n.code for n in conv.notes}
+    assert next(rj for rj in conv.jobset["spec"]["replicatedJobs"] if rj["name"] == "worker")["dependsOn"]
+    text = _job({"Worker": (2, {})}, {"minAvailable": 2}).replace("name: j\n", "generateName: j-\n")
+    result = convert_text(text, "job.yaml", ConvertOptions(scheduler=scheduler))
+    assert result.errors and "use --name" in str(result.errors[0]), scheduler
 
 
 def test_yunikorn_task_groups_of_the_replica_count_are_guarded_by_check(tmp_path):
