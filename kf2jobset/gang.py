@@ -61,6 +61,34 @@ def operator_min_resources(job: TrainingJob, min_member: int) -> tuple[dict, boo
     return out, order_free
 
 
+def mpi_operator_min_resources(job: TrainingJob, min_member: int) -> tuple[dict, bool]:
+    """mpi-operator v0.8's calPGMinResource: per container its requests, and its limits for names it requests
+    nothing of, times the replicas; with more pods than the gang, the workers count minMember-1 when the
+    launcher's and workers' PriorityClasses tie (the launcher first), else the lower one does."""
+    specs = {t: s for t, s in job.replicas.items() if t in ("Launcher", "Worker")}
+    counts = {t: s.replicas for t, s in specs.items()}
+    names = {(s.template.get("spec") or {}).get("priorityClassName") for s in specs.values()}
+    per_pod = {t: sorted(_merged(s.template).items()) for t, s in specs.items()}
+    order_free = True
+    if sum(counts.values()) > min_member and "Worker" in counts:
+        counts["Worker"] = min_member - 1  # the tie: workers are the lower priority
+        order_free = len(names) == 1 or len({tuple(map(str, v)) for v in per_pod.values()}) == 1
+    sums: dict[str, list] = {}
+    for t in specs:
+        for name, q in per_pod[t]:
+            sums.setdefault(name, []).extend([q] * max(0, counts[t]))
+    return {k: go_sum(v) for k, v in sorted(sums.items()) if v}, order_free
+
+
+def _merged(template: dict) -> dict:
+    out: dict[str, list] = {}
+    for c in (template.get("spec") or {}).get("containers") or []:
+        res = c.get("resources") or {}
+        for k, v in {**(res.get("limits") or {}), **(res.get("requests") or {})}.items():
+            out.setdefault(k, []).append(v)
+    return {k: go_sum(v) if len(v) > 1 else v[0] for k, v in out.items()}
+
+
 def scheduler_plugins_objects(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, jobset: dict,
                               notes: list[Note]) -> list[dict]:
     if not p.name:
@@ -69,20 +97,24 @@ def scheduler_plugins_objects(job: TrainingJob, p: JobSetPlan, options: ConvertO
     sp = job.run_policy.scheduling
     name = options.gang_scheduler_name
     pods = [rj["template"]["spec"]["template"] for rj in jobset["spec"]["replicatedJobs"]]
+    mpi = job.by_mpi_operator  # mpi-operator's --gang-scheduling: its own PodGroup rules (podgroup.go, v0.8)
     for pod in pods:
-        pod["spec"].setdefault("schedulerName", name)  # the operator kept a schedulerName you set
+        if mpi:  # mpi-operator overwrote a schedulerName you set
+            pod["spec"]["schedulerName"] = name
+        else:  # the training operator kept it
+            pod["spec"].setdefault("schedulerName", name)
         pod.setdefault("metadata", {}).setdefault("labels", {})[POD_GROUP_LABEL] = p.name
     min_member = gang_size(job)
     spec: dict = {"minMember": min_member}
     computed = sp.min_resources is None
     if computed:
-        resources, order_free = operator_min_resources(job, min_member)
+        resources, order_free = (mpi_operator_min_resources if mpi else operator_min_resources)(job, min_member)
     else:
         resources, order_free = dict(sp.min_resources), True
     if resources:  # a plain ResourceList, omitempty: an empty one is not written
         spec["minResources"] = resources
-    if sp.schedule_timeout_seconds is not None:
-        spec["scheduleTimeoutSeconds"] = sp.schedule_timeout_seconds
+    if sp.schedule_timeout_seconds is not None or mpi:
+        spec["scheduleTimeoutSeconds"] = sp.schedule_timeout_seconds or 0  # mpi-operator wrote 0 when unset
     meta = {"name": p.name, **({"namespace": p.namespace} if p.namespace else {})}
     unread = [f for f, v in (("queue", sp.queue), ("priorityClass", sp.priority_class)) if v]
     notes.append(Note(
@@ -90,7 +122,8 @@ def scheduler_plugins_objects(job: TrainingJob, p: JobSetPlan, options: ConvertO
         f"the operator's scheduler-plugins gang: a PodGroup {API_VERSION} named after the JobSet (minMember "
         f"{min_member}{', minResources ' + ('computed from the pods as the operator did' if computed else 'as written') if resources else ''}"
         f"{', scheduleTimeoutSeconds' if sp.schedule_timeout_seconds is not None else ''}), and every pod of every "
-        f"replicatedJob labelled {POD_GROUP_LABEL}={p.name} with schedulerName {name} unless it sets one"
+        f"replicatedJob labelled {POD_GROUP_LABEL}={p.name} with schedulerName {name}"
+        + (" (mpi-operator set it over yours; a timeout of 0 when none was given)" if mpi else " unless it sets one")
         + (f"; {' and '.join(unread)} left out, as the operator left them out (scheduler-plugins reads neither)" if unread else ""),
         source_path="runPolicy.schedulingPolicy" if not sp.is_empty() else None, target_path="kind",
         explains=(("lifecycle", "schedulingPolicy"), ("scheduling", "*")),
@@ -102,7 +135,7 @@ def scheduler_plugins_objects(job: TrainingJob, p: JobSetPlan, options: ConvertO
                 *(claim.equals(f"spec.minResources[{k}]", v, target="PodGroup") for k, v in resources.items()),
                 *(claim.equals(pod_path(rj.name) + f".metadata.labels[{POD_GROUP_LABEL}]", p.name) for rj in p.rjobs),
                 *(claim.equals(pod_path(rj.name) + ".spec.schedulerName",
-                               (job.replicas[rj.rtype].template.get("spec") or {}).get("schedulerName", name))
+                               name if mpi else (job.replicas[rj.rtype].template.get("spec") or {}).get("schedulerName", name))
                   for rj in p.rjobs))))
     if not order_free:
         notes.append(min_resources_note(min_member))

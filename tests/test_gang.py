@@ -142,3 +142,18 @@ def test_scheduler_yunikorn_writes_task_groups_from_schedulingPolicy():
         assert ann["yunikorn.apache.org/schedulingPolicyParameters"] == "placeholderTimeoutInSeconds=900"
     # YuniKorn's placeholders hold the gang, so the workers may still wait for the master
     assert next(rj for rj in conv.jobset["spec"]["replicatedJobs"] if rj["name"] == "worker")["dependsOn"]
+
+
+def test_mpi_operator_made_its_own_podgroup():
+    """mpi-operator v0.8 (podgroup.go): the schedulerName set over yours, a timeout of 0 when none was given,
+    and minResources per resource (requests, else limits) with the launcher counted first."""
+    text = (FIXTURES / "scheduling/scheduler-plugins-mpijob/input.yaml").read_text()
+    text = text.replace('      minResources:\n        cpu: "6"\n        nvidia.com/gpu: "2"\n', "")
+    text = text.replace("      scheduleTimeoutSeconds: 300\n", "").replace("minAvailable: 3", "minAvailable: 2")
+    text = text.replace("          containers:\n            - name: launcher", "          schedulerName: mine\n"
+                        "          containers:\n            - name: launcher")
+    conv = _convert(text, scheduler="scheduler-plugins", accept_mpi_ssh=True)
+    (pg,) = [c for c in conv.companions if c["kind"] == "PodGroup"]
+    assert pg["spec"] == {"minMember": 2, "minResources": {"nvidia.com/gpu": "1"}, "scheduleTimeoutSeconds": 0}
+    assert {rj["template"]["spec"]["template"]["spec"]["schedulerName"] for rj in conv.jobset["spec"]["replicatedJobs"]} \
+        == {"scheduler-plugins"}
