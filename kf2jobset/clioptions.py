@@ -9,8 +9,10 @@ def conversion_options(func):
     """Options shared by convert, report and the kubectl plugin."""
     opts = [
         click.option("--jobset-version", default="v0.12", show_default=True, help="Oldest JobSet release the output must run on (v0.6 or newer)."),
-        click.option("--scheduler", type=click.Choice(["none", "kueue", "volcano"]), default="none", show_default=True,
-                     help="Where runPolicy.schedulingPolicy goes; never guessed."),
+        click.option("--scheduler", type=click.Choice(["none", "kueue", "volcano", "scheduler-plugins", "yunikorn"]),
+                     default="none", show_default=True, help="Where runPolicy.schedulingPolicy goes; never guessed."),
+        click.option("--gang-scheduler-name", default="scheduler-plugins", show_default=True,
+                     help="--scheduler scheduler-plugins: the operator's --gang-scheduler-name (the pods' schedulerName)."),
         click.option("--name", "name", default=None, help="JobSet name (only when converting a single job)."),
         click.option("--subdomain", default=None, help="Pin network.subdomain instead of using the JobSet name."),
         click.option("--keep-kubeflow-labels", is_flag=True, help="Keep the static training.kubeflow.org/* pod labels."),
@@ -42,6 +44,7 @@ def build_options(kw: dict):
     return ConvertOptions(
         jobset_version=parse_version(kw.pop("jobset_version")),
         scheduler=kw.pop("scheduler"),
+        gang_scheduler_name=kw.pop("gang_scheduler_name"),
         name=kw.pop("name"),
         subdomain=kw.pop("subdomain"),
         keep_kubeflow_labels=kw.pop("keep_kubeflow_labels"),

@@ -12,6 +12,7 @@ from .options import ConvertOptions
 from .plan import JobSetPlan, plan
 from .scheduling import scheduler_objects
 from .sizes import size_contract
+from .yunikorn import task_group_literals
 from .treecopy import copy_tree
 from . import claims as claim
 from .claims import pod_path
@@ -62,7 +63,8 @@ def emit(job: TrainingJob, options: ConvertOptions) -> Conversion:
     p = plan(job, options)
     notes = list(p.notes)
     ctx = EmitContext(job=job, options=options, jobset_name=p.name, rjob_names=p.rjob_names,
-                      global_offsets=p.global_offsets, notes=notes, segments=p.segments)
+                      global_offsets=p.global_offsets, notes=notes, segments=p.segments,
+                      start_order=not any(n.code == "JS092" for n in p.notes))
     prof = get_profile(job.mapping.profile)
     prof.notes(job, ctx)  # may raise UnsupportedError (e.g. MPIJob v1 without --accept-mpi-ssh)
 
@@ -104,9 +106,11 @@ def emit(job: TrainingJob, options: ConvertOptions) -> Conversion:
     jobset = {"apiVersion": API_VERSION, "kind": "JobSet", "metadata": _metadata(job, p, options, notes), "spec": spec}
     companions = (prof.companions(job, ctx) + scheduler_objects(job, p, options, jobset, notes)
                   + pod_services(job, ctx, every_pod=options.v1_pod_services))
-    gang = [f"PodGroup {c['metadata']['name']} minMember" for c in companions if c.get("kind") == "PodGroup"
-            and job.run_policy.scheduling.min_available is None]  # the operator's default: every pod
-    size_contract(job, ctx, prof.size_literals(job) + gang, jobset)
+    sp = job.run_policy.scheduling
+    gang = [f"PodGroup {c['metadata']['name']} {f}" for c in companions if c.get("kind") == "PodGroup"
+            for f, computed in (("minMember", sp.min_available is None), ("minResources", sp.min_resources is None))
+            if computed and c["spec"].get(f)]  # the operator's defaults, from the replica counts
+    size_contract(job, ctx, prof.size_literals(job) + gang + task_group_literals(jobset), jobset)
     return Conversion(job=job, plan=p, jobset=jobset, companions=companions, notes=notes)
 
 
@@ -442,7 +446,7 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
                            if getattr(rp.scheduling, _snake(k), None) not in (None, {}, ""))
         notes.append(Note("JS040", "dropped", "schedulingPolicy is only read by a gang scheduler and none was named, so "
                           f"it is left out ({fields or 'schedulingPolicy'})",
-                          source_path="runPolicy.schedulingPolicy", action="pass --scheduler kueue or --scheduler volcano to map it",
+                          source_path="runPolicy.schedulingPolicy", action="pass --scheduler (kueue, volcano, scheduler-plugins, yunikorn) to map it",
                           explains=(("lifecycle", "schedulingPolicy"),), warn=True,
                           claims=(claim.absent("kind", target="PodGroup"),
                                   *(claim.absent(pod_path("*") + ".spec.priorityClassName")

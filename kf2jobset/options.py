@@ -19,7 +19,8 @@ FEATURE_VERSIONS = {
     "global-replicas": (0, 7),
 }
 
-SCHEDULERS = ("none", "kueue", "volcano")
+SCHEDULERS = ("none", "kueue", "volcano", "scheduler-plugins", "yunikorn")
+DEFAULT_GANG_SCHEDULER_NAME = "scheduler-plugins"  # the operator flag's documented value
 TARGETS = ("jobset", "trainjob")  # kf2jobset/targets: one module each
 # Kubeflow Trainer releases whose TrainJob/TrainingRuntime API the trainjob target writes and was checked
 # against (the real controller in tests/e2e); the API changed in every minor release so far.
@@ -59,7 +60,9 @@ def parse_version(text: str) -> tuple[int, int]:
 @dataclass(frozen=True)
 class ConvertOptions:
     jobset_version: tuple[int, int] = LATEST_JOBSET_VERSION
-    scheduler: str = "none"  # where schedulingPolicy goes: none | kueue | volcano
+    scheduler: str = "none"  # where schedulingPolicy goes: SCHEDULERS
+    # --scheduler scheduler-plugins: the operator's --gang-scheduler-name, the schedulerName it gave pods
+    gang_scheduler_name: str = DEFAULT_GANG_SCHEDULER_NAME
     name: str | None = None  # JobSet name override (single job only)
     subdomain: str | None = None  # pin network.subdomain instead of the JobSet name
     keep_kubeflow_labels: bool = False
@@ -88,6 +91,13 @@ class ConvertOptions:
     def __post_init__(self):
         if self.scheduler not in SCHEDULERS:
             raise UsageError(f"--scheduler {self.scheduler!r}: choose one of {', '.join(SCHEDULERS)}")
+        if self.gang_scheduler_name != DEFAULT_GANG_SCHEDULER_NAME and self.scheduler != "scheduler-plugins":
+            raise UsageError("--gang-scheduler-name is the operator's flag for scheduler-plugins: use it with "
+                             "--scheduler scheduler-plugins")
+        if not self.gang_scheduler_name or self.gang_scheduler_name.lower() == "volcano":
+            raise UsageError(f"--gang-scheduler-name {self.gang_scheduler_name!r}: the operator took that name for "
+                             "Volcano (use --scheduler volcano)" if self.gang_scheduler_name else
+                             "--gang-scheduler-name: a scheduler name is needed")
         if self.target not in TARGETS:
             raise UsageError(f"--target {self.target!r}: choose one of {', '.join(TARGETS)}")
         if self.trainer_version not in TRAINER_VERSIONS:

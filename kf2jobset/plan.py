@@ -101,6 +101,29 @@ def _count(job: TrainingJob, rtype: str) -> int:
     return job.replicas[rtype].replicas if job.has(rtype) else 0
 
 
+def gang_without_name(job: TrainingJob, p, options: ConvertOptions) -> bool:
+    """A gang the operator made for every job (no schedulingPolicy needed) that cannot be written here: the
+    PodGroup or application is named after the job, and it has no name yet. (With a schedulingPolicy the
+    job is refused instead: the user asked for that gang.)"""
+    return (options.scheduler in ("volcano", "scheduler-plugins", "yunikorn") and job.run_policy.scheduling.is_empty()
+            and not (p.name if p is not None else options.name or job.name))
+
+
+def gang_blocks_start_order(job: TrainingJob, options: ConvertOptions) -> int | None:
+    """The gang's size when a PodGroup kf2jobset writes would deadlock a start order: the gang scheduler binds
+    no pod of the group before minMember pods exist, and dependsOn (or InOrder) makes the later types' pods
+    only once the earlier ones are Ready. The operator made every pod at once. Else None."""
+    sp = job.run_policy.scheduling
+    if options.scheduler not in ("volcano", "scheduler-plugins") or gang_without_name(job, None, options):
+        return None
+    later = {r.type for r in job.mapping.start_order
+             if job.has(r.type) and job.has(r.after) and job.replicas[r.after].replicas != 0}
+    total = sum(s.replicas for s in job.replicas.values())
+    size = sp.min_available if sp.min_available is not None else total
+    first = total - sum(job.replicas[t].replicas for t in later)
+    return size if later and size > first else None
+
+
 def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
     from . import claims as c
 
@@ -113,8 +136,24 @@ def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
     names = {r.rtype: r.name for r in rjobs}
 
     in_order = False
+    gang = gang_blocks_start_order(job, options)
     for rule in job.mapping.start_order:
         if not (job.has(rule.type) and job.has(rule.after)) or job.replicas[rule.after].replicas == 0:
+            continue
+        if gang is not None:
+            notes.append(Note(
+                "JS092", "approximated",
+                f"{rule.type} starts with {rule.after}, not after it is {rule.status}: the {options.scheduler} gang binds "
+                f"no pod before {gang} pods exist, so holding {rule.type} back (dependsOn) would leave every pod Pending "
+                f"for ever. The operator made every pod at once too"
+                + (" (its workers' init-pytorch waited for the master's address; here they wait in their rendezvous)"
+                   if job.kind == "PyTorchJob" else ""),
+                source_path="runPolicy.schedulingPolicy", target_path=f"spec.replicatedJobs[{names[rule.type]}]",
+                replica_type=rule.type, explains=(("start", rule.type),),
+                action=f"make {rule.type} wait for {rule.after} in its own start-up if it must, or lower "
+                       "schedulingPolicy.minAvailable to the pods that start first",
+                claims=tuple(c.absent(f"spec.replicatedJobs[{t.name}].dependsOn") for t in rjobs if t.rtype == rule.type)
+                + (c.absent("spec.startupPolicy"),)))
             continue
         targets_of_rule = [r for r in rjobs if r.rtype == rule.type]
         if options.has("dependsOn"):

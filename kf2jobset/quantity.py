@@ -130,3 +130,19 @@ def _canonical(amount: Decimal, *, binary: bool = False, exponent_form: bool = F
     if exponent_form:
         return f"{sign}{mantissa}" + (f"e{exp}" if exp else "")
     return f"{sign}{mantissa}{_SI_SUFFIX[exp]}"
+
+
+def go_sum(values) -> str | None:
+    """Quantity.String() of the Go sum of `values` (Quantity.Add into a copy of the first): the format of
+    the first non-zero amount, canonical form; one value is its own go_string. None when one is unreadable."""
+    values = list(values)
+    amounts = [parse_quantity(v) for v in values]
+    if not values or any(a is None for a in amounts):
+        return None
+    if len(values) == 1:
+        return go_string(values[0])
+    first = next((v for v, a in zip(values, amounts) if a != 0), values[0])
+    text = _go_json_text(first if isinstance(first, str) else str(first)).strip(_GO_SPACE)
+    m = _SCAN.match(text)
+    suffix = m.group(4) if m else ""
+    return _canonical(sum(amounts), binary=suffix in _BINARY, exponent_form=suffix[:1] in ("e", "E"))

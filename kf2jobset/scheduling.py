@@ -9,15 +9,33 @@ from .errors import Problem, UnsupportedError
 from .model import TrainingJob
 from .notes import Note
 from .options import ConvertOptions
-from .plan import JobSetPlan
+from .plan import JobSetPlan, gang_without_name
 
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
 def scheduler_objects(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, jobset: dict, notes: list[Note]) -> list[dict]:
     sp = job.run_policy.scheduling
-    if options.scheduler == "none" or sp.is_empty():
+    from .yunikorn import yunikorn_findings, yunikorn_task_groups
+
+    if gang_without_name(job, p, options):
+        notes.append(Note("JS095", "dropped", f"the operator's gang scheduler held every job together, named after "
+                          f"the job; this one has no name yet (generateName, a Katib trial), so no {options.scheduler} "
+                          "gang can be written for it and its pods are scheduled one by one",
+                          action="pass --name, or add the gang where the name is known", warn=True,
+                          claims=(claim.absent("kind", target="PodGroup"),)))
+    elif options.scheduler == "scheduler-plugins":  # the operator made its PodGroup for every job
+        from .gang import scheduler_plugins_objects
+
+        yunikorn_findings(jobset, notes)
+        return scheduler_plugins_objects(job, p, options, jobset, notes)
+    elif options.scheduler == "yunikorn":
+        yunikorn_task_groups(job, p, jobset, notes)
+    yunikorn_findings(jobset, notes)  # templates that name YuniKorn themselves, whatever --scheduler says
+    if options.scheduler == "yunikorn" or gang_without_name(job, p, options):
         return []
+    if options.scheduler == "none" or (options.scheduler == "kueue" and sp.is_empty()):
+        return []  # Volcano: the operator's gang held every job, with or without a schedulingPolicy
     total = sum(r.replicas for r in p.rjobs)
     pods = [rj["template"]["spec"]["template"] for rj in jobset["spec"]["replicatedJobs"]]
     priorities = [(pod.get("spec") or {}).get("priorityClassName", sp.priority_class) for pod in pods]  # yours stays
@@ -56,12 +74,20 @@ def scheduler_objects(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, 
         group["priorityClassName"] = sp.priority_class
     if sp.min_resources:
         group["minResources"] = dict(sp.min_resources)
+    else:  # the operator's own sum over the gang's pods (CalcPGMinResources)
+        from .gang import min_resources_note, operator_min_resources
+
+        resources, order_free = operator_min_resources(job, group["minMember"])
+        if resources:
+            group["minResources"] = resources
+        if not order_free:
+            notes.append(min_resources_note(group["minMember"]))
     meta = {"name": p.name}
     if p.namespace:
         meta["namespace"] = p.namespace
     notes.append(Note("JS043", "rewritten", "schedulingPolicy for Volcano: a PodGroup named after the JobSet (with the "
                       "priorityClass, as the operator set it); pods use schedulerName volcano and the group-name annotation",
-                      source_path="runPolicy.schedulingPolicy",
+                      source_path="runPolicy.schedulingPolicy" if not sp.is_empty() else None,
                       explains=(("lifecycle", "schedulingPolicy"), ("scheduling", "*")),
                       claims=(claim.equals("metadata.name", p.name, target="PodGroup"),
                               claim.equals("spec.minMember", group["minMember"], target="PodGroup"),

@@ -51,7 +51,8 @@ def _options_from_args(args: list[str]) -> ConvertOptions:
     from kf2jobset.cli import build_options
 
     kw = dict(jobset_version="v0.12", scheduler="none", name=None, subdomain=None, keep_kubeflow_labels=False,
-              ssh_secret=None, accept_mpi_ssh=False, mpi_hostfile="auto", cluster_domain=None, katib=False)
+              ssh_secret=None, accept_mpi_ssh=False, mpi_hostfile="auto", cluster_domain=None, katib=False,
+              gang_scheduler_name="scheduler-plugins")
     for arg in args:
         key, _, value = arg.lstrip("-").partition("=")
         kw[key.replace("-", "_")] = value if value else True

@@ -487,7 +487,8 @@ class MPIProfile(Profile):
                 claims=(claims.present(claims.pod_path(ctx.rjob_names["Launcher"]) + f".spec.initContainers[{HOSTFILE_INIT}]"),
                         claims.absent("kind", target="ConfigMap")),
             ))
-        if job.framework.get("launcherCreationPolicy") == "AtStartup" and not job.is_mpi_v1 and job.has("Worker"):
+        if (job.framework.get("launcherCreationPolicy") == "AtStartup" and not job.is_mpi_v1 and job.has("Worker")
+                and ctx.start_order):  # else JS092: the launcher starts with the workers, as AtStartup made it
             ctx.note(Note(
                 "MPI006", "approximated",
                 "launcherCreationPolicy AtStartup created the launcher with the workers; the JobSet starts it "

@@ -87,7 +87,15 @@ class PyTorchProfile(Profile):
         )
 
     def notes(self, job, ctx: EmitContext) -> None:
-        if job.has("Master") and job.has("Worker"):
+        if job.has("Master") and job.has("Worker") and not ctx.start_order:
+            ctx.note(Note(
+                "PT001", "approximated",
+                "the operator's init-pytorch container (nslookup loop until the master resolves) is not carried and "
+                "the workers start with the master (the gang scheduler needs every pod at once: JS092)",
+                source_path="pytorchReplicaSpecs.Worker", explains=(("init", INIT_CONTAINER),), replica_type="Worker",
+                claims=(claims.absent(claims.pod_path() + f".spec.initContainers[{INIT_CONTAINER}]"),
+                        claims.absent(f"spec.replicatedJobs[{ctx.rjob_names['Worker']}].dependsOn"))))
+        elif job.has("Master") and job.has("Worker"):
             ctx.note(Note(
                 "PT001", "rewritten",
                 "the operator's init-pytorch container (nslookup loop until the master resolves) is replaced "

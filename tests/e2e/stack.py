@@ -100,7 +100,13 @@ MXJOB_COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "traini
 ADMISSION_COMPONENTS = ("etcd", "kube-apiserver", "jobset-controller")
 TRAINER_FLAVOUR = "trainer"  # Kubeflow Trainer v2.3.0 + JobSet + Job controllers (no v1 operator)
 TRAINER_COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "jobset-controller", "trainer-controller")
+# "scheduler-plugins": the v1 stack with the Training Operator run with --gang-scheduler-name=scheduler-plugins
+# and the real PodGroup CRD (scheduling.x-k8s.io) of the scheduler-plugins module the operator's own build
+# pins (tools/testtrainingoperator/go.mod), read from the Go module cache.
+SCHEDULER_PLUGINS_MODULE = ("testtrainingoperator", "sigs.k8s.io/scheduler-plugins")
+SCHEDULER_PLUGINS_PODGROUP_CRD = Path("config") / "crd" / "bases" / "scheduling.x-k8s.io_podgroups.yaml"
 FLAVOURS = {"training-operator": COMPONENTS, "mpi-operator": MPI_COMPONENTS, "volcano": COMPONENTS,
+            "scheduler-plugins": COMPONENTS,
             MXJOB_FLAVOUR: MXJOB_COMPONENTS, "jobset-admission": ADMISSION_COMPONENTS,
             TRAINER_FLAVOUR: TRAINER_COMPONENTS}
 
@@ -409,6 +415,8 @@ class GroundTruthStack:
             pg_crd = self.workdir / "volcano-podgroup-crd.yaml"
             pg_crd.write_text(yaml.safe_dump(VOLCANO_PODGROUP_CRD, sort_keys=False))
             crds.append(pg_crd)
+        if self.flavour == "scheduler-plugins":
+            crds.append(module_dir(*SCHEDULER_PLUGINS_MODULE) / SCHEDULER_PLUGINS_PODGROUP_CRD)
         crds.append(jobset_mod / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml")
         self.apiserver.install_crds(crds)
         lap(f"CRDs ({'none' if admission else 'MPIJob v2beta1' if mpi else 'MXJob' if mx else '3 Trainer' if trainer else '6 kubeflow.org'} + JobSet)")
@@ -518,7 +526,7 @@ class GroundTruthStack:
                 f"--webhook-cert-dir={cert_dir}",
                 f"--metrics-bind-address=127.0.0.1:{self.ports['operator-metrics']}",
                 f"--health-probe-bind-address=127.0.0.1:{self.ports['operator-probe']}",
-                *(["--gang-scheduler-name=volcano"] if self.flavour == "volcano" else []),
+                *([f"--gang-scheduler-name={self.flavour}"] if self.flavour in ("volcano", "scheduler-plugins") else []),
                 *(["--enable-scheme=mxjob"] if mx else []),
             ],
         )

@@ -25,7 +25,8 @@ from ..conftest import FIXTURES
 from .stack import GroundTruthStack, start_stack, wait_for
 from .test_differential import _options
 
-CASE = FIXTURES / "scheduling" / "volcano"
+CASES = ("volcano", "volcano-every-job")  # with a schedulingPolicy, and without one (the operator's gang anyway)
+PLURALS = {"PyTorchJob": "pytorchjobs", "TFJob": "tfjobs"}
 PG = ("scheduling.volcano.sh", "v1beta1", "podgroups")
 GROUP_NAME = "scheduling.k8s.io/group-name"
 TASK_SPEC = "volcano.sh/task-spec"
@@ -61,11 +62,13 @@ def _convert(job: dict, args: list[str]):
     return conv
 
 
-def test_operator_volcano_pods_and_podgroup_match_kf2jobset(volcano_stack: GroundTruthStack) -> None:
+@pytest.mark.parametrize("case", CASES)
+def test_operator_volcano_pods_and_podgroup_match_kf2jobset(volcano_stack: GroundTruthStack, case: str) -> None:
     from kubernetes import client
 
-    job = yaml.safe_load((CASE / "input.yaml").read_text())
-    args = [a for a in (CASE / "args").read_text().splitlines() if a.strip() and not a.startswith("#")]
+    case_dir = FIXTURES / "scheduling" / case
+    job = yaml.safe_load((case_dir / "input.yaml").read_text())
+    args = [a for a in (case_dir / "args").read_text().splitlines() if a.strip() and not a.startswith("#")]
     conv = _convert(job, args)
     (pg_model,) = [c for c in conv.companions if c.get("kind") == "PodGroup"]
     templates = {
@@ -79,7 +82,7 @@ def test_operator_volcano_pods_and_podgroup_match_kf2jobset(volcano_stack: Groun
         ns = f"volcano-{uuid.uuid4().hex[:8]}"
         core.create_namespace({"metadata": {"name": ns}})
         try:
-            custom.create_namespaced_custom_object("kubeflow.org", "v1", ns, "pytorchjobs", job)
+            custom.create_namespaced_custom_object("kubeflow.org", "v1", ns, PLURALS[job["kind"]], job)
 
             def podgroup():
                 items = custom.list_namespaced_custom_object(*PG[:2], ns, PG[2])["items"]
@@ -89,7 +92,8 @@ def test_operator_volcano_pods_and_podgroup_match_kf2jobset(volcano_stack: Groun
             # no Volcano scheduler: admit the group as Volcano would, or the operator never creates pods
             custom.patch_namespaced_custom_object_status(*PG[:2], ns, PG[2], pg["metadata"]["name"],
                                                          {"status": {"phase": "Inqueue"}})
-            n = sum(int(s.get("replicas", 1)) for s in job["spec"]["pytorchReplicaSpecs"].values())
+            specs = next(v for k, v in job["spec"].items() if k.endswith("ReplicaSpecs"))
+            n = sum(int(s.get("replicas", 1)) for s in specs.values())
 
             def pods():
                 items = core.list_namespaced_pod(ns).items
