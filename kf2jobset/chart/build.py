@@ -1,0 +1,269 @@
+"""One document of a chart template (a chunk between `---` lines), converted: stand-ins planned, the
+variants converted twice, merged, and the actions put back. See kf2jobset/chart/source.py."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..errors import Kf2JobSetError
+from . import gotemplate as gt
+from . import standins as si
+from .skeleton import BLOCK, EXPAND, INLINE, LINES, NUMBERS, SCALAR, Program, inline_blocks
+from .refusal import Refusal
+
+_BLOCK_SOURCES = re.compile(r"^\(?\s*(?:toYaml|tpl|\$?\.Files\.Get|\$?\.Files\.Glob)\b")
+
+
+@dataclass
+class Converted:
+    text: str
+    conversions: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+
+def convert_chunk(text: str, path: str, first_line: int, helpers: dict, taken: str, options) -> Converted:
+    try:
+        nodes = gt.parse(text)
+    except gt.TemplateError as e:
+        raise Refusal(f"cannot read the template: {e.message}", e.line) from None
+    program = Program(nodes, text, path, helpers, taken)
+    inline = inline_blocks(nodes, text)
+    for _, (define, _file, htext) in helpers.items():
+        inline |= inline_blocks(define.body, htext)
+    program.inline_ids = inline
+    program.classify = lambda node, form, source: _default_kind(node, form, source, helpers)
+    work = Work(program, path, options)
+    work.plan()
+    from .merge import merge
+
+    template = merge(work)
+    from .restore import write
+
+    out = write(work, template)
+    return Converted(out, work.conversions, work.notes)
+
+
+def _default_kind(node, form: gt.Indented, source: str, helpers: dict) -> str:
+    """How an action writing a value stands in before anything is known about where it lands."""
+    call = gt.helper_call(form.source)
+    level = _line_level(node.action, source)
+    if form.function:
+        return BLOCK
+    if call and call[0] in helpers and level and _writes_lines(helpers[call[0]]):
+        return BLOCK
+    if level and _BLOCK_SOURCES.match(form.source) and not node.action.trim_right:
+        return BLOCK
+    return SCALAR
+
+
+def _line_level(action: gt.Action, source: str) -> bool:
+    start = source.rfind("\n", 0, action.start) + 1
+    end = source.find("\n", action.end)
+    end = len(source) if end < 0 else end
+    return not (source[start:action.start].strip() or source[action.end:end].strip())
+
+
+def _writes_lines(helper) -> bool:
+    define, _file, text = helper
+    body = text[define.action.end:define.end.start] if define.end else ""
+    return "\n" in body.strip() or bool(re.search(r"^\s*[\w./-]+:\s", body.strip())) or body.strip().startswith("- ")
+
+
+class Work:
+    """The conversions of one chunk's variants, cached by rendered text."""
+
+    def __init__(self, program: Program, path: str, options):
+        self.program, self.path, self.options = program, path, options
+        self.cache: dict[str, object] = {}
+        self.conversions: list = []
+        self.notes: list = []
+        self.typed: dict = {}  # slot base -> (kind, value in set 0, value in set 1) for boolean/enum stand-ins
+
+    # ---- stand-ins ---------------------------------------------------------------------------------
+
+    def plan(self) -> None:
+        """Render the base variant with string tokens, read where every token lands, and fix each
+        stand-in's shape from kf2jobset's schemas; repeat until nothing changes."""
+        import yaml
+
+        p = self.program
+        for _ in range(12):
+            text = p.render({})
+            try:
+                docs, seen = si.locate(text)
+            except yaml.YAMLError as exc:
+                if not self._probe_items(text, exc):
+                    line = getattr(getattr(exc, "problem_mark", None), "line", None)
+                    raise Refusal(f"with stand-ins for its values it is not YAML ({_first_line(exc)})"
+                                  + self._near(text, line)) from None
+                continue
+            if not self._shape(docs, seen):
+                return
+        raise Refusal("the stand-ins for its values did not settle")
+
+    def _near(self, text: str, line) -> str:
+        if line is None:
+            return ""
+        lines = text.split("\n")
+        around = " / ".join(ln.strip() for ln in lines[max(0, line - 1):line + 1] if ln.strip())
+        return f"; near: {self.restore_text(around)}"
+
+    def _probe_items(self, text: str, exc) -> bool:
+        """A block written where the YAML around it is a list: stand in as an item instead."""
+        mark = getattr(exc, "problem_mark", None)
+        if mark is None:
+            return False
+        lines = text.split("\n")
+        tokens = self.program.tokens(0)
+        for ln in (mark.line, mark.line - 1, mark.line + 1, mark.line - 2):
+            if 0 <= ln < len(lines):
+                for t in si.TOKEN_RE.findall(lines[ln]):
+                    key = tokens.get(t)
+                    if key and self.program.plan.kinds.get(key[:2]) == BLOCK and \
+                            self.program.plan.standins.get(key[:2], "{t}: {t}") == "{t}: {t}":
+                        self.program.plan.standins[key[:2]] = "- {t}"
+                        return True
+        return False
+
+    def _shape(self, docs, seen) -> bool:
+        p = self.program
+        tokens = p.tokens(0)
+        changed = False
+        for s in seen:
+            key = tokens.get(s.token)
+            if key is None:
+                continue
+            base = key[:2]
+            api, kind = docs[s.doc]
+            kind_of = p.plan.kinds.get(base, SCALAR)
+            if kind_of == BLOCK:
+                new = self._block_shape(base, s, api, kind)
+                if new == LINES:
+                    p.plan.kinds[base] = LINES
+                    changed = True
+                elif new is not None and new != p.plan.standins.get(base, "{t}: {t}"):
+                    p.plan.standins[base] = new
+                    changed = True
+                continue
+            if kind_of != SCALAR or s.role == "part":
+                continue
+            if s.role == "key":
+                parent = si.schema_at(api, kind, s.path[:-1])
+                if parent is not None and not si.is_string_map(parent):
+                    raise Refusal(f"{_shown(p.slots[key])} writes a key at {_path(s.path[:-1])}, where the key "
+                                  "decides what the entry is (a replica type, a field)", p.slots[key].line,
+                                  p.slots[key].file)
+                continue
+            schema = si.schema_at(api, kind, s.path)
+            how = si.scalar_kind(schema)
+            if how == "number" and base not in p.plan.numbers:
+                p.plan.numbers.add(base)
+                changed = True
+            elif how in ("boolean", "enum") and base not in self.typed:
+                raise Refusal(f"{_shown(p.slots[key])} writes {_path(s.path)}, a "
+                              f"{'boolean' if how == 'boolean' else 'choice of ' + ', '.join(map(str, schema['enum']))} "
+                              "the conversion reads", p.slots[key].line, p.slots[key].file)
+        return changed
+
+    def _block_shape(self, base, s: si.Seen, api, kind):
+        """The stand-in line for a block token seen in the probe render (LINES: inside a string)."""
+        if s.role == "part":
+            return LINES
+        if si.schema_at(api, "Kind", ()) is None and (api, kind) == (None, None):
+            return None
+        probe_entry = s.role == "key"
+        parent_path = s.path[:-1]
+        parent = si.schema_at(api, kind, parent_path)
+        if parent is None:
+            return None  # a document kf2jobset does not convert: the probe line passes through as it is
+        line = si.block_line(parent, whole_value=probe_entry, item=not probe_entry)
+        if line is None:
+            slot = next(v for k, v in self.program.slots.items() if k[:2] == base)
+            raise Refusal(f"{_shown(slot)} writes YAML lines at {_path(parent_path)}, where kf2jobset cannot stand in "
+                          "for what they hold", slot.line, slot.file)
+        return line
+
+    # ---- conversions -------------------------------------------------------------------------------
+
+    def convert(self, choice: dict, iterations: dict | None = None) -> "Variant":
+        """The variant's conversion with both token sets; the first set's output lines, or the error."""
+        p = self.program
+        text0 = p.render(choice, 0, iterations)
+        if text0 in self.cache:
+            return self.cache[text0]
+        text1 = p.render(choice, 1, iterations)
+        v = Variant(choice, iterations or {}, text0)
+        r0 = self._run(text0)
+        if isinstance(r0, Kf2JobSetError):
+            v.error = r0
+        else:
+            r1 = self._run(text1)
+            if isinstance(r1, Kf2JobSetError):
+                v.error = r1
+            else:
+                v.lines = r0[0].split("\n")
+                v.other = self.swap(r1[0]).split("\n")
+                v.conversions = r0[1]
+        self.cache[text0] = v
+        return v
+
+    def _run(self, text: str):
+        from ..pipeline import convert_text
+
+        result = convert_text(text, self.path, self.options)
+        if result.errors:
+            return result.errors[0] if len(result.errors) == 1 else type(result.errors[0])(
+                [p for e in result.errors for p in e.problems])
+        out = result.new_text if result.new_text is not None else text
+        return out, result.conversions
+
+    def swap(self, text: str) -> str:
+        """Second-set stand-ins replaced by the first set's."""
+        p = self.program
+        table = {str(p.token(k, 1)): str(p.token(k, 0)) for k in p.slots}
+        strings = {a: b for a, b in table.items() if not a.isdigit()}
+        numbers = {a: b for a, b in table.items() if a.isdigit()}
+        text = si.TOKEN_RE.sub(lambda m: strings.get(m.group(0), m.group(0)), text)
+        if numbers:
+            text = re.sub(r"(?<![\w.])(" + "|".join(sorted(numbers, key=len, reverse=True)) + r")(?![\w.])",
+                          lambda m: numbers[m.group(1)], text)
+        return text
+
+    def restore_text(self, text: str) -> str:
+        """Tokens put back as the actions they stand for (for messages)."""
+        p = self.program
+        table = {str(p.token(k, s)): f"{{{{ {p.slots[k].source} }}}}" for k in p.slots for s in (0, 1)}
+        text = si.TOKEN_RE.sub(lambda m: table.get(m.group(0), m.group(0)), text)
+        numbers = {t: v for t, v in table.items() if t.isdigit()}
+        if numbers:
+            text = re.sub(r"(?<![\w.])(" + "|".join(sorted(numbers, key=len, reverse=True)) + r")(?![\w.])",
+                          lambda m: numbers[m.group(1)], text)
+        return text
+
+
+@dataclass
+class Variant:
+    choice: dict
+    iterations: dict
+    text: str
+    lines: list | None = None
+    other: list | None = None  # the second set's output, its tokens swapped for the first set's
+    error: Kf2JobSetError | None = None
+    conversions: list = field(default_factory=list)
+
+
+def _first_line(exc) -> str:
+    return str(exc).strip().split("\n")[0]
+
+
+def _shown(slot) -> str:
+    return f"{{{{ {slot.source} }}}}"
+
+
+def _path(path: tuple) -> str:
+    from ..schemas import format_path
+
+    return format_path(path) or "the document"
+
+
+__all__ = ["convert_chunk", "Work", "Variant", "NUMBERS", "EXPAND", "INLINE", "LINES", "SCALAR"]
