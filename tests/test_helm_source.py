@@ -147,3 +147,41 @@ def test_a_template_whose_keys_come_from_a_range_is_refused_with_the_post_render
     assert _snapshot(chart) == before
     check = CliRunner().invoke(main, ["convert", str(chart), "--check"], catch_exceptions=False)
     assert check.exit_code == 4 and "PyTorchJob: refused: this Helm template cannot be converted" in check.stdout
+
+
+def _chart(tmp_path: Path, template: str, values: str = "") -> Path:
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: refused\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text(values)
+    (chart / "templates" / "job.yaml").write_text(template)
+    return chart
+
+
+def _job(kind: str, specs: str, replica: str, containers: str) -> str:
+    """A one-replica-type job template; `replica` and `containers` as the template writes them."""
+    return (f"apiVersion: kubeflow.org/v1\nkind: {kind}\nmetadata:\n  name: {{{{ .Release.Name }}}}\nspec:\n"
+            f"  {specs}:\n    {replica}:\n      replicas: 1\n      template:\n        spec:\n          containers:\n"
+            + containers)
+
+
+TFJOB = _job("TFJob", "tfReplicaSpecs", "{{ .Values.chiefName }}:",
+             "            - name: tensorflow\n              image: {{ .Values.image }}\n")
+CONTAINERS_FROM_VALUES = _job("PyTorchJob", "pytorchReplicaSpecs", "Worker:",
+                              "            {{- toYaml .Values.containers | nindent 12 }}\n")
+
+
+@pytest.mark.parametrize("template, line, construct", [
+    (TFJOB, 7, "{{ .Values.chiefName }} writes a key at spec.tfReplicaSpecs"),
+    (CONTAINERS_FROM_VALUES, 12, "kf2jobset needs the value where the template writes it"),
+], ids=["templated-replica-type", "containers-from-values"])
+def test_a_construct_that_cannot_be_placed_is_refused_with_its_line(tmp_path, template, line, construct):
+    chart = _chart(tmp_path, template)
+    before = _snapshot(chart)
+    result = CliRunner().invoke(main, ["convert", str(chart), "--in-place"], catch_exceptions=False)
+    assert result.exit_code == 4, result.output
+    (message,) = [ln for ln in result.stderr.splitlines() if "cannot be converted at the source" in ln]
+    assert construct in message and "--post-renderer kf2jobset" in message, message
+    if construct.startswith("{{"):
+        assert f"templates/job.yaml:{line}:" in message
+    assert _snapshot(chart) == before

@@ -11,6 +11,7 @@ from . import standins as si
 from .skeleton import BLOCK, EXPAND, INLINE, LINES, NUMBERS, SCALAR, Program, inline_blocks
 from .refusal import Refusal
 
+_WORD = re.compile(r"[A-Za-z0-9_]+|[^A-Za-z0-9_]")
 _BLOCK_SOURCES = re.compile(r"^\(?\s*(?:toYaml|tpl|\$?\.Files\.Get|\$?\.Files\.Glob)\b")
 
 
@@ -40,6 +41,8 @@ def convert_chunk(text: str, path: str, first_line: int, helpers: dict, taken: s
     from .restore import write
 
     out = write(work, template)
+    if out.startswith("\n") and not text.startswith("\n"):
+        out = out[1:]  # the line break a leading block's action ate, left by the merge before it
     return Converted(out, work.conversions, work.notes)
 
 
@@ -78,6 +81,9 @@ class Work:
         self.conversions: list = []
         self.notes: list = []
         self.typed: dict = {}  # slot base -> (kind, value in set 0, value in set 1) for boolean/enum stand-ins
+        self.reference: list | None = None  # the base variant's lines: other variants' keys follow their order
+        self.style: str | None = None  # a first document that fixes the indentation style of lists
+        self.paths: dict = {}  # where a stand-in sits in the job (a block's: the value it fills) -> its slot key
 
     # ---- stand-ins ---------------------------------------------------------------------------------
 
@@ -89,6 +95,8 @@ class Work:
         p = self.program
         for _ in range(12):
             text = p.render({})
+            if self._probe_lists(text):
+                continue
             try:
                 docs, seen = si.locate(text)
             except yaml.YAMLError as exc:
@@ -108,6 +116,23 @@ class Work:
         around = " / ".join(ln.strip() for ln in lines[max(0, line - 1):line + 1] if ln.strip())
         return f"; near: {self.restore_text(around)}"
 
+    def _probe_lists(self, text: str) -> bool:
+        """A block stand-in written as an entry where its neighbours at its indentation are list items
+        (`env:` items, then `{{ toYaml .Values.extraEnv | nindent 16 }}`): an item instead."""
+        lines = text.split("\n")
+        tokens = self.program.tokens(0)
+        changed = False
+        for i, line in enumerate(lines):
+            m = re.match(r"^( *)(kfq[ab][0-9]{4}z): \2$", line)
+            key = tokens.get(m.group(2)) if m else None
+            if key is None or self.program.plan.standins.get(key[:-1], "{t}: {t}") != "{t}: {t}":
+                continue
+            ind = len(m.group(1))
+            if any(_sibling_item(ln, ind) for ln in (_neighbour(lines, i, -1, ind), _neighbour(lines, i, 1, ind))):
+                self.program.plan.standins[key[:-1]] = "- {t}"
+                changed = True
+        return changed
+
     def _probe_items(self, text: str, exc) -> bool:
         """A block written where the YAML around it is a list: stand in as an item instead."""
         mark = getattr(exc, "problem_mark", None)
@@ -119,9 +144,9 @@ class Work:
             if 0 <= ln < len(lines):
                 for t in si.TOKEN_RE.findall(lines[ln]):
                     key = tokens.get(t)
-                    if key and self.program.plan.kinds.get(key[:2]) == BLOCK and \
-                            self.program.plan.standins.get(key[:2], "{t}: {t}") == "{t}: {t}":
-                        self.program.plan.standins[key[:2]] = "- {t}"
+                    if key and self.program.plan.kinds.get(key[:-1]) == BLOCK and \
+                            self.program.plan.standins.get(key[:-1], "{t}: {t}") == "{t}: {t}":
+                        self.program.plan.standins[key[:-1]] = "- {t}"
                         return True
         return False
 
@@ -133,10 +158,16 @@ class Work:
             key = tokens.get(s.token)
             if key is None:
                 continue
-            base = key[:2]
+            base = key[:-1]
             api, kind = docs[s.doc]
             kind_of = p.plan.kinds.get(base, SCALAR)
+            self.paths.setdefault(s.path if kind_of == SCALAR else s.path[:-1], key)
             if kind_of == BLOCK:
+                probe = p.plan.standins.get(base, "{t}: {t}")
+                if probe not in ("{t}: {t}", "- {t}"):
+                    continue  # shaped already
+                if s.role != "part" and s.role != ("key" if probe == "{t}: {t}" else "value"):
+                    continue  # the probe entry's value: its key says where it sits
                 new = self._block_shape(base, s, api, kind)
                 if new == LINES:
                     p.plan.kinds[base] = LINES
@@ -156,13 +187,15 @@ class Work:
                 continue
             schema = si.schema_at(api, kind, s.path)
             how = si.scalar_kind(schema)
-            if how == "number" and base not in p.plan.numbers:
-                p.plan.numbers.add(base)
+            share = p.share.get(key, key)
+            words = si.choices(schema, s.path)
+            if how == "number" and share not in p.plan.numbers:
+                p.plan.numbers.add(share)
                 changed = True
-            elif how in ("boolean", "enum") and base not in self.typed:
-                raise Refusal(f"{_shown(p.slots[key])} writes {_path(s.path)}, a "
-                              f"{'boolean' if how == 'boolean' else 'choice of ' + ', '.join(map(str, schema['enum']))} "
-                              "the conversion reads", p.slots[key].line, p.slots[key].file)
+            elif words and share not in p.plan.typed:
+                k = len(p.plan.typed)
+                p.plan.typed[share] = (words[k % len(words)], words[(k + 1) % len(words)])
+                changed = True
         return changed
 
     def _block_shape(self, base, s: si.Seen, api, kind):
@@ -178,7 +211,7 @@ class Work:
             return None  # a document kf2jobset does not convert: the probe line passes through as it is
         line = si.block_line(parent, whole_value=probe_entry, item=not probe_entry)
         if line is None:
-            slot = next(v for k, v in self.program.slots.items() if k[:2] == base)
+            slot = next(v for k, v in self.program.slots.items() if k[:-1] == base)
             raise Refusal(f"{_shown(slot)} writes YAML lines at {_path(parent_path)}, where kf2jobset cannot stand in "
                           "for what they hold", slot.line, slot.file)
         return line
@@ -204,18 +237,56 @@ class Work:
                 v.lines = r0[0].split("\n")
                 v.other = self.swap(r1[0]).split("\n")
                 v.conversions = r0[1]
+                if self.reference is not None:
+                    from .reorder import reorder_like
+
+                    v.lines, v.other = reorder_like(v.lines, self.reference), reorder_like(v.other, self.reference)
+                if p.plan.typed and v.lines != v.other:
+                    self._typed_words(v)
         self.cache[text0] = v
         return v
 
+    def _typed_words(self, v: "Variant") -> None:
+        """Where the two sets wrote different words of a choice (`Always`/`IfNotPresent`, `true`/`false`), the
+        word is a stand-in: written as that action's string token in both, so the lines compare equal."""
+        if len(v.lines) != len(v.other):
+            return
+        p = self.program
+        pairs: dict = {}
+        for share, pair in p.plan.typed.items():
+            pairs.setdefault(pair, []).append(share)
+        keys = {p.share.get(k, k): k for k in p.slots}
+        for i, (a, b) in enumerate(zip(v.lines, v.other)):
+            if a == b:
+                continue
+            wa, wb = _WORD.findall(a), _WORD.findall(b)
+            if len(wa) != len(wb):
+                return
+            new = []
+            for x, y in zip(wa, wb):
+                shares = pairs.get((x, y), []) if x != y else []
+                if x != y and len(shares) != 1:
+                    return  # not a choice's stand-in, or two alike: the lines stay different (said as such)
+                new.append(f"{p.prefix}a{p.serial_of(keys[shares[0]]):04d}z" if x != y else x)
+            v.lines[i] = v.other[i] = "".join(new)
+
     def _run(self, text: str):
+        """Convert a rendered variant as the post-renderer would, in one indentation style for every
+        variant: kf2jobset writes lists the way the text's first list is written, which a branch can
+        change (a document that starts with this style's list fixes it, and is cut off again)."""
         from ..pipeline import convert_text
 
-        result = convert_text(text, self.path, self.options)
+        if self.style is None:
+            from ..yamlio import detect_style
+
+            offset = detect_style(text).offset
+            self.style = f"kfqstyle:\n{' ' * offset}- {self.program.prefix}\n---\n"
+        result = convert_text(self.style + text, self.path, self.options)
         if result.errors:
             return result.errors[0] if len(result.errors) == 1 else type(result.errors[0])(
                 [p for e in result.errors for p in e.problems])
-        out = result.new_text if result.new_text is not None else text
-        return out, result.conversions
+        out = result.new_text if result.new_text is not None else self.style + text
+        return out[len(self.style):] if out.startswith(self.style) else out, result.conversions
 
     def swap(self, text: str) -> str:
         """Second-set stand-ins replaced by the first set's."""
@@ -250,6 +321,21 @@ class Variant:
     other: list | None = None  # the second set's output, its tokens swapped for the first set's
     error: Kf2JobSetError | None = None
     conversions: list = field(default_factory=list)
+
+
+def _neighbour(lines: list, i: int, step: int, indent: int) -> str:
+    """The nearest line with content above (step -1) or below (+1) that is not indented deeper."""
+    j = i + step
+    while 0 <= j < len(lines):
+        ln = lines[j]
+        if ln.strip() and not ln.lstrip().startswith("#") and len(ln) - len(ln.lstrip(" ")) <= indent:
+            return ln
+        j += step
+    return ""
+
+
+def _sibling_item(line: str, indent: int) -> bool:
+    return len(line) - len(line.lstrip(" ")) == indent and line.lstrip(" ").startswith("-")
 
 
 def _first_line(exc) -> str:

@@ -231,21 +231,20 @@ def _line_of(node) -> int:
     return node.branches[0].action.line if isinstance(node, Block) else node.action.line
 
 
+def walk(nodes: list):
+    """Every node, depth first (the bodies of blocks and defines too)."""
+    for n in nodes:
+        yield n
+        if isinstance(n, Block):
+            for b in n.branches:
+                yield from walk(b.body)
+        elif isinstance(n, Define):
+            yield from walk(n.body)
+
+
 def defines(nodes: list) -> dict:
     """name -> Define, at any depth (Helm collects every define of every template file)."""
-    out = {}
-
-    def walk(ns):
-        for n in ns:
-            if isinstance(n, Define):
-                out[n.name] = n
-                walk(n.body)
-            elif isinstance(n, Block):
-                for b in n.branches:
-                    walk(b.body)
-
-    walk(nodes)
-    return out
+    return {n.name: n for n in walk(nodes) if isinstance(n, Define)}
 
 
 # ---- pipelines --------------------------------------------------------------------------------------

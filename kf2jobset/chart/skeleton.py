@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .gotemplate import Block, Define, Indented, Out, Silent, Text, helper_call, indented
+from .gotemplate import Block, Define, Indented, Out, Silent, Text, helper_call, indented, variables, walk
 
 SCALAR, BLOCK, LINES, EXPAND, INLINE = "scalar", "block", "lines", "expand", "inline"
 # a number stands in where the job holds an integer: three digits (name-length rules are checked for
@@ -46,7 +46,7 @@ class SlotInfo:
 
     @property
     def base(self) -> tuple:
-        return self.key[:2]
+        return self.key[:-1]
 
     @property
     def line(self) -> int:
@@ -68,6 +68,7 @@ class RegionInfo:
     regions: tuple
     scope: tuple
     helpers: tuple
+    decision: tuple = ()  # what decides its alternative (Program.decision): regions sharing it choose alike
 
     @property
     def alternatives(self) -> int:
@@ -94,7 +95,8 @@ class Plan:
 
     kinds: dict = field(default_factory=dict)  # slot base -> SCALAR/BLOCK/LINES/EXPAND
     standins: dict = field(default_factory=dict)  # slot base -> one YAML line with {token} in it
-    numbers: set = field(default_factory=set)  # slot bases that stand in with numbers
+    numbers: set = field(default_factory=set)  # shares (see Program.share) that stand in with numbers
+    typed: dict = field(default_factory=dict)  # share -> (word of set 0, word of set 1): a boolean or one of a few words
 
 
 class Program:
@@ -107,9 +109,11 @@ class Program:
         self.regions: dict[tuple, RegionInfo] = {}
         self.markers: dict[str, Marker] = {}
         self._serial: dict[tuple, int] = {}
+        self.share: dict[tuple, tuple] = {}  # slot key -> what decides its token: one per pipeline, scope and item
         self._marker_serial: dict[tuple, int] = {}
         self._ids: dict[int, int] = {}
         self.prefix = "kfq"
+        self.reassigned = _reassigned(nodes) | {v for d, _f, _t in helpers.values() for v in _reassigned(d.body)}
         self.inline_ids: set = set()  # ids of if/with/range blocks written inside a line: one value each
         self.classify = lambda node, form, source: SCALAR  # the kind of an action nothing was decided for
         if "kfq" in taken:  # the tokens must be text the chart never writes
@@ -121,14 +125,48 @@ class Program:
         return self._ids.setdefault(id(node), len(self._ids))
 
     def token(self, key: tuple, token_set: int):
-        serial = self._serial.setdefault(key, len(self._serial) + 1)
-        if key[:2] in self.plan.numbers:
+        """The stand-in of a slot. Actions with the same pipeline in the same scope (and range item) write the
+        same value, so they share one: a request and a limit written by one `{{ $gpus | quote }}` stay equal."""
+        share = self.share.get(key, key)
+        serial = self._serial.setdefault(share, len(self._serial) + 1)
+        if share in self.plan.typed:
+            return self.plan.typed[share][token_set]
+        if share in self.plan.numbers:
             return NUMBERS[token_set][serial % len(NUMBERS[token_set])]
         return f"{self.prefix}{'ab'[token_set]}{serial:04d}z"
 
+    def serial_of(self, key: tuple) -> int:
+        share = self.share.get(key, key)
+        return self._serial.setdefault(share, len(self._serial) + 1)
+
+    def iteration_tokens(self, region: tuple) -> dict:
+        """token of a range's second item -> the same action's token in its first item (markers too)."""
+        def first(key):
+            return key[:-1] + (tuple((b, 0) if b == region else (b, i) for b, i in key[-1]),)
+
+        table = {}
+        for key in list(self.slots):
+            if (region, 1) in key[-1] and first(key) in self.slots:
+                table[str(self.token(key, 0))] = str(self.token(first(key), 0))
+        by_key = {m.key: t for t, m in self.markers.items()}
+        for key, token in by_key.items():
+            if (region, 1) in key[-1] and first(key) in by_key:
+                table[token] = by_key[first(key)]
+        return table
+
+    @staticmethod
+    def swap_tokens(line: str, table: dict) -> str:
+        if not table:
+            return line
+        pattern = re.compile(r"(?<![\w.])(" + "|".join(sorted(map(re.escape, table), key=len, reverse=True)) + r")(?![\w.])")
+        return pattern.sub(lambda m: table[m.group(1)], line)
+
     def tokens(self, token_set: int) -> dict:
-        """token text -> slot key, for every slot rendered so far."""
-        return {str(self.token(k, token_set)): k for k in self.slots}
+        """token text -> slot key, for every slot rendered so far (a choice's word: its string token)."""
+        out = {str(self.token(k, token_set)): k for k in self.slots if self.share.get(k, k) not in self.plan.typed}
+        out.update({f"{self.prefix}{'ab'[token_set]}{self.serial_of(k):04d}z": k for k in self.slots
+                    if self.share.get(k, k) in self.plan.typed})
+        return out
 
     # ---- rendering ---------------------------------------------------------------------------------
 
@@ -163,7 +201,8 @@ class Program:
         token = f"{self.prefix}m{serial:04d}z"
         text = n.source if isinstance(n, Silent) else source[n.action.start:n.end.end]
         self.markers.setdefault(token, Marker(key, n, text, file, regions))
-        out.append(f"\n# {token}\n")
+        at_line_start = not out or "".join(out[-2:]).endswith("\n") or not "".join(out)
+        out.append(("" if at_line_start else "\n") + f"# {token}\n")
 
     def _out(self, n: Out, out, ctx, it, regions, scope, helpers, file, source):
         base = ctx + (self.nid(n),)
@@ -181,7 +220,11 @@ class Program:
             self._nodes(define.body, inner, base, it, regions, inner_scope, helpers + ((name, arg),), hfile, htext)
             out.append(_apply_indent("".join(inner), form))
             return
-        self.slots.setdefault(key, SlotInfo(key, n, file, form, regions, scope, helpers))
+        if key not in self.slots:
+            self.slots[key] = SlotInfo(key, n, file, form, regions, scope, helpers)
+            if kind == SCALAR:
+                items = tuple((self.regions[b].decision, i) for b, i in it)  # the same item of ranges alike
+                self.share[key] = ("share", n.pipeline, scope, helpers, items)
         token = str(self.token(key, self._set))
         if kind == BLOCK:
             line = self.plan.standins.get(base, "{t}: {t}").format(t=token)
@@ -191,10 +234,21 @@ class Program:
         else:
             out.append(token)
 
+    def decision(self, n: Block, scope: tuple, helpers: tuple, base: tuple) -> tuple:
+        """What decides a block's alternative: its kind, its branches' headers and what `.` is for them.
+        Blocks with the same decision take the same alternative for every values set (the same `if` in every
+        replica type; a volume and its mount under one `if`; two ranges over one map write the same items),
+        unless a header reads a variable the template assigns again (`$visit = ...`)."""
+        heads = tuple((b.keyword, b.header) for b in n.branches)
+        if any(v in self.reassigned for _, h in heads for v in variables(h)):
+            return ("own", base)
+        return (n.kind, heads, scope, helpers)
+
     def _block(self, n: Block, base, out, ctx, it, regions, scope, helpers, file, source):
         info = self.regions.get(base)
         if info is None:
-            info = self.regions[base] = RegionInfo(base, n, file, regions, scope, helpers)
+            info = self.regions[base] = RegionInfo(base, n, file, regions, scope, helpers,
+                                                   self.decision(n, scope, helpers, base))
         alt = self._choice.get(base, 0)
         if alt >= len(n.branches):
             return  # the `none` alternative of an if/with without else
@@ -202,9 +256,10 @@ class Program:
         inner = regions + ((base, alt),)
         if n.kind == "range" and alt == 0:
             for i in range(self._iterations.get(base, 1)):
-                self._nodes(branch.body, out, ctx, it + ((base, i),), inner, scope + (("range", base),), helpers, file, source)
+                self._nodes(branch.body, out, ctx, it + ((base, i),), inner, scope + (("range", info.decision),),
+                            helpers, file, source)
         elif branch.keyword in ("with", "else with"):
-            self._nodes(branch.body, out, ctx, it, inner, scope + (("with", base, alt),), helpers, file, source)
+            self._nodes(branch.body, out, ctx, it, inner, scope + (("with", info.decision, alt),), helpers, file, source)
         else:
             self._nodes(branch.body, out, ctx, it, inner, scope, helpers, file, source)
 
@@ -238,27 +293,26 @@ def _indent_markers(text: str) -> str:
     return "\n".join(out)
 
 
+def _reassigned(nodes: list) -> set:
+    """Variables a template assigns again (`$x = ...`): a condition reading one is not the same decision twice."""
+    found = set()
+    for n in walk(nodes):
+        m = re.match(r"^\s*(\$[A-Za-z0-9_]+)\s*=[^=]", n.source) if isinstance(n, Silent) else None
+        if m:
+            found.add(m.group(1))
+    return found
+
+
 def inline_blocks(nodes: list, source: str) -> set:
     """Ids of if/with/range blocks written inside one line with other text on it (`key: {{ if .x }}a{{ else
     }}b{{ end }}`): values, standing in as one token."""
     found = set()
-
-    def walk(ns):
-        for n in ns:
-            if isinstance(n, Block):
-                start, end = n.branches[0].action.start, n.end.end
-                line_start = source.rfind("\n", 0, start) + 1
-                line_end = source.find("\n", end)
-                line_end = len(source) if line_end < 0 else line_end
-                same_line = "\n" not in source[start:end]
-                around = source[line_start:start] + source[end:line_end]
-                if same_line and around.strip():
-                    found.add(id(n))
-                    continue
-                for b in n.branches:
-                    walk(b.body)
-            elif isinstance(n, Define):
-                walk(n.body)
-
-    walk(nodes)
+    for n in walk(nodes):
+        if isinstance(n, Block):
+            start, end = n.branches[0].action.start, n.end.end
+            line_start = source.rfind("\n", 0, start) + 1
+            line_end = source.find("\n", end)
+            line_end = len(source) if line_end < 0 else line_end
+            if "\n" not in source[start:end] and (source[line_start:start] + source[end:line_end]).strip():
+                found.add(id(n))
     return found

@@ -176,10 +176,15 @@ def _flow(schema, depth: int = 0) -> str | None:
     if "array" in types(node):
         inner = _flow(node.get("items"), depth + 1)
         return f"[{inner}]" if inner else None
-    if "object" in types(node) and not node.get("required"):
-        for pname, prop in sorted((node.get("properties") or {}).items(), key=lambda kv: _field_order(kv[0])):
-            inner = _flow(prop, depth + 1)
+    if "object" in types(node):
+        required = node.get("required") or []
+        props = node.get("properties") or {}
+        names = required or [n for n, _ in sorted(props.items(), key=lambda kv: _field_order(kv[0]))]
+        for pname in names:
+            inner = _flow(props.get(pname), depth + 1)
             if inner:
+                if required and len(required) > 1:
+                    return None  # more than one field needed: not written here
                 return f"{{{{{pname}: {inner}}}}}"
     return None
 
@@ -196,3 +201,19 @@ def scalar_kind(schema: dict | None) -> str:
     if (schema or {}).get("enum"):
         return "enum"
     return "string"
+
+
+def choices(schema: dict | None, path: tuple) -> tuple:
+    """The words a field takes when it is one of a few (a boolean, an enum of the schema, or one of the API
+    server's enums kf2jobset checks: imagePullPolicy, dnsPolicy, protocol, terminationMessagePolicy)."""
+    from .. import podrules
+
+    if types(schema) == {"boolean"}:
+        return ("true", "false")
+    enum = (schema or {}).get("enum")
+    if enum and len(enum) > 1 and all(isinstance(e, str) for e in enum):
+        return tuple(enum)
+    last = path[-1] if path else None
+    table = {"imagePullPolicy": podrules.IMAGE_PULL_POLICIES, "dnsPolicy": podrules.DNS_POLICIES,
+             "protocol": podrules.PROTOCOLS, "terminationMessagePolicy": podrules.TERMINATION_MESSAGE_POLICIES}
+    return tuple(table.get(last, ()))
