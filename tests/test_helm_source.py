@@ -185,3 +185,22 @@ def test_a_construct_that_cannot_be_placed_is_refused_with_its_line(tmp_path, te
     if construct.startswith("{{"):
         assert f"templates/job.yaml:{line}:" in message
     assert _snapshot(chart) == before
+
+
+@pytest.mark.parametrize("name", ["helm3", "helm4"])
+def test_a_release_name_too_long_for_the_jobset_fails_like_the_post_renderer(name, converted, env):
+    """The JobSet name comes from the release: at JobSet's name-length limit both render, one character
+    over it both fail (the converted template says why with `fail`)."""
+    helm = _helm_binary(name)
+    case = SOURCE / "mpijob-nccl"
+    original, chart, result = converted(case, ())
+    assert result.exit_code == 0, result.output
+    limit = 44  # launcher: <name>-launcher-0-0-xxxxx within 63 (the post-renderer's hint says so)
+    for length, renders in ((limit - len("-nccl"), True), (limit - len("-nccl") + 1, False)):
+        release = ("r" * length)[:length]
+        plain = subprocess.run([helm, "template", release, str(original)], capture_output=True, text=True, env=env, timeout=120)
+        post = CliRunner().invoke(main, ["convert", "-"], input=plain.stdout)
+        ours = subprocess.run([helm, "template", release, str(chart)], capture_output=True, text=True, env=env, timeout=120)
+        assert (post.exit_code == 0, ours.returncode == 0) == (renders, renders), (length, post.output, ours.stderr)
+        if not renders:
+            assert "is too long for its child Jobs and pods" in ours.stderr

@@ -33,17 +33,56 @@ def convert_chunk(text: str, path: str, first_line: int, helpers: dict, taken: s
         inline |= inline_blocks(define.body, htext)
     program.inline_ids = inline
     program.classify = lambda node, form, source: _default_kind(node, form, source, helpers)
-    work = Work(program, path, options)
-    work.plan()
     from .merge import merge
-
-    template = merge(work)
     from .restore import write
 
-    out = write(work, template)
+    while True:
+        work = Work(program, path, options)
+        work.plan()
+        try:
+            out = write(work, merge(work))
+            break
+        except Refusal as r:
+            # a helper of the chart standing in as one line, which the conversion reads or changes:
+            # its own text instead (the conversion sees into it; the template holds it inline)
+            slot = program.slots.get(r.slot) if r.slot else None
+            call = gt.helper_call(slot.form.source) if slot is not None and hasattr(slot.node, "pipeline") else None
+            if call is None or call[0] not in helpers or program.plan.kinds.get(r.slot[:-1]) == EXPAND:
+                raise
+            program.plan.kinds[r.slot[:-1]] = EXPAND
+    from .names import guard
+
+    out = guard(work, out)
     if out.startswith("\n") and not text.startswith("\n"):
         out = out[1:]  # the line break a leading block's action ate, left by the merge before it
-    return Converted(out, work.conversions, work.notes)
+    return Converted(out, work.conversions, _notes(work))
+
+
+def _notes(work) -> list:
+    """(job name, note) to print: the conversion's own, actions put back in their text, and HELM001."""
+    import dataclasses
+
+    from ..notes import Note
+
+    out = []
+    for conv in work.conversions:
+        name = work.restore_text(conv.job.display_name())
+        for note in conv.notes:
+            if note.printed:
+                out.append((name, dataclasses.replace(note, message=work.restore_text(note.message),
+                                                      action=work.restore_text(note.action) if note.action else None)))
+    ours = sorted(set(re.findall(r"(?m)^\s*- name: ([A-Z][A-Z0-9_]*)\s*$", "\n".join(work.reference or ())))
+                  - set(re.findall(r"\b[A-Z][A-Z0-9_]*\b", work.program.text)))
+    if work.env_writers and ours and work.conversions:
+        writers = sorted({f"{{{{ {work.program.slots[k].source} }}}}" for k in work.env_writers})
+        out.append((work.restore_text(work.conversions[0].job.display_name()), Note(
+            "HELM001", "approximated",
+            f"env entries the values write ({', '.join(writers)}) are not merged with the variables kf2jobset writes "
+            f"({', '.join(ours[:8])}{', ...' if len(ours) > 8 else ''}): values naming one of these would repeat the "
+            "name, where the post-renderer keeps the value the operator gave it",
+            source_path="env", action="keep these names out of the values, or render the chart with the post-renderer",
+            warn=True, unchecked="about values the chart is installed with, which the conversion never sees")))
+    return out
 
 
 def _default_kind(node, form: gt.Indented, source: str, helpers: dict) -> str:
@@ -84,6 +123,10 @@ class Work:
         self.reference: list | None = None  # the base variant's lines: other variants' keys follow their order
         self.style: str | None = None  # a first document that fixes the indentation style of lists
         self.paths: dict = {}  # where a stand-in sits in the job (a block's: the value it fills) -> its slot key
+        self.env_writers: set = set()  # slots whose values write a container's env entries (HELM001)
+        from .sizes import Sizes
+
+        self.sizes = Sizes(program.prefix, program.plan.counts)  # values derived from replica counts
 
     # ---- stand-ins ---------------------------------------------------------------------------------
 
@@ -162,6 +205,10 @@ class Work:
             api, kind = docs[s.doc]
             kind_of = p.plan.kinds.get(base, SCALAR)
             self.paths.setdefault(s.path if kind_of == SCALAR else s.path[:-1], key)
+            names_env = (s.path[-3:-2] == ("env",) and s.path[-1:] == ("name",)) if kind_of == SCALAR else \
+                ("env" in s.path[-3:-1])  # a block's probe: an entry (its key's parent) or an item of env
+            if names_env and si.schema_at(api, kind, ()) is not None:
+                self.env_writers.add(key)
             if kind_of == BLOCK:
                 probe = p.plan.standins.get(base, "{t}: {t}")
                 if probe not in ("{t}: {t}", "- {t}"):
@@ -189,7 +236,16 @@ class Work:
             how = si.scalar_kind(schema)
             share = p.share.get(key, key)
             words = si.choices(schema, s.path)
-            if how == "number" and share not in p.plan.numbers:
+            if how == "number" and _replica_count(s.path) and share not in p.plan.counts:
+                from .sizes import COUNTS
+
+                if len(p.plan.counts) >= len(COUNTS):
+                    raise Refusal(f"{_shown(p.slots[key])}: more than {len(COUNTS)} replica counts come from the values",
+                                  p.slots[key].line, p.slots[key].file)
+                p.plan.counts[share] = COUNTS[len(p.plan.counts)]
+                p.plan.numbers.discard(share)
+                changed = True
+            elif how == "number" and share not in p.plan.numbers and share not in p.plan.counts:
                 p.plan.numbers.add(share)
                 changed = True
             elif words and share not in p.plan.typed:
@@ -241,34 +297,44 @@ class Work:
                     from .reorder import reorder_like
 
                     v.lines, v.other = reorder_like(v.lines, self.reference), reorder_like(v.other, self.reference)
-                if p.plan.typed and v.lines != v.other:
-                    self._typed_words(v)
+                if v.lines != v.other and (p.plan.typed or p.plan.counts):
+                    self._compared(v)
         self.cache[text0] = v
         return v
 
-    def _typed_words(self, v: "Variant") -> None:
-        """Where the two sets wrote different words of a choice (`Always`/`IfNotPresent`, `true`/`false`), the
-        word is a stand-in: written as that action's string token in both, so the lines compare equal."""
-        if len(v.lines) != len(v.other):
+    def _compared(self, v: "Variant") -> None:
+        """Where the two sets wrote different text for a stand-in found by comparison (a choice's word, a
+        replica count and what is derived from it: chart/sizes.py), both get the same marker."""
+        lines, other = v.lines, v.other
+        if self.program.plan.counts:
+            lines, other = self.sizes.blocks(list(lines), list(other))
+        if len(lines) != len(other):
             return
+        for i, (a, b) in enumerate(zip(lines, other)):
+            if a != b:
+                same = self._typed_line(a, b) or (self.sizes.line(a, b) if self.program.plan.counts else None)
+                if same is not None:
+                    lines[i] = other[i] = same
+        v.lines, v.other = lines, other
+
+    def _typed_line(self, a: str, b: str) -> str | None:
+        """A line where only choices' words differ (`Always`/`IfNotPresent`, `true`/`false`): each word written
+        as that action's string token (None: something else differs too)."""
         p = self.program
         pairs: dict = {}
         for share, pair in p.plan.typed.items():
             pairs.setdefault(pair, []).append(share)
         keys = {p.share.get(k, k): k for k in p.slots}
-        for i, (a, b) in enumerate(zip(v.lines, v.other)):
-            if a == b:
-                continue
-            wa, wb = _WORD.findall(a), _WORD.findall(b)
-            if len(wa) != len(wb):
-                return
-            new = []
-            for x, y in zip(wa, wb):
-                shares = pairs.get((x, y), []) if x != y else []
-                if x != y and len(shares) != 1:
-                    return  # not a choice's stand-in, or two alike: the lines stay different (said as such)
-                new.append(f"{p.prefix}a{p.serial_of(keys[shares[0]]):04d}z" if x != y else x)
-            v.lines[i] = v.other[i] = "".join(new)
+        wa, wb = _WORD.findall(a), _WORD.findall(b)
+        if not pairs or len(wa) != len(wb):
+            return None
+        new = []
+        for x, y in zip(wa, wb):
+            shares = pairs.get((x, y), []) if x != y else []
+            if x != y and len(shares) != 1:
+                return None  # not a choice's stand-in, or two alike
+            new.append(f"{p.prefix}a{p.serial_of(keys[shares[0]]):04d}z" if x != y else x)
+        return "".join(new)
 
     def _run(self, text: str):
         """Convert a rendered variant as the post-renderer would, in one indentation style for every
@@ -291,7 +357,8 @@ class Work:
     def swap(self, text: str) -> str:
         """Second-set stand-ins replaced by the first set's."""
         p = self.program
-        table = {str(p.token(k, 1)): str(p.token(k, 0)) for k in p.slots}
+        compared = p.plan.typed.keys() | p.plan.counts.keys()  # found by comparing the lines instead
+        table = {str(p.token(k, 1)): str(p.token(k, 0)) for k in p.slots if p.share.get(k, k) not in compared}
         strings = {a: b for a, b in table.items() if not a.isdigit()}
         numbers = {a: b for a, b in table.items() if a.isdigit()}
         text = si.TOKEN_RE.sub(lambda m: strings.get(m.group(0), m.group(0)), text)
@@ -303,7 +370,9 @@ class Work:
     def restore_text(self, text: str) -> str:
         """Tokens put back as the actions they stand for (for messages)."""
         p = self.program
-        table = {str(p.token(k, s)): f"{{{{ {p.slots[k].source} }}}}" for k in p.slots for s in (0, 1)}
+        compared = p.plan.typed.keys() | p.plan.counts.keys()
+        table = {str(p.token(k, s)): f"{{{{ {p.slots[k].source} }}}}" for k in p.slots for s in (0, 1)
+                 if p.share.get(k, k) not in compared}
         text = si.TOKEN_RE.sub(lambda m: table.get(m.group(0), m.group(0)), text)
         numbers = {t: v for t, v in table.items() if t.isdigit()}
         if numbers:
@@ -336,6 +405,11 @@ def _neighbour(lines: list, i: int, step: int, indent: int) -> str:
 
 def _sibling_item(line: str, indent: int) -> bool:
     return len(line) - len(line.lstrip(" ")) == indent and line.lstrip(" ").startswith("-")
+
+
+def _replica_count(path: tuple) -> bool:
+    return len(path) == 4 and path[0] == "spec" and isinstance(path[1], str) and path[1].endswith("ReplicaSpecs") \
+        and path[3] == "replicas"
 
 
 def _first_line(exc) -> str:

@@ -104,7 +104,7 @@ def _error(work, err: Kf2JobSetError) -> Exception:
             slot = work.program.slots[at[0]] if at else None
             said = f" ({{{{ {slot.source} }}}} writes it)" if slot else ""
             return Refusal(f"kf2jobset needs the value where the template writes it{said}: {message}",
-                           slot.line if slot else None, slot.file if slot else None)
+                           slot.line if slot else None, slot.file if slot else None, at[0] if at else None)
     return err
 
 

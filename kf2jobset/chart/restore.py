@@ -14,6 +14,7 @@ Pure: the merged template in, text out.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from . import gotemplate as gt
@@ -186,6 +187,9 @@ def _line(work, line: str, chain: tuple) -> str:
         if marker is None:
             return line
         return m.group(1) + _silent(marker)
+    sized = _sized(work, line, chain)
+    if sized is not None:
+        return sized
     found = si.TOKEN_RE.findall(line)
     tokens = p.tokens(0)
     for t in found:
@@ -201,6 +205,41 @@ def _line(work, line: str, chain: tuple) -> str:
         line = re.sub(r"(?<![\w.])(" + "|".join(sorted(numbers, key=len, reverse=True)) + r")(?![\w.])",
                       lambda m: _action(work, numbers[m.group(1)], chain), line)
     return line
+
+
+def _sized(work, line: str, chain: tuple) -> str | None:
+    """Values derived from a replica count (chart/sizes.py): an expression, or a block of lines under
+    `range` of `until` the count. None: the line holds none."""
+    from .sizes import MARK_RE, Listed, expression
+
+    if "kfq" not in line or not MARK_RE.search(line):
+        return None
+    found = work.sizes.found
+
+    def count_of(what) -> str:
+        key = next(k for k in work.program.slots if work.program.share.get(k, k) == what.share)
+        return _pipeline(work.program.slots[key], work.program.slots[key].source, chain)
+
+    def written(what):
+        """The marker's expression; an item's own actions read from the root (`.` is the range's item)."""
+        if isinstance(what, Listed):
+            inner = chain + (("until",),)
+            what = dataclasses.replace(what, parts=tuple(
+                _line(work, part, inner) if n % 2 == 0 else part for n, part in enumerate(what.parts)))
+        return expression(what, count_of(what))
+
+    m = MARK_RE.search(line)
+    if m.group(1) == "r":
+        indent = line[:len(line) - len(line.lstrip(" "))]
+        range_line, item, end = written(found[m.group(0)]).split("\n")
+        return "\n".join([indent + range_line, item, indent + end])
+    pieces = MARK_RE.split(line)  # text, kind, serial, text, ...
+    out = []
+    for n in range(0, len(pieces), 3):
+        out.append(_line(work, pieces[n], chain))
+        if n + 2 < len(pieces):
+            out.append(written(found[f"kfq{pieces[n + 1]}{pieces[n + 2]}z"]))
+    return "".join(out)
 
 
 def _silent(marker) -> str:
@@ -246,7 +285,7 @@ def _block_line(work, line: str, token: str, key, chain: tuple) -> str:
         if p.plan.kinds[base] == BLOCK else token
     if line.strip() != expected and not _same_yaml(line.strip(), expected):
         raise Refusal(f"kf2jobset changes what {{{{ {slot.source} }}}} writes (its lines end up as "
-                      f"{work.restore_text(line.strip())!r})", slot.line, slot.file)
+                      f"{work.restore_text(line.strip())!r})", slot.line, slot.file, key)
     source = _pipeline(slot, slot.form.source, chain)
     width = len(indent)
     function = slot.form.function or ("indent" if width else "")

@@ -97,6 +97,7 @@ class Plan:
     standins: dict = field(default_factory=dict)  # slot base -> one YAML line with {token} in it
     numbers: set = field(default_factory=set)  # shares (see Program.share) that stand in with numbers
     typed: dict = field(default_factory=dict)  # share -> (word of set 0, word of set 1): a boolean or one of a few words
+    counts: dict = field(default_factory=dict)  # share -> (set 0, set 1): a replica count (chart/sizes.py)
 
 
 class Program:
@@ -131,6 +132,8 @@ class Program:
         serial = self._serial.setdefault(share, len(self._serial) + 1)
         if share in self.plan.typed:
             return self.plan.typed[share][token_set]
+        if share in self.plan.counts:
+            return self.plan.counts[share][token_set]
         if share in self.plan.numbers:
             return NUMBERS[token_set][serial % len(NUMBERS[token_set])]
         return f"{self.prefix}{'ab'[token_set]}{serial:04d}z"
@@ -163,9 +166,10 @@ class Program:
 
     def tokens(self, token_set: int) -> dict:
         """token text -> slot key, for every slot rendered so far (a choice's word: its string token)."""
-        out = {str(self.token(k, token_set)): k for k in self.slots if self.share.get(k, k) not in self.plan.typed}
+        found = self.plan.typed.keys() | self.plan.counts.keys()  # written in the lines by the comparison
+        out = {str(self.token(k, token_set)): k for k in self.slots if self.share.get(k, k) not in found}
         out.update({f"{self.prefix}{'ab'[token_set]}{self.serial_of(k):04d}z": k for k in self.slots
-                    if self.share.get(k, k) in self.plan.typed})
+                    if self.share.get(k, k) in found})
         return out
 
     # ---- rendering ---------------------------------------------------------------------------------

@@ -34,8 +34,8 @@ class TemplateResult:
     text: str
     new_text: str | None = None
     errors: list = field(default_factory=list)  # Kf2JobSetError
-    conversions: list = field(default_factory=list)  # the base variant's conversions (for notes and --check)
-    notes: list = field(default_factory=list)  # Note: what the converted chart still leaves to the values
+    conversions: list = field(default_factory=list)  # the base variant's conversions (for --check)
+    notes: list = field(default_factory=list)  # (job name, Note) to print: the actions put back in their text
 
     @property
     def changed(self) -> bool:

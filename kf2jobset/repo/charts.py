@@ -49,8 +49,7 @@ def convert_chart_file(task, settings: Settings, pending=None) -> Outcome:
             for category, line in left.unparsed_lines(task.path, task.text, left.REFUSED, detail):
                 out.finding(category, line)
         return out
-    out.warnings += [(task.path, conv.job.display_name(), note)
-                     for conv in result.conversions for note in conv.notes if note.printed]
+    out.warnings += [(task.path, name, note) for name, note in result.notes]
     if not result.changed:
         return out
     data = (b"\xef\xbb\xbf" if task.bom else b"") + result.new_text.encode("utf-8")
