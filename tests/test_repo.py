@@ -248,17 +248,17 @@ def test_broken_file_is_untouched_and_reported_with_its_position(converted):
     assert line.split("broken.yaml:")[1].split(":")[0].isdigit(), "file:line:col"
 
 
-def test_helm_templates_are_skipped_counted_and_hinted(converted):
+def test_a_chart_template_is_converted_at_the_source_and_its_invalid_job_reported(converted):
     repo, before, after, code, out, err = converted
     assert after["chart/templates/job.yaml"] == before["chart/templates/job.yaml"]
-    assert "2 skipped (2 Helm templates)" in err
-    assert "chart/templates/job.yaml: skipped: Helm template with a Kubeflow job" in err
-    assert "helm template" in err
+    assert after["chart/templates/svc.yaml"] == before["chart/templates/svc.yaml"]
+    assert "1 skipped (1 Helm template)" in err  # the Service's template: no job, not parsed
+    assert "chart/templates/job.yaml:2: the job this template renders: missing required field 'spec'" in err
 
 
 def test_summary_line(converted):
     *_, err = converted
-    assert err.splitlines()[-1] == "kf2jobset: 13 files scanned, 6 converted, 2 skipped (2 Helm templates), 1 failed"
+    assert err.splitlines()[-1] == "kf2jobset: 13 files scanned, 6 converted, 1 skipped (1 Helm template), 2 failed"
 
 
 def test_katib_experiment_trial_is_a_jobset(converted):

@@ -5,7 +5,8 @@ fixtures/repo-mode/left holds one job of each kind of "left": plain jobs to conv
 v1alpha2 TFJob and a v2beta1 MPIJob, and one inside an Argo Workflow's manifest string), a YAML
 template converted with its placeholders, an MPIJob v1 that needs --accept-mpi-ssh, a PaddleJob in an
 API version kf2jobset refuses, a job embedded in a Katib trial-template ConfigMap (converted only with
---katib), an envsubst template whose replica count is a placeholder, and a Helm chart template.
+--katib), an envsubst template whose replica count is a placeholder, a Helm chart template (converted
+at the source) and a Go template outside any chart (Helm-skipped).
 """
 from __future__ import annotations
 
@@ -66,7 +67,8 @@ def test_every_job_is_listed_with_its_reason(tree):
     assert code == exitcodes.UNSUPPORTED
     assert listed == {
         "argo/pipeline.yaml": [left.TO_CONVERT],
-        "chart/templates/job.yaml": [left.HELM],
+        "chart/templates/job.yaml": [left.TO_CONVERT],
+        "deploy/job.yaml": [left.HELM],
         "envsubst/scale.yaml.tmpl": [left.TEMPLATE],
         "envsubst/train.yaml-template": [left.TO_CONVERT],
         "hpc/lammps-v1.yaml": [left.DECISION],
@@ -83,10 +85,11 @@ def test_every_job_is_listed_with_its_reason(tree):
     assert ("argo/pipeline.yaml:12: PyTorchJob nightly- (kubeflow.org/v1) in spec.templates[0].resource.manifest: "
             "to convert: run kf2jobset convert --in-place") in res.stdout
     assert "katib/trial-templates.yaml:9: TFJob (kubeflow.org/v1): embedded: data[\"tfjob-trial.yaml\"]" in res.stdout
-    assert "chart/templates/job.yaml:2: PyTorchJob: Helm-skipped: " in res.stdout
+    assert "chart/templates/job.yaml:2: PyTorchJob: to convert: a Helm chart template, converted at the source" in res.stdout
+    assert "deploy/job.yaml:3: PyTorchJob: Helm-skipped: " in res.stdout
     assert "Kubeflow v1 job" not in res.stdout  # a v2beta1 MPIJob is listed: say what it is, not "v1"
     assert res.stderr.splitlines()[-1].endswith(
-        "; 10 left: 5 to convert, 1 needs a decision, 1 refused, 1 embedded, 1 template, 1 Helm-skipped")
+        "; 11 left: 6 to convert, 1 needs a decision, 1 refused, 1 embedded, 1 template, 1 Helm-skipped")
 
 
 def test_after_in_place_only_what_could_not_be_converted_is_left(tree):
@@ -94,7 +97,7 @@ def test_after_in_place_only_what_could_not_be_converted_is_left(tree):
     res = CliRunner().invoke(main, ["convert", ".", "--in-place"])
     assert res.exit_code == exitcodes.UNSUPPORTED, res.output
     assert sorted(line for line in res.stdout.splitlines()) == [
-        "Rewriting argo/pipeline.yaml", "Rewriting envsubst/train.yaml-template", "Rewriting hpc/legacy-tf.yaml",
+        "Rewriting argo/pipeline.yaml", "Rewriting chart/templates/job.yaml", "Rewriting envsubst/train.yaml-template", "Rewriting hpc/legacy-tf.yaml",
         "Rewriting jobs/allreduce.yaml", "Rewriting jobs/bert.yaml"]
     converted = (tree / "envsubst" / "train.yaml-template").read_text()
     assert converted != template and "kind: JobSet" in converted
@@ -114,7 +117,7 @@ def test_after_in_place_only_what_could_not_be_converted_is_left(tree):
     assert counts == Counter({left.EMBEDDED: 1, left.TEMPLATE: 1, left.HELM: 1})
 
     # a job inside a ConfigMap value is counted without --katib: exit 1 says so, and the summary with it
-    for gone in ("chart", "envsubst/scale.yaml.tmpl"):
+    for gone in ("deploy", "envsubst/scale.yaml.tmpl"):
         path = tree / gone
         shutil.rmtree(path) if path.is_dir() else path.unlink()
     code, listed, counts = check()

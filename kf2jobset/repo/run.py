@@ -38,6 +38,7 @@ class Task:
     text: str
     bom: bool
     target: str | None  # out-dir mirror path
+    chart: str | None = None  # a template of this chart directory, converted at the source (repo/charts.py)
 
 
 # ---- per-file work (runs in workers) ---------------------------------------------------------------
@@ -66,6 +67,10 @@ def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
     from ..markdown import convert_file_text
     from . import left
 
+    if task.chart is not None:
+        from .charts import convert_chart_file
+
+        return convert_chart_file(task, settings, pending)
     out = Outcome(task.path)
     try:
         result = convert_file_text(task.text, task.path, settings.options)
@@ -229,9 +234,14 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
         if kind == cls.SKIP:
             outcomes.append(Outcome(f.path))
         elif kind == cls.HELM:
+            holds_job = cls.may_hold_job(src.text, settings.options.katib)
+            chart = cls.chart_of(f.path) if holds_job else None
+            if chart is not None:  # a chart's template: converted at the source
+                tasks.append(Task(f.path, src.text, src.bom, targets.get(f.path), chart=chart))
+                return kind
             summary.skipped["Helm templates"] = summary.skipped.get("Helm templates", 0) + 1
             out = Outcome(f.path, SKIPPED, reason="Helm template")
-            if cls.may_hold_job(src.text, settings.options.katib):
+            if holds_job:
                 helm_with_jobs.append(f.path)
                 if settings.mode == CHECK:
                     from . import left

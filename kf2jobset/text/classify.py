@@ -103,6 +103,17 @@ def _in_chart_templates(directory: str) -> bool:
     return False
 
 
+def chart_of(path: str) -> str | None:
+    """The chart directory (holding Chart.yaml) whose templates/ holds this file, or None."""
+    p = Path(os.path.abspath(os.path.dirname(path) or "."))
+    for d in (p, *p.parents):
+        if d.name == "templates" and (d.parent / "Chart.yaml").is_file():
+            return str(d.parent)
+        if (d / "Chart.yaml").is_file():
+            return None
+    return None
+
+
 def classify(path: str, text: str, katib: bool = False) -> str:
     name = os.path.basename(path)
     if name in KUSTOMIZATION_NAMES:
