@@ -227,6 +227,8 @@ class EmitContext:
     companions: list = field(default_factory=list)
     segments: dict | None = None  # replica type -> [(rjob name, first replica index, replicas)]
     sized: dict = field(default_factory=dict)  # env name -> literal written, or None where it follows the size
+    # files written at pod start from the pod count (the MPI hostfile): (path, the claim that they read it)
+    follows_files: list = field(default_factory=list)
 
     def side(self, rtype: str, static: bool = False, first_index: int = 0) -> JobSetSide:
         opts = self.options
