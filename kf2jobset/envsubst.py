@@ -371,7 +371,8 @@ def _carried_counts(conv, mine: list, theirs: list | None, sized: list[Placehold
     shown = ", ".join(p.text for p in sized)
     literals = _size_literals(conv)
     if literals or theirs is None or theirs != mine:
-        why = (f"{literals} must be written from the number (no pod label carries it: SZ002)" if literals else
+        why = (f"{literals} must be written from the number (no pod label carries it: SZ002)"
+               + (_MPI_GENERATED if all(p.startswith("/etc/mpi/") for p in literals.split(", ")) else "") if literals else
                "the conversion depends on the number beyond the replicatedJob's replicas (e.g. a replica type split "
                "into two replicatedJobs, or a target whose size is not a replicatedJob's replicas)")
         raise InvalidJobError([value_needed(p, "replica counts decide the replicatedJobs, ranks and world size", why)
@@ -382,6 +383,10 @@ def _carried_counts(conv, mine: list, theirs: list | None, sized: list[Placehold
         raise InvalidJobError([value_needed(p, "replica counts decide the replicatedJobs, ranks and world size",
                                             f"{shown} does not reach one replicatedJob's replicas as it is")
                                for p in sized])
+
+
+# the MPI lists are literal only in a ConfigMap (or before JobSet v0.7): the init container can write them
+_MPI_GENERATED = "; with --mpi-hostfile generated the launcher writes them at start from its pod count"
 
 
 def _all_text(doc) -> str:

@@ -24,7 +24,9 @@ def size_contract(job, ctx, profile_literals: list[str], jobset: dict) -> None:
     """Note which values follow the size (SZ001) and which are literals (SZ002); record the sizes of the
     latter on the JobSet so that `--check` can tell when an edit left them stale."""
     follows = [name for name, literal in ctx.sized.items() if literal is None]
-    literals = [name for name, literal in ctx.sized.items() if literal is not None] + list(profile_literals)
+    files = [path for path, _ in ctx.follows_files]
+    literals = ([name for name, literal in ctx.sized.items() if literal is not None]
+                + [path for path in profile_literals if path not in files])
     pods = claims.pod_path("*") + ".spec.containers[*].env"
     if follows:
         ctx.note(Note(
@@ -34,6 +36,16 @@ def size_contract(job, ctx, profile_literals: list[str], jobset: dict) -> None:
             "the operator computed it from the replicas; a replica edit needs no other change",
             target_path="env",  # explains no difference: the values are v1's, pod by pod
             claims=tuple(claims.equals(f"{pods}[{n}].valueFrom.fieldRef.fieldPath", FOLLOWS_PATH) for n in follows),
+        ))
+    if files:
+        ctx.note(Note(
+            "SZ001", "rewritten",
+            f"{', '.join(files)} follow the replica count: the launcher's init container writes them at start for the "
+            f"job's pod count in its {LABEL_GLOBAL_REPLICAS} label less the launcher, which the JobSet controller "
+            "computes from the replicatedJobs, as the operator wrote them from the replicas; a replica edit needs no "
+            "other change",
+            target_path="initContainers",  # explains no difference: the files are v1's
+            claims=tuple(dict.fromkeys(claim for _, claim in ctx.follows_files)),
         ))
     if not literals:
         return

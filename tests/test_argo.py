@@ -27,7 +27,7 @@ CASES = sorted(p.name for p in ARGO.iterdir() if (p / "expected.yaml").exists())
 # what Argo would fill in: any values; the JobSet must be valid with them
 VALUES = {"{{workflow.name}}": "finetune-x7k2p", "{{workflow.uid}}": "0c9a4e1e-6a3f-4c1b-9a57-3f0b6a1d2e11",
           "{{inputs.parameters.image}}": "registry.example.com/nlp/bert:3.2", "{{inputs.parameters.lr}}": "0.0003",
-          "{{inputs.parameters.num_nodes}}": "6"}  # a replica count: filled unquoted, it is a number
+          "{{inputs.parameters.num_nodes}}": "6", "{{workflow.parameters.mpiSize}}": "3"}  # replica counts: numbers
 
 
 def args_of(case: str) -> list[str]:
@@ -142,9 +142,11 @@ def test_check_lists_each_job_at_the_manifest_line_of_the_outer_file(tree):
            "resource.manifest: to convert: run kf2jobset convert --in-place" in lines
     assert "./num-nodes-parameter.yaml:24: PyTorchJob pretrain- (kubeflow.org/v1) in spec.templates[0].resource." \
            "manifest: to convert: run kf2jobset convert --in-place" in lines
-    assert len(lines) == 5  # and the delete step, embedded
-    assert res.stderr.splitlines()[-1].endswith("4 files scanned, 4 to convert, 0 skipped, 0 failed; "
-                                                "5 left: 4 to convert, 1 embedded")
+    assert "./mpi-size-parameter-generated.yaml:19: MPIJob hvd-bench- (kubeflow.org/v2beta1) in spec.templates[0]." \
+           "resource.manifest: to convert: run kf2jobset convert --in-place" in lines
+    assert len(lines) == 6  # and the delete step, embedded
+    assert res.stderr.splitlines()[-1].endswith("5 files scanned, 5 to convert, 0 skipped, 0 failed; "
+                                                "6 left: 5 to convert, 1 embedded")
     assert {p.name: p.read_text() for p in tree.iterdir()} == {
         f"{c}.yaml": (ARGO / c / "input.yaml").read_text() for c in CASES}  # --check writes nothing
 

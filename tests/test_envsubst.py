@@ -135,12 +135,12 @@ def test_plain_envsubst_would_blank_kf2jobset_scripts_and_the_note_says_so():
     case = CASES / "mpi-generated-hostfile"
     result = convert((case / "input.yaml").read_text(), case_args(case))
     note = next(line for line in result.stderr.splitlines() if "TPL001" in line)
-    assert "$KF2JOBSET_HOSTFILE" in note and "envsubst '${REGISTRY} ${TAG}'" in note
+    assert "$KF2JOBSET_POD_COUNT" in note and "envsubst '${REGISTRY} ${TAG}'" in note
     vals = values(case)
     plain = run_envsubst(result.stdout, vals, named=False)
     named = run_envsubst(result.stdout, vals)
-    assert '"$KF2JOBSET_HOSTFILE"' in named and '"$host"' in named
-    assert '"$KF2JOBSET_HOSTFILE"' not in plain  # blanked: what the note warns about
+    assert '"$KF2JOBSET_POD_COUNT"' in named and '"$host"' in named
+    assert '"$KF2JOBSET_POD_COUNT"' not in plain  # blanked: what the note warns about
 
 
 def test_shell_variables_in_commands_alone_do_not_make_a_template():

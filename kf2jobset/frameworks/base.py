@@ -228,6 +228,8 @@ class EmitContext:
     segments: dict | None = None  # replica type -> [(rjob name, first replica index, replicas)]
     sized: dict = field(default_factory=dict)  # env name -> literal written, or None where it follows the size
     start_order: bool = True  # False when a gang scheduler's PodGroup made the plan drop dependsOn (JS092)
+    # files written at pod start from the pod count (the MPI hostfile): (path, the claim that they read it)
+    follows_files: list = field(default_factory=list)
 
     def side(self, rtype: str, static: bool = False, first_index: int = 0) -> JobSetSide:
         opts = self.options

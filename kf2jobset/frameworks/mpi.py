@@ -12,42 +12,31 @@ from ..notes import Note
 import re
 
 from .base import EmitContext, OperatorSide, Profile, Side, env
+from .mpi_hostfile import (  # noqa: F401 - DISCOVER_VAR, HOSTFILE_VAR, is_gpu_launcher: read from here too
+    CONFIG_VOLUME,
+    DISCOVER_FILE,
+    DISCOVER_VAR,
+    HOSTFILE_INIT,
+    HOSTFILE_VAR,
+    MPI_DIR,
+    discover_hosts_script,
+    follows_size,
+    hostfile_lines,
+    implementation,
+    init_container,
+    is_gpu_launcher,
+    mpi_hosts,
+    written_claims,
+)
 
-CONFIG_VOLUME = "mpi-job-config"
 SSH_VOLUME = "ssh-auth"
-HOSTFILE_VAR = "KF2JOBSET_HOSTFILE"
-DISCOVER_VAR = "KF2JOBSET_DISCOVER_HOSTS"
-DISCOVER_FILE = "discover_hosts.sh"
 # Open MPI 5 (PRRTE) reads PRTE_MCA_* and ignores the OMPI_MCA_orte_*/plm_rsh_* names v1 and mpi-operator set.
 PRTE_HOSTFILE = "PRTE_MCA_prte_default_hostfile"
 PRTE_SSH_ARGS = "PRTE_MCA_plm_ssh_args"
 # Open MPI options that mpirun 4.x also took with one dash; Open MPI 5's mpirun rejects that spelling.
 _ONE_DASH = re.compile(r"^-(bind-to|map-by|rank-by)(=.*)?$")
-HOSTFILE_INIT = "kf2jobset-hostfile"
 HOST_NETWORK_DNS = "ClusterFirstWithHostNet"  # what mpi-operator gives host-network pods (newWorker, newLauncherPodTemplate)
-MPI_DIR = "/etc/mpi"
 ROOT_SSH = "/root/.ssh"
-
-
-def implementation(job) -> str:
-    return job.framework.get("mpiImplementation") or "OpenMPI"
-
-
-def is_gpu_launcher(job) -> bool:
-    """v1 rule: any launcher container with a resource limit naming a GPU."""
-    for c in job.replicas["Launcher"].containers:
-        for key in ((c.get("resources") or {}).get("limits") or {}):
-            if key.endswith(".com/gpu") or "gpu" in key:
-                return True
-    return False
-
-
-def hostfile_lines(job, side: Side) -> list[str]:
-    slots = job.framework["slotsPerWorker"]
-    hosts = mpi_hosts(job, side)
-    if job.is_mpi_v1 or implementation(job) == "OpenMPI":
-        return [f"{h} slots={slots}" for h in hosts]
-    return [f"{h}:{slots}" for h in hosts]
 
 
 def dns_search(job, ctx) -> str:
@@ -55,42 +44,6 @@ def dns_search(job, ctx) -> str:
     A literal (dnsConfig takes no variables): a manifest without a namespace gets `default` (MPI014)."""
     sub = ctx.options.subdomain or ctx.jobset_name
     return f"{sub}.{job.namespace or 'default'}.svc.{ctx.options.cluster_domain or 'cluster.local'}"
-
-
-def discover_hosts_script(job, side: Side) -> str:
-    """Elastic Horovod's --host-discovery-script, in the operator's line format.
-
-    The operator rewrote the file as worker pods became Running (v1: `echo <pod>:<slots>`; v2beta1:
-    `echo <fqdn>`). A JobSet has no such writer, so the script asks at each call: it prints a host
-    when its name resolves (the headless Service publishes a pod once it has an address), and every
-    host when the image has no `getent` to ask with.
-    """
-    suffix = f":{job.framework['slotsPerWorker']}" if job.is_mpi_v1 else ""
-    hosts = " ".join(mpi_hosts(job, side))
-    body = (
-        "#!/bin/sh\n"
-        "# Written by kf2jobset: elastic Horovod host discovery (--host-discovery-script).\n"
-        "# Prints the hosts whose DNS name resolves; every host if getent is missing.\n"
-        f"for host in {hosts}; do\n"
-        "  if ! command -v getent >/dev/null 2>&1 || getent hosts \"$host\" >/dev/null 2>&1; then\n"
-        f"    echo \"$host{suffix}\"\n"
-        "  fi\n"
-        "done\n"
-    )
-    return body
-
-
-def mpi_hosts(job, side: Side) -> list[str]:
-    """The hosts of the hostfile and of discover_hosts.sh, in the operator's order."""
-    hosts = []
-    if job.is_mpi_v1:
-        if is_gpu_launcher(job):
-            hosts.append(side.host("Launcher", 0, "mpi"))
-    elif job.framework.get("runLauncherAsWorker"):
-        hosts.append(side.host("Launcher", 0, "mpi"))
-    workers = job.replicas.get("Worker")
-    hosts += [side.host("Worker", i, "mpi") for i in range(workers.replicas if workers else 0)]
-    return hosts
 
 
 def launcher_env(job, side: Side) -> list[dict]:
@@ -191,9 +144,7 @@ def _file_claims(job, ctx: EmitContext, key: str, lines, mode: int | None = None
         if mode is not None:
             out += (claims.equals(f"{launcher}.spec.volumes[{CONFIG_VOLUME}].configMap.items[path={key}].mode", mode),)
         return out
-    var = HOSTFILE_VAR if key == "hostfile" else DISCOVER_VAR
-    return tuple(claims.contains(f"{launcher}.spec.initContainers[{HOSTFILE_INIT}].env[{var}].value", line)
-                 for line in lines(ctx.side("Launcher")))
+    return written_claims(job, ctx, key, lines)
 
 
 def _command_kept(job, ctx: EmitContext, rtype: str) -> tuple:
@@ -317,21 +268,11 @@ class MPIProfile(Profile):
                 ]},
             })
             return
-        # No known name: write the files at start-up from the pod's own jobset-name label.
-        side = ctx.side("Launcher")
-        content = self.hostfile(job, side)
-        script = discover_hosts_script(job, side)
+        # No known name: write the files at start-up from the pod's own jobset-name label (and pod count).
         volumes.append({"name": CONFIG_VOLUME, "emptyDir": {}})
         # First of the init containers: under v1 the hostfile existed before any container of the pod
         # started, and a user's init container may read it (fixtures/mpijob-v2beta1/init-reads-operator-volumes).
-        spec.setdefault("initContainers", []).insert(0, {
-            "name": HOSTFILE_INIT,
-            "image": c0["image"],
-            "command": ["/bin/sh", "-c", f'printf "%s" "${HOSTFILE_VAR}" > {MPI_DIR}/hostfile && '
-                        f'printf "%s" "${DISCOVER_VAR}" > {MPI_DIR}/{DISCOVER_FILE} && chmod 0555 {MPI_DIR}/{DISCOVER_FILE}'],
-            "env": side.helper_env() + [{"name": HOSTFILE_VAR, "value": content}, {"name": DISCOVER_VAR, "value": script}],
-            "volumeMounts": [{"name": CONFIG_VOLUME, "mountPath": MPI_DIR}],
-        })
+        spec.setdefault("initContainers", []).insert(0, init_container(job, ctx, c0["image"]))
 
     def companions(self, job, ctx: EmitContext) -> list[dict]:
         if hostfile_mode(ctx) != "configmap":
@@ -482,7 +423,8 @@ class MPIProfile(Profile):
             ctx.note(Note(
                 "MPI005", "rewritten",
                 "the JobSet name is not known in advance, so an init container in the launcher writes "
-                "/etc/mpi/hostfile from the pod's jobset-name label instead of a ConfigMap",
+                "/etc/mpi/hostfile from the pod's jobset-name label"
+                + (" and pod count (SZ001)" if follows_size(job, ctx) else "") + " instead of a ConfigMap",
                 target_path=f"initContainers[{HOSTFILE_INIT}]", explains=(("init", HOSTFILE_INIT),),
                 claims=(claims.present(claims.pod_path(ctx.rjob_names["Launcher"]) + f".spec.initContainers[{HOSTFILE_INIT}]"),
                         claims.absent("kind", target="ConfigMap")),

@@ -199,7 +199,7 @@ def _operator_files(job, op, options) -> dict:
 
 def _jobset_files(js, companions) -> dict:
     """What the JobSet's launcher finds under /etc/mpi: a ConfigMap's keys, or what an init container writes."""
-    from ..frameworks.mpi import DISCOVER_FILE, DISCOVER_VAR, HOSTFILE_VAR, MPI_DIR
+    from ..frameworks.mpi_hostfile import HOSTFILE_INIT, MPI_DIR, written_files
 
     launcher = next((p for p in js.pods if p.key[0] == "launcher"), None)
     if launcher is None:
@@ -221,11 +221,8 @@ def _jobset_files(js, companions) -> dict:
         return {k: data.get(k) for k in keys}
     files = {}
     for c in launcher.containers(init=True):
-        env = dict(launcher.env(c))
-        if HOSTFILE_VAR in env:
-            files["hostfile"] = env[HOSTFILE_VAR]
-        if DISCOVER_VAR in env:
-            files[DISCOVER_FILE] = env[DISCOVER_VAR]
+        if c.get("name") == HOSTFILE_INIT:
+            files.update(written_files(dict(launcher.env(c))))
     return files
 
 

@@ -89,7 +89,10 @@ def mpi_cases() -> list:
 
 # ------------------------------------------------------------------ MPI placement
 
-PROBE = ["/bin/sh", "-c", 'sleep 0.3; echo "KF2RANK rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-$PMIX_RANK}} host=$(hostname)"']
+# A rank that ends within milliseconds of its launch can make Open MPI 5's prterun wait for it forever
+# (PRRTE 3.0.14 handles the exit before the launch: tests/e2e/programs/mpi_rank.sh); real ranks sit in
+# MPI_Init longer than this
+PROBE = ["/bin/sh", "-c", 'sleep 2; echo "KF2RANK rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-$PMIX_RANK}} host=$(hostname)"']
 _RANK = re.compile(r"KF2RANK rank=(\d+) host=(\S+)")
 
 

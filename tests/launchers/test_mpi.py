@@ -130,6 +130,35 @@ def test_generated_hostfile_mode_places_ranks_alike(netns, root, case):
         check_placement(output, expected_hosts(conv))
 
 
+@pytest.mark.parametrize("workers", [1, 3])
+@pytest.mark.parametrize("case", ["mpijob-v2beta1/generated-hostfile", "mpijob-v2beta1/intel", "mpijob-v2beta1/mpich",
+                                  "mpijob-v2beta1/launcher-as-worker", "mpijob-v1/gpu-launcher"])
+def test_generated_hostfile_follows_a_replica_edit(netns, root, case, workers):
+    """--mpi-hostfile generated, the converted JobSet's workers edited from 2 to `workers` (never
+    re-converted): the init container writes the hostfile for the new size in the flavour's format
+    (Open MPI slots=N, Intel MPI and MPICH host:N, the launcher first with runLauncherAsWorker or a v1 GPU
+    launcher), and every mpirun puts each rank where the operator's hostfile would for the v1 job
+    edited alike (SZ001)."""
+    from .common import FIXTURES, fixture_args
+
+    args = fixture_args(FIXTURES / case) + ["--mpi-hostfile=generated"]
+    if case.startswith("mpijob-v1/") and "--accept-mpi-ssh" not in args:
+        args.append("--accept-mpi-ssh")
+    conv = convert(FIXTURES / case / "input.yaml", args)
+    assert "kf2jobset.dev/sized-for" not in (conv.jobset["metadata"].get("annotations") or {})  # nothing literal
+    worker = next(r for r in conv.jobset["spec"]["replicatedJobs"] if r["name"] == "worker")
+    assert worker["replicas"] == 2 != workers
+    worker["replicas"] = workers
+    expected = expected_hosts(conv)
+    assert sum(1 for h, _ in expected if "-worker-" in h) == workers
+    results = run_mpi(conv, root)
+    assert results, "no implementation ran"
+    for label, (code, output, hostfile) in results.items():
+        assert hostfile_hosts(hostfile) == expected, f"{label}: /etc/mpi/hostfile is\n{hostfile}"
+        assert code == 0, f"{label}: mpirun exited {code}\n{output[-3000:]}"
+        check_placement(output, expected)
+
+
 def test_mutation_hostfile_line_dropped_is_caught(netns, root):
     """Dropping the last hostfile line must make the placement check fail (the tests can fail)."""
     from .common import FIXTURES
