@@ -238,7 +238,9 @@ def _xgboost(up: Upgrade, spec: dict, mapping, version: str) -> None:
     specs = map_specs(up, spec, "xgbReplicaSpecs")
     run_policy_from_top(up, spec, RUN_FIELDS)
     for rtype, rspec in specs.items():
-        pod = (rspec.get("template") or {}).get("spec") if isinstance(rspec.get("template"), dict) else None
+        if not isinstance(rspec, dict):
+            continue  # a null replica spec: the parser refuses it with its place
+        pod = rspec["template"].get("spec") if isinstance(rspec.get("template"), dict) else None
         containers = pod.get("containers") if isinstance(pod, dict) else None
         if not isinstance(containers, list):
             continue
