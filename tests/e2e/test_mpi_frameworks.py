@@ -66,6 +66,17 @@ MPI 5), and every other run must be identical. The v1 world must really have gon
 (the broker saw an exec into each worker) and the converted one through sshd. Mutated conversions (a
 hostfile line dropped, a worker address pointing at the wrong pod, a wrong slot count) must fail.
 
+**Resized runs** (issue 30, ``resized:<fixture>:worker=<n>[<mode>]``, :data:`RESIZED`): the v1 job and the JobSet
+kf2jobset wrote for the job as written are edited alike -- the workers' replicas and the launcher's ``-np`` (the
+slots of the new size) -- smaller and larger than written, never re-converted. With ``--mpi-hostfile generated``
+the launcher's init container writes the hostfile for the new size, and the ranks must land as above;
+``kf2jobset convert --check`` passes on the edited JobSet. With the hostfile ConfigMap (a literal list, SZ002)
+``--check`` must list the edited JobSet as resized naming the hostfile, and the job converted again runs.
+The MPIJob kubeflow.org/v2beta1 fixture among them runs on a second stack (the real mpi-operator v0.8.2, with a node
+agent of its own, started only when such a case is selected): there the v1 world is SSH too -- workers run sshd
+as their image's entrypoint, the image's user keeps its keys at ``sshAuthMountPath``, and the launcher, which
+mpi-operator starts with the workers, first waits until the hostfile's names resolve.
+
 Harness care: the MPI pods' mount points on this machine (/etc/mpi, /opt/kube, /root/.ssh) are kept
 non-empty while this module runs, because another node agent stopping would remove a mount point it
 created and so detach it in our running pods (see ``keep_mount_points``).
@@ -77,6 +88,7 @@ tools/install-launchers.sh). ``KF2JOBSET_MPI_PARALLEL=N`` (default 6), ``KF2JOBS
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import json
@@ -97,9 +109,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import yaml
 
 from kf2jobset.frameworks.mpi import DISCOVER_FILE, HOSTFILE_INIT
+from kf2jobset.options import ConvertOptions
+from kf2jobset.yamlio import to_plain
 
+from ..conftest import REPO
 from .nodeagent import NodeAgent
 from .nodeagent_objects import TERMINAL, is_ready
 from .test_differential import (
@@ -122,6 +138,7 @@ RUN_TIMEOUT = 120  # generous: the machine is loaded (a run takes 1-10 s; see mp
 SYSTEM_PYTHON = "/usr/bin/python3"
 DELIVERY_IMAGES = ("ghcr.io/kubeflow/training-v1/kubectl-delivery", "kubeflow/kubectl-delivery")
 RANK = ["/bin/sh", str(PROGRAMS / "mpi_rank.sh")]
+SSHD = ("/usr/sbin/sshd", "-De")  # what kf2jobset gives a worker without a command, and MPI worker images run
 CORES = os.cpu_count() or 1
 ONLY = os.environ.get("KF2JOBSET_MPI_ONLY", "")  # a regex over case ids, for local runs
 
@@ -161,14 +178,26 @@ Host *
 # cases
 
 
+# Fixtures run resized too (issue 30): 2 workers as written, edited to 1 and 3 in both hostfile modes. The
+# MPIJob kubeflow.org/v2beta1 one runs resized only, on the mpi-operator stack (see the module docstring).
+RESIZED = {"mpijob-v1/accepted": (1, 3), "mpijob-v1/gpu-launcher": (1, 3), "mpijob-v2beta1/openmpi": (1, 3)}
+V2BETA1 = "kubeflow.org/v2beta1"
+
+
 def mpi_cases() -> list[Case]:
-    out = []
+    out, resized = [], []
     for c in fixture_cases() + corpus_cases():
-        if c.job.get("kind") == "MPIJob" and c.job.get("apiVersion") == "kubeflow.org/v1":
-            out.append(c)
+        if c.job.get("kind") == "MPIJob" and c.job.get("apiVersion") in ("kubeflow.org/v1", V2BETA1):
+            if c.job.get("apiVersion") == "kubeflow.org/v1":
+                out.append(c)
             if c.id == "mpijob-v1/accepted":  # the other --mpi-hostfile form: an init container writes it
                 out.append(dataclasses.replace(c, id=c.id + "[generated]",
                                                options=dataclasses.replace(c.options, mpi_hostfile="generated")))
+            for new in RESIZED.get(c.id, ()):
+                for mode in ("generated", "configmap"):
+                    resized.append(dataclasses.replace(c, id=f"resized:{c.id}:worker={new}[{mode}]", resize=("Worker", new),
+                                                       options=dataclasses.replace(c.options, mpi_hostfile=mode)))
+    out += resized
     if ONLY:
         out = [c for c in out if re.search(ONLY, c.id)]
     return out
@@ -298,6 +327,11 @@ class NotRunnable(Exception):
     pass
 
 
+# mpirun options followed by a value (those the fixtures and corpus use)
+_VALUED = {"-np", "-n", "--np", "-c", "--hostfile", "-hostfile", "--machinefile", "-machinefile", "-x", "--mca", "-mca",
+           "--map-by", "-map-by", "--bind-to", "-bind-to", "--rank-by", "-rank-by", "-H", "--host", "-host"}
+
+
 def _np(words: list[str]) -> int:
     for i, w in enumerate(words[:-1]):
         if w in ("-np", "-n", "--np", "-c"):
@@ -313,6 +347,11 @@ def split_command(command: list[str]) -> tuple[str, list[str], list[str]]:
         command = shlex.split(command[2])
     tool = os.path.basename(command[0])
     prog = next((i for i, w in enumerate(command) if i and (os.path.basename(w).startswith("python") or w.endswith(".py"))), None)
+    if prog is None and tool in ("mpirun", "mpiexec"):  # a compiled program (mpi-operator's pi): the first word no option takes
+        i = 1
+        while i < len(command) and command[i].startswith("-"):
+            i += 1 + (command[i] in _VALUED) + (command[i] in ("--mca", "-mca"))
+        prog = i if i < len(command) else None
     if prog is None:
         raise NotRunnable(f"no program found in {command!r}")
     if tool in ("mpirun", "mpiexec", "orterun", "mpiexec.hydra"):
@@ -344,9 +383,20 @@ def runs_for(command: list[str], launchers: tuple[str, ...], discovery: bool) ->
     return out
 
 
-def launcher_script(runs: list[tuple[str, list[str]]]) -> str:
-    """Each run between markers, its output and exit status."""
+def role_of(labels: dict) -> str:
+    """launcher | worker: the operators' replica-type (v1) or job-role (mpi-operator), the replicatedJob."""
+    return (labels.get(KF + "replica-type") or labels.get(KF + "job-role") or labels.get(JS + "replicatedjob-name") or "").lower()
+
+
+def launcher_script(runs: list[tuple[str, list[str]]], wait_for_hosts: bool = False) -> str:
+    """Each run between markers, its output and exit status. `wait_for_hosts`: first wait (60 s at most) until
+    every host of /etc/mpi/hostfile resolves -- mpi-operator starts the launcher with its workers (AtStartup),
+    and ssh does not retry a name that does not resolve yet (the launcher Job's retries would)."""
     lines = ["export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # the image's ENV (root)"]
+    if wait_for_hosts:
+        lines += ["for h in $(sed 's/[ :].*//' /etc/mpi/hostfile); do",
+                  '  i=0; until getent hosts "$h" >/dev/null || [ $i -ge 120 ]; do sleep 0.5; i=$((i + 1)); done',
+                  "done"]
     for label, argv in runs:
         lines += [f"echo 'KF2RUN begin {label}'", "t0=$(date +%s)",
                   f"timeout -s KILL {RUN_TIMEOUT} {' '.join(shlex.quote(w) for w in argv)} </dev/null 2>&1; rc=$?",
@@ -399,6 +449,7 @@ class MPIOutcome:
     problems: list = field(default_factory=list)
     differences: list = field(default_factory=list)  # (label, v1 placement, jobset placement, named by)
     seconds: float = 0.0
+    check: tuple = ()  # resized: (exit code, output) of `kf2jobset convert --check` on the edited JobSet
 
 
 def expected_hosts(conv) -> list[tuple[tuple, int]]:
@@ -407,7 +458,8 @@ def expected_hosts(conv) -> list[tuple[tuple, int]]:
 
     job = conv.job
     slots = int(job.framework["slotsPerWorker"])
-    out = [(("launcher", 0), slots)] if is_gpu_launcher(job) else []
+    first = is_gpu_launcher(job) if job.is_mpi_v1 else job.framework.get("runLauncherAsWorker")
+    out = [(("launcher", 0), slots)] if first else []
     workers = job.replicas.get("Worker")
     out += [(("worker", i), slots) for i in range(workers.replicas if workers else 0)]
     return out
@@ -528,6 +580,56 @@ def check_discovery(world: str, o: MPIOutcome, r: RunResult) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
+# resized runs (issue 30): the v1 job and the JobSet edited alike
+
+
+def with_replicas(job: dict, rtype: str, new: int) -> dict:
+    """The v1 job with `new` replicas of `rtype`, and its launcher's -np the slots of that size (the edit
+    a user makes with it: otherwise mpirun asks for the ranks of the old size)."""
+    from kf2jobset.convert import convert_job
+
+    job = copy.deepcopy(job)
+    specs = job["spec"]["mpiReplicaSpecs"]
+    specs[rtype]["replicas"] = new
+    conv = convert_job(copy.deepcopy(job), ConvertOptions(accept_mpi_ssh=True))
+    set_np(specs["Launcher"]["template"]["spec"]["containers"][0], sum(n for _, n in expected_hosts(conv)))
+    return job
+
+
+def set_np(container: dict, np: int) -> None:
+    for key in ("command", "args"):
+        words = container.get(key) or []
+        for i, w in enumerate(words[:-1]):
+            if w in ("-np", "-n", "--np"):
+                words[i + 1] = str(np)
+                return
+    raise NotRunnable(f"no -np in the launcher's command or args: {container.get('command')} {container.get('args')}")
+
+
+def resized_jobset(conv, job_v1: dict, new: int) -> dict:
+    """The JobSet kf2jobset wrote for the ORIGINAL job, edited by hand like the v1 job: the worker
+    replicatedJob's replicas and the launcher's -np (never re-converted)."""
+    jobset = copy.deepcopy(conv.jobset)
+    (name, _, _), = conv.plan.segments["Worker"]
+    next(r for r in jobset["spec"]["replicatedJobs"] if r["name"] == name)["replicas"] = new
+    launcher = conv.plan.rjob_names["Launcher"]
+    spec = next(r for r in jobset["spec"]["replicatedJobs"] if r["name"] == launcher)["template"]["spec"]["template"]["spec"]
+    c0 = job_v1["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
+    set_np(spec["containers"][0], _np([str(w) for k in ("command", "args") for w in c0.get(k) or []]))
+    return jobset
+
+
+def check_in_place(objects: list, options: ConvertOptions) -> tuple[int, str]:
+    """`kf2jobset convert --check` (the pre-commit hook's command) over a file holding `objects`."""
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "job.yaml").write_text(yaml.safe_dump_all([to_plain(o) for o in objects], sort_keys=False))
+        args = ["--accept-mpi-ssh", f"--mpi-hostfile={options.mpi_hostfile}"]
+        res = subprocess.run([sys.executable, "-m", "kf2jobset", "convert", "--check", *args, d],
+                             capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    return res.returncode, res.stdout + res.stderr
+
+
+# ---------------------------------------------------------------------------------------------
 # the runner
 
 
@@ -539,18 +641,41 @@ class MPIRunner:
         self.convert_lock = threading.Lock()
         self.scripts = files / "scripts"
         self.scripts.mkdir(exist_ok=True)
+        self.v2beta1: MPIRunner | None = None  # the runner on mpi-operator's stack (the mpi fixture sets it)
 
     # ---- what each container runs
-    def image(self, argv: list[str]) -> list[str]:
+    def image(self, argv: list[str], launch=None) -> list[str]:
+        sshd, ssh = self.ssh_configs(launch)
         prelude = "\n".join([
             "set -e",
             f"mount --bind {shlex.quote(str(self.files / 'openmpi5'))} /usr/local",
-            f"mount --bind {shlex.quote(str(self.files / 'sshd_config'))} /etc/ssh/sshd_config",
-            f"mount --bind {shlex.quote(str(self.files / 'ssh_config'))} /etc/ssh/ssh_config",
+            f"mount --bind {shlex.quote(str(sshd))} /etc/ssh/sshd_config",
+            f"mount --bind {shlex.quote(str(ssh))} /etc/ssh/ssh_config",
             "mkdir -p /run/sshd",
             'exec "$@"',
         ])
         return ["/bin/sh", "-c", prelude, "kf2js-mpi-image", *argv]
+
+    def ssh_configs(self, launch) -> tuple[Path, Path]:
+        """The image's sshd and ssh configuration. An image whose user keeps its keys where the SSH Secret is
+        mounted elsewhere than /root/.ssh (mpi-operator's mpiuser images, sshAuthMountPath) reads them
+        there; that user does not own the root-owned key, so ssh takes its 0644 mode (the files here are
+        given to nobody, as tests/launchers/harness.py does)."""
+        secrets = {v["name"] for v in (launch.pod_spec.get("volumes") or [] if launch else []) if "secret" in v}
+        volume, where = next(((m["name"], m["mountPath"].rstrip("/")) for m in (launch.spec.get("volumeMounts") or []
+                                                                            if launch else []) if m.get("name") in secrets),
+                             (None, "/root/.ssh"))
+        if where == "/root/.ssh":
+            return self.files / "sshd_config", self.files / "ssh_config"
+        for f in self.runner.agent.worker(launch.namespace, launch.pod).volumes[volume].glob("*"):
+            os.chown(f, 65534, 65534)
+        tag = re.sub(r"[^A-Za-z0-9]", "_", where)
+        sshd, ssh = self.files / f"sshd_config{tag}", self.files / f"ssh_config{tag}"
+        with self.convert_lock:
+            if not sshd.exists():
+                sshd.write_text(SSHD_CONFIG.format(hostkey=self.files / "hostkey") + f"AuthorizedKeysFile {where}/authorized_keys\n")
+                ssh.write_text(SSH_CONFIG + f"    IdentityFile {where}/id_rsa\n")
+        return sshd, ssh
 
     def program(self, launch) -> list[str] | None:
         if launch.image.startswith(DELIVERY_IMAGES):
@@ -558,13 +683,16 @@ class MPIRunner:
                     str(PROGRAMS / "mpi_kubectl.py")]
         if launch.init:
             return self.image(launch.command) if launch.container == HOSTFILE_INIT else ["true"]
-        role = (launch.labels.get(KF + "replica-type") or launch.labels.get(JS + "replicatedjob-name") or "").lower()
+        role = role_of(launch.labels)
         plan = self.plans.get(launch.namespace)
         if role == "launcher" and plan is not None and launch.container == plan["container"]:
             script = self.scripts / f"{launch.namespace}-{launch.pod}-{launch.restart}.sh"
-            script.write_text(launcher_script(runs_for(launch.command, plan["launchers"], plan["discovery"])))
-            return self.image(["/bin/sh", str(script)])
-        return self.image(launch.command or ["sleep", "infinity"])
+            runs = runs_for(launch.command, plan["launchers"], plan["discovery"])
+            script.write_text(launcher_script(runs, wait_for_hosts=plan.get("wait_for_hosts", False)))
+            return self.image(["/bin/sh", str(script)], launch)
+        if role == "worker" and not launch.command and KF + "job-role" in launch.labels:
+            return self.image(list(SSHD), launch)  # mpi-operator's worker image: sshd is its entrypoint
+        return self.image(launch.command or ["sleep", "infinity"], launch)
 
     # ---- one case
     def convert(self, case: Case):
@@ -603,6 +731,19 @@ class MPIRunner:
         from kf2jobset.frameworks.mpi import uses_discovery
 
         job, conv, configmaps_b = self.convert(case)
+        jobset, companions = conv.jobset, conv.companions
+        if case.resize:
+            rtype, new = case.resize
+            job = with_replicas(job, rtype, new)
+            if case.options.mpi_hostfile == "generated":  # the JobSet of the job as written, edited alike
+                jobset = resized_jobset(conv, job, new)
+                o.check = check_in_place([jobset, *companions], case.options)
+                conv = self.runner.convert(job, case.options)[0]  # read only: the operator's hostfile, -np
+            else:  # literal lists: --check names them; the JobSet converted again is what runs
+                o.check = check_in_place([resized_jobset(conv, job, new), *companions], case.options)
+                conv, _, err = self.runner.convert(job, case.options)
+                assert conv is not None, f"kf2jobset refused the resized job: {err}"
+                jobset, companions = conv.jobset, conv.companions
         o.notes = {n.code for n in conv.notes}
         o.expected = o.hostfile = expected_hosts(conv)
         c0 = conv.job.replicas["Launcher"].containers[0]
@@ -616,6 +757,7 @@ class MPIRunner:
             o.own_hostfile, o.hostfile = own, user_hostfile(text, job["metadata"]["name"])
         discovery = o.discovery = uses_discovery(conv.job)
         plan = {"launchers": launchers, "discovery": discovery, "container": c0.get("name")}
+        version = job["apiVersion"].split("/")[1]
         with self.runner.stack.api_client() as api:
             core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
             made = []
@@ -623,7 +765,7 @@ class MPIRunner:
                 ns = self.runner.new_namespace(core, "ma")
                 # The node agent projects a ConfigMap volume once (the kubelet re-syncs it about a minute
                 # later): the v1 launcher's discover_hosts.sh is read from the API while it runs, see _wait.
-                self.plans[ns] = {**plan, "discovery": False}
+                self.plans[ns] = {**plan, "discovery": False, "wait_for_hosts": version != "v1"}
                 job_a = copy.deepcopy(job)
                 job_a["metadata"]["namespace"] = ns
                 own = _create_configmaps(core, ns, case.configmaps)  # the file's own, as written
@@ -632,12 +774,12 @@ class MPIRunner:
                     refs.update(_refs(t.get("spec") or {}))
                 _create_refs(core, ns, refs, own)
                 _priority_classes(api, [job_a])
-                created = custom.create_namespaced_custom_object("kubeflow.org", "v1", ns, "mpijobs", job_a)
+                created = custom.create_namespaced_custom_object("kubeflow.org", version, ns, "mpijobs", job_a)
                 made.append(("v1", ns, created["metadata"]["name"]))
             if "jobset" in worlds:
                 ns = self.runner.new_namespace(core, "mb")
                 self.plans[ns] = plan
-                jobset, companions = copy.deepcopy(conv.jobset), copy.deepcopy(conv.companions)
+                jobset, companions = copy.deepcopy(jobset), copy.deepcopy(companions)
                 if mutate:
                     mutate(jobset, companions)
                 jobset["metadata"]["namespace"] = ns
@@ -665,10 +807,10 @@ class MPIRunner:
                 self._wait(o, c0.get("name"))
             finally:
                 for world, ns, name in made:
-                    group, version, plural = (("kubeflow.org", "v1", "mpijobs") if world == "v1"
-                                              else ("jobset.x-k8s.io", "v1alpha2", "jobsets"))
+                    group, api_version, plural = (("kubeflow.org", version, "mpijobs") if world == "v1"
+                                                  else ("jobset.x-k8s.io", "v1alpha2", "jobsets"))
                     try:
-                        custom.delete_namespaced_custom_object(group, version, ns, plural, name, propagation_policy="Background")
+                        custom.delete_namespaced_custom_object(group, api_version, ns, plural, name, propagation_policy="Background")
                     except Exception:  # noqa: BLE001
                         pass
         self._judge(o, conv)
@@ -678,7 +820,7 @@ class MPIRunner:
             pods = [p for (n, _), p in self.runner.agent.pods_informer.store.items() if n == ns]
         for p in pods:
             labels = p["metadata"].get("labels") or {}
-            if (labels.get(KF + "replica-type") or labels.get(JS + "replicatedjob-name")) == "launcher":
+            if role_of(labels) == "launcher":
                 return p
         return None
 
@@ -730,10 +872,10 @@ class MPIRunner:
         hostmap = {}
         for x in agent.launches(w.namespace):
             labels = x.labels
-            role = labels.get(KF + "replica-type") or labels.get(JS + "replicatedjob-name")
+            role = role_of(labels)
             index = labels.get(KF + "replica-index") or labels.get(JS + "job-index") or "0"
             if role:
-                hostmap[x.hostname.split(".")[0]] = (role.lower(), int(index))
+                hostmap[x.hostname.split(".")[0]] = (role, int(index))
             if role == "worker" and not x.init:
                 w.sshd_logins += len(re.findall(r"Accepted publickey for root", Path(x.log).read_text(errors="replace")
                                                 if x.log and Path(x.log).exists() else ""))
@@ -762,7 +904,10 @@ class MPIRunner:
                 else:
                     o.problems += check_run(label, world, o, r)
         v1, js = o.worlds.get("v1"), o.worlds.get("jobset")
-        if v1 is not None:
+        if v1 is not None and not conv.job.is_mpi_v1:  # mpi-operator: over SSH too
+            if OMPI41 in v1.runs and any(k[0] == "worker" for k, _ in o.hostfile) and not v1.sshd_logins:
+                o.problems.append("v1: no worker's sshd accepted a login")
+        elif v1 is not None:
             workers = sorted({c["pod"] for c in v1.execs})
             want = sorted(f"{v1.name}-worker-{i}" for k, _ in o.hostfile if k[0] == "worker" for i in [k[1]])
             if OMPI41 in v1.runs and not set(want) <= set(workers):
@@ -898,6 +1043,23 @@ def mpi(stack, netns_ok):
     mr = MPIRunner(Runner(stack, agent), broker, files, keys)
     agent.programs[""] = mr.program
     agent.start()
+    later = contextlib.ExitStack()  # MPIJob v2beta1 cases: mpi-operator's stack, with a node agent of its own
+    if any(c.job["apiVersion"] == V2BETA1 for c in ALL_CASES):
+        from .conftest import running_stack
+
+        try:
+            stack2 = later.enter_context(running_stack("mpi-operator"))
+            agent2 = NodeAgent(stack2.kubeconfig, {}, namespaces=set(), backoff=(0.5, 5.0), subnet="10.247")
+            (files / "v2beta1").mkdir()
+            broker2 = ExecBroker(agent2, files / "v2beta1")
+            later.callback(broker2.stop)
+            mr.v2beta1 = MPIRunner(Runner(stack2, agent2), broker2, files, keys)
+            agent2.programs[""] = mr.v2beta1.program
+            agent2.start()
+            later.callback(lambda: (agent2.stop(), shutil.rmtree(agent2.workdir, ignore_errors=True)))
+        except BaseException:
+            later.close()
+            raise
     probe = None
     if os.environ.get("KF2JOBSET_MPI_DNSPROBE"):
         probe = subprocess.Popen(["ip", "netns", "exec", agent.switch, sys.executable, "-c", DNS_PROBE, agent.dns_ip,
@@ -908,6 +1070,7 @@ def mpi(stack, netns_ok):
         if probe is not None:
             os.killpg(probe.pid, signal.SIGKILL)
             probe.wait()
+        later.close()
         broker.stop()
         agent.stop()
         release_mount_points(kept)
@@ -918,13 +1081,17 @@ def mpi(stack, netns_ok):
 @pytest.fixture(scope="module")
 def outcomes(mpi) -> dict:
     t0 = time.monotonic()
+
+    def runner(case) -> MPIRunner:  # MPIJob v2beta1: mpi-operator's stack
+        return mpi.v2beta1 if case.job["apiVersion"] == V2BETA1 else mpi
+
     for case in ALL_CASES:
         try:
-            mpi.convert(case)
+            runner(case).convert(case)
         except Exception:  # noqa: BLE001 - run() reports it for this case
             pass
     with ThreadPoolExecutor(PARALLEL) as pool:
-        outs = list(pool.map(mpi.run, ALL_CASES))
+        outs = list(pool.map(lambda case: runner(case).run(case), ALL_CASES))
     wall = time.monotonic() - t0
     results = {o.case.id: o for o in outs}
     print(f"\n[mpi] {len(ALL_CASES)} cases in {wall:.1f} s (parallel {PARALLEL})")
@@ -998,6 +1165,23 @@ def test_open_mpi_5_shows_the_named_difference(outcomes):
         assert "MPI009" in o.notes and any(lbl == OMPI5 and n == "MPI009" for lbl, _, _, n in o.differences), o.case.id
         seen += 1
     assert seen >= (1 if ONLY else 3), f"only {seen} jobs showed it" + (f" (KF2JOBSET_MPI_ONLY={ONLY})" if ONLY else "")
+
+
+RESIZED_IDS = [c.id for c in ALL_CASES if c.resize]
+
+
+@pytest.mark.parametrize("case_id", RESIZED_IDS)
+def test_check_guards_only_the_literal_hostfile(outcomes, case_id):
+    """The JobSet edited by hand to the new size: with the hostfile written at start (generated) the
+    edit is all there is to do and `kf2jobset convert --check` passes; with the hostfile ConfigMap it
+    lists the JobSet as resized, naming the hostfile (the case then runs the job converted again)."""
+    o = outcomes[case_id]
+    assert o.status == "ran", f"{o.status}: {o.detail}"
+    code, output = o.check
+    if o.case.options.mpi_hostfile == "generated":
+        assert code == 0 and "resized" not in output, output
+    else:
+        assert code == 1 and ": resized: " in output and "/etc/mpi/hostfile" in output, output
 
 
 def test_corpus_mpi_jobs_present():
