@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from .gotemplate import Block, Define, Indented, Out, Silent, Text, helper_call, indented, variables, walk
 
-SCALAR, BLOCK, LINES, EXPAND, INLINE = "scalar", "block", "lines", "expand", "inline"
+SCALAR, BLOCK, LINES, EXPAND = "scalar", "block", "lines", "expand"
 # a number stands in where the job holds an integer: three digits (name-length rules are checked for
 # pod indexes up to 999), primes unlikely to be any other number of the job, one list per token set
 _PRIMES = [n for n in range(601, 1000) if all(n % d for d in range(2, 32))]
