@@ -178,7 +178,10 @@ RESTART_POLICY_FROM_VALUES = _job("PyTorchJob", "pytorchReplicaSpecs", "Worker:\
     (CONTAINERS_FROM_VALUES, 12, "kf2jobset needs the value where the template writes it"),
     (RESTART_POLICY_FROM_VALUES, 8, "{{ .Values.policy }} writes one of Always, OnFailure, Never, ExitCode, which the "
                                     "conversion reads"),
-], ids=["templated-replica-type", "containers-from-values", "restart-policy-from-values"])
+    (_job("PyTorchJob", "pytorchReplicaSpecs", "Worker:", "            - name: pytorch\n              image: img\n")
+     .replace("kind: PyTorchJob", 'kind: {{ .Values.kind | default "PyTorchJob" }}'), 2,
+     "no job converts, yet the template names a Kubeflow job kind"),
+], ids=["templated-replica-type", "containers-from-values", "restart-policy-from-values", "kind-from-values"])
 def test_a_construct_that_cannot_be_placed_is_refused_with_its_line(tmp_path, template, line, construct):
     chart = _chart(tmp_path, template)
     before = _snapshot(chart)

@@ -51,7 +51,13 @@ def convert_chunk(text: str, path: str, helpers: dict, taken: str, options) -> C
                 raise
             program.plan.kinds[r.slot[:-1]] = EXPAND
     if not work.conversions:
-        return Converted(text)  # a job kind named, but nothing converts (a comment, a string): as it was
+        from ..text.classify import may_hold_job
+
+        if may_hold_job(re.sub(r"(?m)^[ \t]*#.*$", "", text)) and not work.embedded:
+            # nothing passes silently: a job kind the template names (outside comments) that did not convert
+            raise Refusal("with stand-ins for its values no job converts, yet the template names a Kubeflow job "
+                          "kind: its apiVersion or kind comes from the values")
+        return Converted(text)  # a job kind named in comments only, or inside what the post-renderer leaves: as it was
     from .names import guard
 
     out = guard(work, out)
@@ -126,6 +132,7 @@ class Work:
         self.paths: dict = {}  # where a stand-in sits in the job (a block's: the value it fills) -> its slot key
         self.env_writers: set = set()  # slots whose values write a container's env entries (HELM001)
         self.choices: dict = {}  # share -> every word a choice's stand-in may be (check_choices)
+        self.embedded = False
         from .sizes import Sizes
 
         self.sizes = Sizes(program.prefix, program.plan.counts)  # values derived from replica counts
@@ -385,6 +392,8 @@ class Work:
             return result.errors[0] if len(result.errors) == 1 else type(result.errors[0])(
                 [p for e in result.errors for p in e.problems])
         out = result.new_text if result.new_text is not None else self.style + text
+        if any(r.unconverted for r in result.results):
+            self.embedded = True  # a job inside another object the post-renderer leaves too (an AppWrapper, Katib)
         return out[len(self.style):] if out.startswith(self.style) else out, result.conversions
 
     def swap(self, text: str) -> str:
