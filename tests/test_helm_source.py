@@ -161,7 +161,7 @@ def _chart(tmp_path: Path, template: str, values: str = "") -> Path:
 def _job(kind: str, specs: str, replica: str, containers: str) -> str:
     """A one-replica-type job template; `replica` and `containers` as the template writes them."""
     return (f"apiVersion: kubeflow.org/v1\nkind: {kind}\nmetadata:\n  name: {{{{ .Release.Name }}}}\nspec:\n"
-            f"  {specs}:\n    {replica}:\n      replicas: 1\n      template:\n        spec:\n          containers:\n"
+            f"  {specs}:\n    {replica}\n      replicas: 1\n      template:\n        spec:\n          containers:\n"
             + containers)
 
 
@@ -169,12 +169,19 @@ TFJOB = _job("TFJob", "tfReplicaSpecs", "{{ .Values.chiefName }}:",
              "            - name: tensorflow\n              image: {{ .Values.image }}\n")
 CONTAINERS_FROM_VALUES = _job("PyTorchJob", "pytorchReplicaSpecs", "Worker:",
                               "            {{- toYaml .Values.containers | nindent 12 }}\n")
+RESTART_POLICY_FROM_VALUES = _job("PyTorchJob", "pytorchReplicaSpecs", "Worker:\n      restartPolicy: {{ .Values.policy }}",
+                                  "            - name: pytorch\n              image: img\n")
 
 
 @pytest.mark.parametrize("template, line, construct", [
     (TFJOB, 7, "{{ .Values.chiefName }} writes a key at spec.tfReplicaSpecs"),
     (CONTAINERS_FROM_VALUES, 12, "kf2jobset needs the value where the template writes it"),
-], ids=["templated-replica-type", "containers-from-values"])
+    (RESTART_POLICY_FROM_VALUES, 8, "{{ .Values.policy }} writes one of Always, OnFailure, Never, ExitCode, which the "
+                                    "conversion reads"),
+    (_job("PyTorchJob", "pytorchReplicaSpecs", "Worker:", "            - name: pytorch\n              image: img\n")
+     .replace("kind: PyTorchJob", 'kind: {{ .Values.kind | default "PyTorchJob" }}'), 2,
+     "no job converts, yet the template names a Kubeflow job kind"),
+], ids=["templated-replica-type", "containers-from-values", "restart-policy-from-values", "kind-from-values"])
 def test_a_construct_that_cannot_be_placed_is_refused_with_its_line(tmp_path, template, line, construct):
     chart = _chart(tmp_path, template)
     before = _snapshot(chart)
@@ -204,3 +211,27 @@ def test_a_release_name_too_long_for_the_jobset_fails_like_the_post_renderer(nam
         assert (post.exit_code == 0, ours.returncode == 0) == (renders, renders), (length, post.output, ours.stderr)
         if not renders:
             assert "is too long for its child Jobs and pods" in ours.stderr
+
+
+def test_repo_mode_converts_charts_beside_plain_files_and_a_staged_template_alone(tmp_path, monkeypatch):
+    """Charts in a tree are converted (or refused) like files, counted in the summary; pre-commit passes only
+    the staged template, whose chart's helpers are read from beside it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "apps" / "job.yaml").write_text((FIXTURES / "pytorchjob" / "master-workers" / "input.yaml").read_text())
+    shutil.copytree(SOURCE / "helpers-and-toyaml" / "chart", tmp_path / "charts" / "trainer")
+    shutil.copytree(FIXTURES / "helm" / "train-chart", tmp_path / "charts" / "train")
+    staged = CliRunner().invoke(main, ["convert", "charts/trainer/templates/pytorchjob.yaml", "--check"])
+    assert staged.exit_code == 1 and "charts/trainer/templates/pytorchjob.yaml:3: PyTorchJob: to convert" in staged.stdout
+    result = CliRunner().invoke(main, ["convert", ".", "--in-place"])
+    assert result.exit_code == 4, result.output
+    assert sorted(result.stdout.splitlines()) == ["Rewriting apps/job.yaml", "Rewriting charts/trainer/templates/pytorchjob.yaml"]
+    assert "charts/train/templates/pytorchjob.yaml:11: this Helm template cannot be converted at the source" in result.stderr
+    # 9 files: a chart's .tpl and files/ are not walked; its Service and ServiceAccount templates hold no job
+    assert result.stderr.splitlines()[-1] == "kf2jobset: 9 files scanned, 2 converted, 2 skipped (2 Helm templates), 1 failed"
+    check = CliRunner().invoke(main, ["convert", ".", "--check"])
+    assert check.stdout.splitlines() == [
+        "charts/train/templates/pytorchjob.yaml:2: PyTorchJob: refused: this Helm template cannot be converted at the "
+        "source: {{ $role }} writes a key at spec.pytorchReplicaSpecs (inside {{ range $role, $count := dict \"Master\" "
+        ".Values.masterReplicas \"Worker\" .Values.workers }}, line 9: the range writes the entries), where the key "
+        "decides what the entry is (a replica type, a field)"]

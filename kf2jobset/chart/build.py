@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from ..errors import Kf2JobSetError
 from . import gotemplate as gt
 from . import standins as si
-from .skeleton import BLOCK, EXPAND, INLINE, LINES, NUMBERS, SCALAR, Program, inline_blocks
+from .skeleton import BLOCK, EXPAND, LINES, SCALAR, Program, inline_blocks
 from .refusal import Refusal
 
 _WORD = re.compile(r"[A-Za-z0-9_]+|[^A-Za-z0-9_]")
@@ -22,7 +22,7 @@ class Converted:
     notes: list = field(default_factory=list)
 
 
-def convert_chunk(text: str, path: str, first_line: int, helpers: dict, taken: str, options) -> Converted:
+def convert_chunk(text: str, path: str, helpers: dict, taken: str, options) -> Converted:
     try:
         nodes = gt.parse(text)
     except gt.TemplateError as e:
@@ -50,6 +50,14 @@ def convert_chunk(text: str, path: str, first_line: int, helpers: dict, taken: s
             if call is None or call[0] not in helpers or program.plan.kinds.get(r.slot[:-1]) == EXPAND:
                 raise
             program.plan.kinds[r.slot[:-1]] = EXPAND
+    if not work.conversions:
+        from ..text.classify import may_hold_job
+
+        if may_hold_job(re.sub(r"(?m)^[ \t]*#.*$", "", text)) and not work.embedded:
+            # nothing passes silently: a job kind the template names (outside comments) that did not convert
+            raise Refusal("with stand-ins for its values no job converts, yet the template names a Kubeflow job "
+                          "kind: its apiVersion or kind comes from the values")
+        return Converted(text)  # a job kind named in comments only, or inside what the post-renderer leaves: as it was
     from .names import guard
 
     out = guard(work, out)
@@ -119,11 +127,12 @@ class Work:
         self.cache: dict[str, object] = {}
         self.conversions: list = []
         self.notes: list = []
-        self.typed: dict = {}  # slot base -> (kind, value in set 0, value in set 1) for boolean/enum stand-ins
         self.reference: list | None = None  # the base variant's lines: other variants' keys follow their order
         self.style: str | None = None  # a first document that fixes the indentation style of lists
         self.paths: dict = {}  # where a stand-in sits in the job (a block's: the value it fills) -> its slot key
         self.env_writers: set = set()  # slots whose values write a container's env entries (HELM001)
+        self.choices: dict = {}  # share -> every word a choice's stand-in may be (check_choices)
+        self.embedded = False
         from .sizes import Sizes
 
         self.sizes = Sizes(program.prefix, program.plan.counts)  # values derived from replica counts
@@ -228,7 +237,10 @@ class Work:
             if s.role == "key":
                 parent = si.schema_at(api, kind, s.path[:-1])
                 if parent is not None and not si.is_string_map(parent):
-                    raise Refusal(f"{_shown(p.slots[key])} writes a key at {_path(s.path[:-1])}, where the key "
+                    ranges = [p.regions[r] for r, _ in p.slots[key].regions if p.regions[r].block.kind == "range"]
+                    inside = (f" (inside {{{{ {ranges[-1].block.branches[0].action.body} }}}}, line {ranges[-1].line}: "
+                              "the range writes the entries)") if ranges else ""
+                    raise Refusal(f"{_shown(p.slots[key])} writes a key at {_path(s.path[:-1])}{inside}, where the key "
                                   "decides what the entry is (a replica type, a field)", p.slots[key].line,
                                   p.slots[key].file)
                 continue
@@ -251,6 +263,7 @@ class Work:
             elif words and share not in p.plan.typed:
                 k = len(p.plan.typed)
                 p.plan.typed[share] = (words[k % len(words)], words[(k + 1) % len(words)])
+                self.choices[share] = words
                 changed = True
         return changed
 
@@ -297,6 +310,7 @@ class Work:
                     from .reorder import reorder_like
 
                     v.lines, v.other = reorder_like(v.lines, self.reference), reorder_like(v.other, self.reference)
+                v.raw = list(v.lines)
                 if v.lines != v.other and (p.plan.typed or p.plan.counts):
                     self._compared(v)
         self.cache[text0] = v
@@ -316,6 +330,32 @@ class Work:
                 if same is not None:
                     lines[i] = other[i] = same
         v.lines, v.other = lines, other
+
+    def check_choices(self, base: "Variant") -> None:
+        """A choice's words were tried two at a time; the others too: with each, the base's conversion must be
+        the same but for the word itself (a restart policy decides more than its own line: refused)."""
+        p = self.program
+        for share, (w0, w1) in list(p.plan.typed.items()):
+            words = self.choices.get(share, ())
+            for word in words:
+                if word in (w0, w1):
+                    continue
+                p.plan.typed[share] = (word, w1)
+                try:
+                    out = self._run(p.render(base.choice, 0))
+                finally:
+                    p.plan.typed[share] = (w0, w1)
+                lines = out[0].split("\n") if not isinstance(out, Kf2JobSetError) else None
+                if self.reference is not None and lines is not None:
+                    from .reorder import reorder_like
+
+                    lines = reorder_like(lines, self.reference)
+                if lines is None or len(lines) != len(base.raw) or any(
+                        a != b and not _choice_only(a, b, w0, word) for a, b in zip(base.raw, lines)):
+                    key = next(k for k in p.slots if p.share.get(k, k) == share)
+                    raise Refusal(f"{{{{ {p.slots[key].source} }}}} writes one of {', '.join(words)}, which the "
+                                  f"conversion reads: with {word} it writes another job, not just another word",
+                                  p.slots[key].line, p.slots[key].file, key)
 
     def _typed_line(self, a: str, b: str) -> str | None:
         """A line where only choices' words differ (`Always`/`IfNotPresent`, `true`/`false`): each word written
@@ -352,6 +392,8 @@ class Work:
             return result.errors[0] if len(result.errors) == 1 else type(result.errors[0])(
                 [p for e in result.errors for p in e.problems])
         out = result.new_text if result.new_text is not None else self.style + text
+        if any(r.unconverted for r in result.results):
+            self.embedded = True  # a job inside another object the post-renderer leaves too (an AppWrapper, Katib)
         return out[len(self.style):] if out.startswith(self.style) else out, result.conversions
 
     def swap(self, text: str) -> str:
@@ -390,6 +432,7 @@ class Variant:
     other: list | None = None  # the second set's output, its tokens swapped for the first set's
     error: Kf2JobSetError | None = None
     conversions: list = field(default_factory=list)
+    raw: list | None = None  # the first set's lines before the compared stand-ins were marked
 
 
 def _neighbour(lines: list, i: int, step: int, indent: int) -> str:
@@ -405,6 +448,12 @@ def _neighbour(lines: list, i: int, step: int, indent: int) -> str:
 
 def _sibling_item(line: str, indent: int) -> bool:
     return len(line) - len(line.lstrip(" ")) == indent and line.lstrip(" ").startswith("-")
+
+
+def _choice_only(a: str, b: str, was: str, word: str) -> bool:
+    """Lines that differ only where `a` has the word `was` and `b` has `word`."""
+    wa, wb = _WORD.findall(a), _WORD.findall(b)
+    return len(wa) == len(wb) and all(x == y or (x, y) == (was, word) for x, y in zip(wa, wb))
 
 
 def _replica_count(path: tuple) -> bool:
@@ -426,4 +475,3 @@ def _path(path: tuple) -> str:
     return format_path(path) or "the document"
 
 
-__all__ = ["convert_chunk", "Work", "Variant", "NUMBERS", "EXPAND", "INLINE", "LINES", "SCALAR"]

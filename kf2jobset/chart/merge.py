@@ -35,6 +35,7 @@ def merge(work) -> list:
     v = work.convert(base)
     _usable(work, v)
     work.reference = v.lines
+    work.check_choices(v)
     work.conversions = v.conversions
     segments = _build(work, base, v, _decisions(work, _children(work, None, base)))
     items = [item for _, _, item in segments]
@@ -109,7 +110,13 @@ def _error(work, err: Kf2JobSetError) -> Exception:
 
 
 def _depends(work, v) -> Refusal:
+    import re
+
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, v.lines, v.other, autojunk=False).get_opcodes():
+        if op != "equal" and any(re.search(r"\bkf2jobset-[a-z]+-[0-9a-f]{10}\b", x) for x in v.lines[i1:i2]):
+            return Refusal("--target trainjob writes a TrainingRuntime named by a digest of its content, and its content "
+                           "holds values the template writes (a TrainJob fits Trainer's built-in runtime only when every "
+                           "pod has one template): convert with --target jobset")
         if op != "equal":
             shown = work.restore_text(" / ".join(x.strip() for x in v.lines[i1:i2][:2]))
             return Refusal(f"the conversion depends on the values the template writes (near: {shown}): with other "

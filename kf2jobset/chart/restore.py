@@ -62,6 +62,7 @@ def _switch(work, sw: Switch, chain: tuple, out: list, known: frozenset) -> None
             head = _header(work, region, branch, chain)
             keyword = branch.keyword if alt > 0 else block.kind
             out.append(f"{indent}{{{{- {keyword}{' ' + head if head else ''} }}}}")
+            _silents(work, region, alt, indent, out)
             inner = chain + _scope_of(block, region.decision, alt)
             holds = known | {_truth(head)} if alt == 0 and block.kind == "if" else known
         else:
@@ -84,6 +85,7 @@ def _repeat(work, rp: Repeat, chain: tuple, out: list, known: frozenset) -> None
     if guarded and _truth(_collection(head)) in known:  # inside `if` of the collection already: never empty
         _emit(work, rp.head, chain, out, holds)
         out.append(f"{indent}{{{{- range {head} }}}}")
+        _silents(work, region, 0, indent, out)
         _emit(work, rp.body, inner, out, holds)
         out.append(f"{indent}{{{{- end }}}}")
         _emit(work, rp.foot, chain, out, holds)
@@ -92,6 +94,7 @@ def _repeat(work, rp: Repeat, chain: tuple, out: list, known: frozenset) -> None
         out.append(f"{indent}{{{{- if {_collection(head)} }}}}")
         _emit(work, rp.head, chain, out, holds)
     out.append(f"{indent}{{{{- range {head} }}}}")
+    _silents(work, region, 0, indent, out)
     _emit(work, rp.body, inner, out, holds)
     if guarded:
         out.append(f"{indent}{{{{- end }}}}")
@@ -147,6 +150,19 @@ def _collection(header: str) -> str:
     code = "".join(t if not q else "\0" * len(t) for q, t in gt.segments(header))
     at = code.find(":=")
     return header[at + 2:].strip() if at >= 0 else header
+
+
+def _silents(work, region, alt: int, indent: str, out: list) -> None:
+    """The actions that write nothing in this branch (`$visit = "true"`), of the region and of the regions alike
+    that this one Switch stands for, first in the branch: they run before the lines they sat among."""
+    written = set()
+    for r in work.program.regions.values():
+        if r.decision == region.decision:  # one Switch may stand for its alikes elsewhere (a volume and its mount)
+            for m in work.program.silents.get((r.key, alt), []):
+                line = _silent(m)
+                if line not in written:
+                    written.add(line)
+                    out.append(f"{indent}{line}")
 
 
 def _scope_of(block, key, alt) -> tuple:
@@ -266,8 +282,9 @@ def _span_text(slot, chain: tuple) -> str:
 
 
 def _pipeline(slot, source: str, chain: tuple) -> str:
-    if slot.scope == chain:
-        return source
+    binding = slot.binding if slot.binding is not None else slot.scope
+    if slot.scope == chain or (not gt.uses_dot(source) and all(e in chain for e in binding if e[0] == "range")):
+        return source  # the same `.`; or no `.` and the ranges declaring its variables enclose it here too
     if not slot.scope:
         return gt.rooted(source)
     raise Refusal(f"{{{{ {slot.source} }}}} (it reads `.` from a with/range or a helper's argument) lands where "

@@ -22,9 +22,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .gotemplate import Block, Define, Indented, Out, Silent, Text, helper_call, indented, variables, walk
+from .gotemplate import (Block, Define, Indented, Out, Silent, Text, declared, helper_call, indented, uses_dot, variables,
+                         walk)
 
-SCALAR, BLOCK, LINES, EXPAND, INLINE = "scalar", "block", "lines", "expand", "inline"
+SCALAR, BLOCK, LINES, EXPAND = "scalar", "block", "lines", "expand"
 # a number stands in where the job holds an integer: three digits (name-length rules are checked for
 # pod indexes up to 999), primes unlikely to be any other number of the job, one list per token set
 _PRIMES = [n for n in range(601, 1000) if all(n % d for d in range(2, 32))]
@@ -58,6 +59,7 @@ class SlotInfo:
         return self.form.source if isinstance(self.node, Out) else self.node_text
 
     node_text: str = ""
+    binding: tuple | None = None  # the scope its value depends on (a pipeline of variables: their range's)
 
 
 @dataclass
@@ -109,6 +111,7 @@ class Program:
         self.slots: dict[tuple, SlotInfo] = {}
         self.regions: dict[tuple, RegionInfo] = {}
         self.markers: dict[str, Marker] = {}
+        self.silents: dict[tuple, list] = {}  # (region key, alternative) -> actions writing nothing in that branch
         self._serial: dict[tuple, int] = {}
         self.share: dict[tuple, tuple] = {}  # slot key -> what decides its token: one per pipeline, scope and item
         self._marker_serial: dict[tuple, int] = {}
@@ -200,6 +203,13 @@ class Program:
                     self._block(n, base, out, ctx, it, regions, scope, helpers, file, source)
 
     def _marker(self, n, out, ctx, it, regions, file, source):
+        if regions and isinstance(n, Silent):
+            # inside a branch: written at the start of its lines (where it runs before what it guards; a marker
+            # line there would move with the fields around it)
+            kept = self.silents.setdefault(regions[-1], [])
+            if all(m.node is not n for m in kept):
+                kept.append(Marker(ctx + (self.nid(n),), n, n.source, file, regions))
+            return
         key = ctx + (self.nid(n), it)
         serial = self._marker_serial.setdefault(key, len(self._marker_serial) + 1)
         token = f"{self.prefix}m{serial:04d}z"
@@ -227,8 +237,8 @@ class Program:
         if key not in self.slots:
             self.slots[key] = SlotInfo(key, n, file, form, regions, scope, helpers)
             if kind == SCALAR:
-                items = tuple((self.regions[b].decision, i) for b, i in it)  # the same item of ranges alike
-                self.share[key] = ("share", n.pipeline, scope, helpers, items)
+                self.share[key] = self._share(n.pipeline, regions, scope, helpers, it)
+                self.slots[key].binding = self.share[key][2]
         token = str(self.token(key, self._set))
         if kind == BLOCK:
             line = self.plan.standins.get(base, "{t}: {t}").format(t=token)
@@ -247,6 +257,21 @@ class Program:
         if any(v in self.reassigned for _, h in heads for v in variables(h)):
             return ("own", base)
         return (n.kind, heads, scope, helpers)
+
+    def _share(self, pipeline: str, regions: tuple, scope: tuple, helpers: tuple, it: tuple) -> tuple:
+        """What decides a scalar's value: its pipeline, what `.` is, and the item of the ranges it sits in (ranges
+        alike: the same item). A pipeline that reads only variables depends on the range that declares them,
+        not on the ranges inside it (`{{ $key }}` under an inner range and an if is the outer item's key)."""
+        items = tuple((self.regions[b].decision, i) for b, i in it)
+        if not uses_dot(pipeline) and variables(pipeline):
+            wanted = variables(pipeline)
+            ranges = [self.regions[r] for r, _ in regions if self.regions[r].block.kind == "range"]
+            binding = [r for r in ranges if declared(r.block.branches[0].header) & wanted]
+            if binding:
+                keep = ranges.index(binding[-1]) + 1
+                scope = scope[:scope.index(("range", binding[-1].decision)) + 1]
+                items = items[:keep]
+        return ("share", pipeline, scope, helpers, items)
 
     def _block(self, n: Block, base, out, ctx, it, regions, scope, helpers, file, source):
         info = self.regions.get(base)

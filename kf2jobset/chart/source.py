@@ -119,7 +119,7 @@ def convert_chart_template(text: str, path: str, chart_files: dict[str, str], op
         try:
             from .build import convert_chunk
 
-            converted = convert_chunk(piece, path, chunk.line, helpers, taken, options)
+            converted = convert_chunk(piece, path, helpers, taken, options)
         except Refusal as r:
             if r.file not in (None, path):  # in a helper file: its own line
                 where = Location(r.file, line=r.line)

@@ -125,7 +125,8 @@ def stream_files(paths, walk_options: WalkOptions) -> list[tuple[str, bool]]:
                    "repo mode rewrites patches with their kustomization: kf2jobset convert DIR --in-place)", err=True)
     if helm:
         click.echo(f"kf2jobset: skipped {helm} Helm template{'s' if helm != 1 else ''} (render first: "
-                   "helm template CHART | kf2jobset convert -)", err=True)
+                   "helm template CHART | kf2jobset convert -; or convert a chart at the source: "
+                   "kf2jobset convert CHART --in-place)", err=True)
     return files + [(m, False) for m in found.missing]  # missing ones fail when read, with the usual message
 
 
