@@ -15,6 +15,8 @@
 #   mpi-operator             MPI Operator v0.8.2 (MPIJob kubeflow.org/v2beta1) tools/testmpioperator
 #   training-operator-v1.8.1 Kubeflow Training Operator v1.8.1 (MXJob: removed in v1.9.0) tools/testtrainingoperatorv181
 #   trainer-controller       Kubeflow Trainer v2.3.0 (TrainJob trainer.kubeflow.org/v1alpha1) tools/testtrainer
+#   coscheduling-scheduler   kube-scheduler v1.36.3 + scheduler-plugins v0.35.4-devel Coscheduling tools/testcoscheduling
+#                            (gang-scheduling run; not in the default set)
 #   kustomize                kustomize v5.7.1                 tools/kustomize (repo-mode tests; not in the default set)
 #   helm3                    Helm v3.22.0                     tools/helm3 (post-renderer tests; not in the default set)
 #   helm4                    Helm v4.3.1                      tools/helm4 (post-renderer plugin tests; not in the default set)
@@ -48,6 +50,7 @@ spec() {
     jobset-controller)       echo "testjobset|v0.12.0|sigs.k8s.io/jobset|-X sigs.k8s.io/jobset/pkg/version.GitVersion=v0.12.0" ;;
     mpi-operator)            echo "testmpioperator|v0.8.2|.|-X github.com/kubeflow/mpi-operator/pkg/version.Version=v0.8.2" ;;
     trainer-controller)      echo "testtrainer|v2.3.0|github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager|" ;;
+    coscheduling-scheduler)  echo "testcoscheduling|v0.35.4-devel|.|$kflags" ;;
     kustomize)               echo "kustomize|v5.7.1|sigs.k8s.io/kustomize/kustomize/v5|" ;;
     helm3)                   echo "helm3|v3.22.0|helm.sh/helm/v3/cmd/helm|-X helm.sh/helm/v3/internal/version.version=v3.22.0" ;;
     helm4)                   echo "helm4|v4.3.1|helm.sh/helm/v4/cmd/helm|-X helm.sh/helm/v4/internal/version.version=v4.3.1" ;;

@@ -1,0 +1,147 @@
+"""All-or-nothing, with a real gang scheduler: kube-scheduler v1.36.3 with scheduler-plugins' Coscheduling
+plugin (tools/testcoscheduling, built by tools/install-ground-truth.sh coscheduling-scheduler; not in the
+default set: `KF2JOBSET_GANG_RUN=1` asks for it) on the "scheduler-plugins" stack.
+
+Node objects stand in for nodes (no kubelet: a pod that is bound gets spec.nodeName and stays Pending). The
+v1 PyTorchJob (the real operator, --gang-scheduler-name=scheduler-plugins) and its JobSet conversion
+(`--scheduler scheduler-plugins`, PodGroup applied beside it) each need 4 pods of 1 CPU. With nodes for 3
+of them, no pod of either gang is bound (none waits half-placed past the permit timeout). Then, the jobs made
+again on nodes for all 8 pods, every pod of both gangs is bound.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ..apiserver_harness import PREEXEC, free_ports, stop
+from .stack import INSTALL_SCRIPT, start_stack, wait_for
+from .test_scheduler_plugins import PG, convert
+
+pytestmark = pytest.mark.skipif(not os.environ.get("KF2JOBSET_GANG_RUN"),
+                                reason="the coscheduling scheduler run is not in the default set: KF2JOBSET_GANG_RUN=1 runs it")
+PERMIT_WAIT = 10  # seconds a reserved pod waits for its gang before the plugin rejects it
+
+
+def _job(name: str) -> dict:
+    pod = {"spec": {"containers": [{"name": "pytorch", "image": "registry.example.com/t:1",
+                                    "resources": {"requests": {"cpu": "1"}}}]}}
+    return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": name},
+            "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": pod},
+                                             "Worker": {"replicas": 3, "template": pod}}}}
+
+
+def _node(name: str) -> dict:
+    cap = {"cpu": "1", "memory": "8Gi", "pods": "10"}
+    return {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "status": {"capacity": cap, "allocatable": cap,
+                       "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}}
+
+
+def _scheduler_config(workdir: Path, kubeconfig: str) -> Path:
+    cfg = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+           "leaderElection": {"leaderElect": False}, "clientConnection": {"kubeconfig": kubeconfig},
+           "profiles": [{"schedulerName": "scheduler-plugins",
+                         "plugins": {"queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]},
+                                     **{p: {"enabled": [{"name": "Coscheduling"}]}
+                                        for p in ("preFilter", "postFilter", "permit", "reserve")}},
+                         "pluginConfig": [{"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": PERMIT_WAIT}}]}]}
+    path = workdir / "scheduler-config.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return path
+
+
+def _start_scheduler(binary: str, workdir: Path, kubeconfig: str) -> subprocess.Popen:
+    (port,) = free_ports(1)
+    with open(workdir / "coscheduling-scheduler.log", "ab") as log:
+        return subprocess.Popen(
+            [binary, f"--config={_scheduler_config(workdir, kubeconfig)}", "--bind-address=127.0.0.1",
+             f"--secure-port={port}", f"--cert-dir={workdir / 'sched-certs'}"],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=PREEXEC)
+
+
+def test_v1_job_and_jobset_start_all_or_nothing() -> None:
+    from kubernetes import client
+
+    binary = subprocess.run(["bash", str(INSTALL_SCRIPT), "coscheduling-scheduler"], capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=3600)
+    assert binary.returncode == 0, binary.stderr[-3000:]
+    workdir = Path(tempfile.mkdtemp(prefix="kf2jobset-e2e-gangrun-"))
+    stack = sched = None
+    try:
+        stack = start_stack(workdir, flavour="scheduler-plugins")
+        sched = _start_scheduler(binary.stdout.strip().splitlines()[-1], workdir, stack.kubeconfig)
+        with stack.api_client() as api:
+            core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
+            v1_ns, js_ns = (f"gangrun-{s}-{uuid.uuid4().hex[:6]}" for s in ("v1", "js"))
+            for ns in (v1_ns, js_ns):
+                core.create_namespace({"metadata": {"name": ns}})
+            def add_node(name):  # Ready, and without the not-ready taint admission puts on a new node (the node
+                core.create_node(_node(name))  # lifecycle controller would lift it; none runs here)
+                core.patch_node(name, {"spec": {"taints": None}})
+
+            for i in range(3):  # room for 3 of a gang's 4 pods
+                add_node(f"node-{i}")
+            job = _job("gang")
+            conv = convert(job)
+            custom.create_namespaced_custom_object("kubeflow.org", "v1", v1_ns, "pytorchjobs", job)
+            (pg,) = [c for c in conv.companions if c["kind"] == "PodGroup"]
+            custom.create_namespaced_custom_object(*PG[:2], js_ns, PG[2], dict(pg, metadata=dict(pg["metadata"], namespace=js_ns)))
+            custom.create_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", js_ns, "jobsets", conv.jobset)
+
+            def pods(ns):
+                return core.list_namespaced_pod(ns).items
+
+            def tried(ns):  # all 4 pods exist and the scheduler has said it cannot place them
+                items = pods(ns)
+                return len(items) == 4 and all(any(c.type == "PodScheduled" and c.status == "False"
+                                                   for c in (p.status.conditions or [])) for p in items)
+            for ns in (v1_ns, js_ns):
+                wait_for(lambda: tried(ns), timeout=240, interval=1, what=f"the scheduler to try the gang in {ns}")
+            time.sleep(2 * PERMIT_WAIT)  # past the permit wait: a partial gang would have been bound by now
+            bound = {ns: sorted(p.metadata.name for p in pods(ns) if p.spec.node_name) for ns in (v1_ns, js_ns)}
+            print(f"\n[e2e gang run] 3 nodes of 1 CPU, two gangs of 4 pods: bound {bound}")
+            assert bound == {v1_ns: [], js_ns: []}, f"a gang started in part: {bound}"
+
+            # Coscheduling moves a gang it rejected for want of room back to the queue on pod and PodGroup events only
+            # (it registers no node events), so the second half makes both jobs afresh, the scheduler stopped until
+            # every pod exists: it then sees each gang whole, on nodes for all 8 pods.
+            stop(sched)
+            custom.delete_namespaced_custom_object("kubeflow.org", "v1", v1_ns, "pytorchjobs", "gang")
+            custom.delete_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", js_ns, "jobsets", "gang")
+            for ns in (v1_ns, js_ns):  # the garbage collector removes the pods (ownerReferences)
+                wait_for(lambda: not pods(ns), timeout=300, interval=2, what=f"the first gang's pods gone from {ns}")
+            custom.delete_namespaced_custom_object(*PG[:2], js_ns, PG[2], "gang")
+            for i in range(3, 8):  # room for both gangs
+                add_node(f"node-{i}")
+            custom.create_namespaced_custom_object("kubeflow.org", "v1", v1_ns, "pytorchjobs", job)
+            custom.create_namespaced_custom_object(*PG[:2], js_ns, PG[2], dict(pg, metadata=dict(pg["metadata"], namespace=js_ns)))
+            custom.create_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", js_ns, "jobsets", conv.jobset)
+            for ns in (v1_ns, js_ns):
+                wait_for(lambda: len(pods(ns)) == 4, timeout=240, interval=1, what=f"the second gang's 4 pods in {ns}")
+            sched = _start_scheduler(binary.stdout.strip().splitlines()[-1], workdir, stack.kubeconfig)
+            t0 = time.monotonic()
+            for ns in (v1_ns, js_ns):
+                wait_for(lambda: len(pods(ns)) == 4 and all(p.spec.node_name for p in pods(ns)), timeout=300, interval=1,
+                         what=f"every pod of the gang in {ns} bound")
+            print(f"[e2e gang run] 8 nodes: both gangs bound whole within {time.monotonic() - t0:.0f} s: "
+                  f"{ {ns: sorted((p.metadata.name, p.spec.node_name) for p in pods(ns)) for ns in (v1_ns, js_ns)} }")
+    except Exception:
+        print((workdir / "coscheduling-scheduler.log").read_text(errors="replace")[-4000:]
+              if (workdir / "coscheduling-scheduler.log").exists() else "no scheduler log")
+        raise
+    finally:
+        if sched is not None:
+            stop(sched)
+        if stack is not None:
+            stack.stop()
+        if not os.environ.get("KF2JOBSET_KEEP_E2E_DIR"):
+            shutil.rmtree(workdir, ignore_errors=True)
