@@ -962,9 +962,11 @@ with open(path, "w", buffering=1) as f:
 # when it stops; removing a directory detaches every mount on it in every mount namespace (Linux >=
 # 3.18), so another test process's agent stopping would pull /etc/mpi out of our running pods. A file
 # inside (hidden in the pods by their bind mounts) makes that rmdir fail while this module runs.
-def _configmap_mounts(cases) -> tuple:
-    """Where the launchers mount the ConfigMaps of their job's file (/etc/ring for a hostfile of its own)."""
-    out = []
+def _case_mounts(cases) -> tuple:
+    """Where the launchers mount the ConfigMaps of their job's file (/etc/ring for a hostfile of its own), and
+    the SSH Secret of MPIJob v2beta1 pods (sshAuthMountPath, /home/mpiuser/.ssh)."""
+    out = [c.job["spec"]["sshAuthMountPath"] for c in cases if c.job["apiVersion"] == V2BETA1
+           and c.job["spec"].get("sshAuthMountPath")]
     for c in cases:
         names = {(cm.get("metadata") or {}).get("name") for cm in c.configmaps}
         for t in _templates(c.job):
@@ -975,7 +977,7 @@ def _configmap_mounts(cases) -> tuple:
     return tuple(dict.fromkeys(out))
 
 
-MOUNT_POINTS = ("/etc/mpi", "/opt/kube", "/root/.ssh") + _configmap_mounts(ALL_CASES)
+MOUNT_POINTS = tuple(dict.fromkeys(("/etc/mpi", "/opt/kube", "/root/.ssh") + _case_mounts(ALL_CASES)))
 KEEP = ".kf2jobset-mpi-keep-{pid}"
 
 
