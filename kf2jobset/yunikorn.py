@@ -171,7 +171,8 @@ def yunikorn_task_groups(job: TrainingJob, p: JobSetPlan, jobset: dict, notes: l
         + (f"; minAvailable {sp.min_available} is met by the first pods in rank order (task groups are per type)" if partial else "")
         + ". YuniKorn's default Soft style schedules pod by pod once the placeholders time out (15 min by default); "
         "v1's gang schedulers never did",
-        source_path="runPolicy.schedulingPolicy", explains=(("lifecycle", "schedulingPolicy"), ("scheduling", "*")),
+        source_path="runPolicy.schedulingPolicy",
+        explains=(("lifecycle", "schedulingPolicy"), ("scheduling", "*"), ("label", "yunikorn.apache.org/*")),
         action="add gangSchedulingStyle=Hard to yunikorn.apache.org/schedulingPolicyParameters to fail instead",
         claims=tuple(claim.equals(pod_path(rj.name) + ".spec.schedulerName",
                                   (job.replicas[rj.rtype].template.get("spec") or {}).get("schedulerName", SCHEDULER))

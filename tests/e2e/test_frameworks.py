@@ -592,7 +592,7 @@ def pythons() -> dict:
 def fw_runner(stack, netns_ok, pythons):
     holder: dict = {}
     agent = NodeAgent(stack.kubeconfig, {"": lambda launch: holder["r"].program(launch)}, namespaces=set(),
-                      scheduler_names=("default-scheduler", "volcano"), backoff=(1.0, 10.0))
+                      scheduler_names=("default-scheduler", "volcano", "yunikorn"), backoff=(1.0, 10.0))
     runner = holder["r"] = FrameworkRunner(stack, agent, pythons)
     agent.start()
     try:
