@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import tempfile
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import yaml
 
 from ..conftest import FIXTURES
-from .stack import GroundTruthStack, start_stack, wait_for
+from .conftest import running_stack
+from .stack import GroundTruthStack, wait_for
 
 PG = ("scheduling.x-k8s.io", "v1alpha1", "podgroups")
 LABEL = "scheduling.x-k8s.io/pod-group"
@@ -37,23 +35,8 @@ PLURALS = {"PyTorchJob": "pytorchjobs", "TFJob": "tfjobs", "PaddleJob": "paddlej
 
 @pytest.fixture(scope="module")
 def gang_stack() -> Iterator[GroundTruthStack]:
-    workdir = Path(tempfile.mkdtemp(prefix="kf2jobset-e2e-gang-"))
-    s: GroundTruthStack | None = None
-    try:
-        try:
-            s = start_stack(workdir, flavour="scheduler-plugins")
-        except Exception as e:  # noqa: BLE001 - a build or start failure is a test failure
-            pytest.fail(f"scheduler-plugins e2e stack did not start: {e}\n(KF2JOBSET_KEEP_E2E_DIR=1 keeps {workdir})",
-                        pytrace=False)
-        print(f"\n[e2e gang] stack up in {s.startup_seconds:.1f} s: {s.timings}")
+    with running_stack(FLAG) as s:  # the stack flavour runs the operator with --gang-scheduler-name=FLAG
         yield s
-    finally:
-        if s is not None:
-            s.stop()
-        if os.environ.get("KF2JOBSET_KEEP_E2E_DIR"):
-            print(f"\nkept e2e directory: {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
 
 
 def convert(job: dict):
