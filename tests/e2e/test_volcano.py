@@ -11,18 +11,15 @@ the operator sets schedulerName and the annotations when it creates them.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import yaml
 
 from ..conftest import FIXTURES
-from .stack import GroundTruthStack, start_stack, wait_for
+from .conftest import running_stack
+from .stack import GroundTruthStack, wait_for
 from .test_differential import _options
 
 CASES = ("volcano", "volcano-every-job")  # with a schedulingPolicy, and without one (the operator's gang anyway)
@@ -35,22 +32,8 @@ REPLICA_TYPE = "training.kubeflow.org/replica-type"
 
 @pytest.fixture(scope="module")
 def volcano_stack() -> Iterator[GroundTruthStack]:
-    workdir = Path(tempfile.mkdtemp(prefix="kf2jobset-e2e-volcano-"))
-    s: GroundTruthStack | None = None
-    try:
-        try:
-            s = start_stack(workdir, flavour="volcano")
-        except Exception as e:  # noqa: BLE001 - a build or start failure is a test failure
-            pytest.fail(f"volcano e2e stack did not start: {e}\n(KF2JOBSET_KEEP_E2E_DIR=1 keeps {workdir})", pytrace=False)
-        print(f"\n[e2e volcano] stack up in {s.startup_seconds:.1f} s: {s.timings}")
+    with running_stack("volcano") as s:
         yield s
-    finally:
-        if s is not None:
-            s.stop()
-        if os.environ.get("KF2JOBSET_KEEP_E2E_DIR"):
-            print(f"\nkept e2e directory: {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _convert(job: dict, args: list[str]):
