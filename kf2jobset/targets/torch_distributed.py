@@ -414,14 +414,14 @@ def notes(conversion, trainjob: dict, predicted: dict, planned_env: list[dict]) 
              f"the TrainJob completes when all {nodes} pods have succeeded; v1 completed when {rank0} did "
              "(other pods then went on or were cleaned up)",
              explains=(("lifecycle", "success"),),
-             action="nothing for DDP jobs, whose ranks finish together; else use --trainer-runtime generated",
+             action="nothing for DDP jobs, whose ranks finish together; else use --trainer-runtime per-job",
              claims=(absent("spec.successPolicy"),)),
         Note("TJ010", "approximated",
              f"a failing pod is retried in place up to {DEFAULT_BACKOFF_LIMIT} times, then the Job and the "
              "TrainJob fail (Kubernetes' default backoffLimit, which a built-in runtime keeps); v1 restarted "
              "it without limit",
              explains=(("lifecycle", "backoffLimit"), ("lifecycle", "failure")),
-             action="use --trainer-runtime generated to keep unlimited restarts",
+             action="use --trainer-runtime per-job to keep unlimited restarts",
              claims=(absent(f"spec.replicatedJobs[{NODE}].template.spec.backoffLimit"),)),
     ]
     v1_names = {e.get("name") for e in planned_env}

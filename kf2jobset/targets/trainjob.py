@@ -45,7 +45,7 @@ FRAMEWORKS = {"pytorch": "torch", "tensorflow": "tensorflow", "mpi": "mpi", "xgb
 
 
 def finish(conversion, options) -> None:
-    _without_size_record(conversion)
+    size_literals = _without_size_record(conversion)
     why = _builtin_misfits(conversion, options)
     if not why:
         trainjob, predicted = torch_distributed.build(conversion, options)
@@ -60,24 +60,36 @@ def finish(conversion, options) -> None:
             _finish_builtin(conversion, options, trainjob, predicted)
             return
         why = [f"the JobSet Trainer would build from it is refused ({problems[0].message})"]
+    if options.trainer_runtime != "per-job":
+        from . import bundle_target
+
+        derived, runtime, bundle_why = bundle_target.misfits(conversion, options)
+        if runtime is not None:
+            kueue = bundle_target.finish(conversion, options, derived, runtime, size_literals)
+            _check_companions(conversion.companions, conversion.output[-1]["metadata"].get("name"))
+            conversion.notes += _trainjob_notes(kueue)
+            return
+        why = [*why, *bundle_why]
     _finish_generated(conversion, options, why)
 
 
-def _without_size_record(conversion) -> None:
+def _without_size_record(conversion) -> str | None:
     """The sizes kf2jobset's JobSet records for `--check` (SZ002) describe replicatedJobs a TrainJob does not
-    have (numNodes is its size): neither the record nor its note goes to the TrainJob or its runtime."""
+    have (numNodes is its size): neither the record nor its note goes to the TrainJob or its runtime. Returns
+    the values the record named (a bundle TrainJob records its own)."""
     ann = (conversion.jobset.get("metadata") or {}).get("annotations") or {}
-    for key in (staleness.SIZED_FOR_ANNOTATION, staleness.SIZE_LITERALS_ANNOTATION):
-        ann.pop(key, None)
+    ann.pop(staleness.SIZED_FOR_ANNOTATION, None)
+    literals = ann.pop(staleness.SIZE_LITERALS_ANNOTATION, None)
     conversion.notes = [n for n in conversion.notes if n.code != "SZ002"]
+    return literals
 
 
 def _builtin_misfits(conversion, options) -> list[str]:
     """Why the job keeps a generated runtime (empty: it runs on a built-in one)."""
+    if options.trainer_runtime == "per-job":
+        return ["--trainer-runtime per-job"]
     if conversion.job.mapping.profile != "pytorch":
         return [f"Trainer v2.3 ships no built-in runtime that keeps {conversion.job.kind}'s v1 contract"]
-    if options.trainer_runtime == "generated":
-        return ["--trainer-runtime generated"]
     why = torch_distributed.misfits(conversion, options)
     unknown = sorted({n.code for n in conversion.notes if n.code not in torch_distributed.REPLACED_NOTES
                       and n.code not in torch_distributed.JOBSET_ONLY_NOTES
@@ -103,7 +115,7 @@ def _finish_builtin(conversion, options, trainjob: dict, predicted: dict) -> Non
         "TJ004", "unchanged",
         f"built-in ClusterTrainingRuntime {torch_distributed.RUNTIME_NAME!r}: every pod shares one template, so "
         "spec.trainer carries the image, command, resources and the v1 env, and runtimePatches the pod fields",
-        target_path="spec.runtimeRef", action="use --trainer-runtime generated to keep the v1 contract exactly",
+        target_path="spec.runtimeRef", action="use --trainer-runtime per-job to keep the v1 contract exactly",
         claims=(claim.equals("spec.runtimeRef.kind", "ClusterTrainingRuntime", "TrainJob"),)))
     if "activeDeadlineSeconds" in trainjob["spec"]:
         conversion.lifecycle_overrides["activeDeadlineSeconds"] = (

@@ -220,16 +220,18 @@ def refusal_cases() -> list[Case]:
 
 
 def trainjob_cases() -> list[Case]:
-    """Fixture jobs that `--target trainjob` puts on Trainer's built-in torch-distributed runtime: the JobSet
-    created for them is the one Trainer builds from the TrainJob (kf2jobset's prediction, which
-    tests/e2e/test_trainjob_target.py holds equal to Trainer's own), compared with the v1 pods like any other."""
+    """Fixture jobs that `--target trainjob` puts on a shared ClusterTrainingRuntime (Trainer's built-in
+    torch-distributed, or one of kf2jobset's bundle): the JobSet created for them is the one Trainer builds
+    from the TrainJob (kf2jobset's prediction, which tests/e2e/test_trainjob_target.py holds equal to
+    Trainer's own), compared with the v1 pods like any other."""
     import dataclasses
 
     from kf2jobset.pipeline import convert_text
 
     out = []
     for case in fixture_cases():
-        if case.job.get("kind") != "PyTorchJob" or case.options.katib:
+        other_stack = case.job.get("apiVersion") == "kubeflow.org/v2beta1" or case.job.get("kind") in REFUSED_KINDS
+        if other_stack or case.options.katib:
             continue
         options = dataclasses.replace(case.options, target="trainjob")
         job = copy.deepcopy(case.job)
@@ -335,7 +337,8 @@ def operator_pod_key(labels: dict) -> tuple | None:
 
 def jobset_pod_key(roles: dict):
     """The (role, rank) of a JobSet pod from its labels, through the conversion's ``pods.pod_roles`` (a
-    replicatedJob holding several roles, Trainer's ``node`` Job, is read by its pods' completion index)."""
+    replicatedJob holding several roles, Trainer's ``node`` Job, is read by its pods' completion index; so is
+    a role's one Job of indexed pods)."""
     from kf2jobset.runtime.jobset_view import role_of
 
     def key(labels: dict) -> tuple | None:
@@ -347,7 +350,9 @@ def jobset_pod_key(roles: dict):
             role, index = role_of(spec, int(labels.get("batch.kubernetes.io/job-completion-index", "0")))
             return (role.lower(), index)
         role, first = spec
-        return (role.lower(), first + int(i))
+        # one pod per Job (kf2jobset's layout: completion index 0), or one Job of indexed pods (a role sized by
+        # numNodes on a bundle runtime: job-index 0)
+        return (role.lower(), first + int(i) + int(labels.get("batch.kubernetes.io/job-completion-index", "0")))
     return key
 
 

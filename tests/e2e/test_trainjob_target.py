@@ -152,12 +152,30 @@ def _named(jobset: dict) -> dict:
 RUNTIME_PATHS = {"auto": 0, "generated": 0}  # TrainJobs sent per --trainer-runtime, for the summary
 
 
+@pytest.fixture
+def bundle(custom):
+    """kf2jobset's compat bundle installed as the platform installs it (`kf2jobset runtimes | kubectl apply`);
+    the real API server and Trainer's webhook take every runtime of it."""
+    from kubernetes.client.exceptions import ApiException
+
+    out = CliRunner().invoke(main, ["runtimes"], catch_exceptions=False)
+    names = []
+    for obj in (d for d in yaml.safe_load_all(out.stdout) if d):
+        try:
+            custom.create_cluster_custom_object("trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes", obj)
+        except ApiException as e:
+            if e.status != 409:  # installed by an earlier test of this stack
+                raise
+        names.append(obj["metadata"]["name"])
+    return names
+
+
 @pytest.mark.parametrize("runtime", ["auto", "generated"])
-def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(custom, core, tns, runtime):
+def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(custom, core, tns, runtime, bundle):
     """Every fixture job, on the path `--trainer-runtime` picks: the JobSet Trainer builds must be exactly
     the one kf2jobset planned (generated runtime: `--target jobset`'s JobSet; torch-distributed: the
     predicted one), as the same API server (with the JobSet webhooks) stores it."""
-    sent, builtin, problems = 0, 0, []
+    sent, builtin, shared, problems = 0, 0, 0, []
     t0 = time.monotonic()
     for i, case in enumerate(CASES):
         planned = _planned(case, runtime)
@@ -167,7 +185,8 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(cus
         trainjobs = [o for o in trainjob_out if o.get("kind") == "TrainJob"]
         if not trainjobs:
             continue
-        builtin += sum(t["spec"]["runtimeRef"]["kind"] == "ClusterTrainingRuntime" for t in trainjobs)
+        builtin += sum(t["spec"]["runtimeRef"]["name"] == "torch-distributed" for t in trainjobs)
+        shared += sum(t["spec"]["runtimeRef"]["name"] in bundle for t in trainjobs)
         ns = f"{tns}-{runtime[0]}{i}"[:63]
         from kubernetes import client
 
@@ -194,11 +213,11 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(cus
                 problems.append(f"{case.relative_to(REPO_FIXTURES)}: JobSet owners {owners}")
             problems += [f"{case.relative_to(REPO_FIXTURES)}: {d}" for d in differences(want, built)]
     print(f"\n[trainjob target, --trainer-runtime {runtime}] {sent} TrainJobs built into JobSets "
-          f"({builtin} on torch-distributed) in {time.monotonic() - t0:.1f} s; "
+          f"({builtin} on torch-distributed, {shared} on kf2jobset's bundle) in {time.monotonic() - t0:.1f} s; "
           f"{len(set(LAGGED))} refused once while Trainer's runtime cache caught up")
     assert not problems, "\n".join(p[:600] for p in problems[:60])
     assert sent >= 60
-    assert (builtin >= 8) if runtime == "auto" else builtin == 0
+    assert (builtin >= 8 and shared >= 5) if runtime == "auto" else builtin == shared == 0
 
 
 def test_the_comparison_bites(custom, core, tns):
@@ -436,3 +455,94 @@ def test_real_torch_runs_a_converted_pytorchjob_on_torch_distributed(custom, cor
             assert dict(run.env)["RANK"] == str(node) and dict(run.env)["WORLD_SIZE"] == str(nodes)
     assert sorted(r["rank"] for r in reports) == list(range(world))
     assert all(r["world"] == world and r["sum"] == world * (world + 1) / 2 for r in reports)
+
+
+# ---------------------------------------------------------------------------------------------
+# kf2jobset's bundle: shared ClusterTrainingRuntimes, the job in spec.trainer
+
+TF_PROBE = r"""
+import json, os, socket, sys, time
+cfg = json.loads(os.environ["TF_CONFIG"])
+task, host = cfg["task"], socket.gethostname()
+deadline, seen = time.time() + 90, {}
+for kind, addrs in cfg["cluster"].items():
+    for i, addr in enumerate(addrs):
+        name = addr.rsplit(":", 1)[0]
+        while True:
+            try:
+                seen[f"{kind}/{i}"] = socket.gethostbyname(name)
+                break
+            except socket.gaierror:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.2)
+me = socket.gethostbyname(host)
+print("KF2JS-TF " + json.dumps({"host": host, "task": task, "ip": me, "seen": seen}), flush=True)
+# the chief decides success (the others are stopped then): it leaves them time to report
+time.sleep(8 if task["type"] == "chief" else 60)
+"""
+
+
+def _v1_tfjob(name: str, image: str, workers: int) -> dict:
+    spec = {"replicas": 1, "restartPolicy": "Never",
+            "template": {"spec": {"containers": [{"name": "tensorflow", "image": image, "command": ["python", "task.py"]}]}}}
+    specs = {"Chief": spec, "PS": copy.deepcopy(spec), "Worker": {**copy.deepcopy(spec), "replicas": workers}}
+    return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": name}, "spec": {"tfReplicaSpecs": specs}}
+
+
+def test_a_tfjob_on_the_bundle_gives_every_pod_its_task_and_runs_to_complete(custom, core, tns, agent_for, bundle):
+    """A chief + PS + 3 workers TFJob on kf2jobset-tensorflow-chief-ps: one TrainJob, no namespaced runtime;
+    every pod's TF_CONFIG names its own role and index (the role from $(KF2JOBSET_REPLICA_TYPE), the index
+    from the completion index), every address in it reaches the pod of that task, and the chief's success
+    completes the TrainJob."""
+    import json
+
+    name, image = "tf-bundle", "kf2jobset.test/tf-probe:1"
+    result = CliRunner().invoke(main, ["convert", "-", "--target", "trainjob"], input=yaml.safe_dump(_v1_tfjob(name, image, 3)),
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    (trainjob,) = [d for d in yaml.safe_load_all(result.stdout) if d]
+    assert trainjob["spec"]["runtimeRef"]["name"] == "kf2jobset-tensorflow-chief-ps" and trainjob["spec"]["trainer"]["numNodes"] == 3
+    agent = agent_for({image: [PY, "-c", TF_PROBE]})
+    _create_trainjob_after_its_runtime(custom, core, _strip(trainjob, tns), tns)
+    wait_complete(custom, tns, name, timeout=240, agent=agent)
+    reports = {}
+    for run in agent.launches(tns):
+        lines = [ln.split("KF2JS-TF ", 1)[1] for ln in agent.log(tns, run.pod, "node").splitlines() if "KF2JS-TF " in ln]
+        assert lines, agent.log(tns, run.pod, "node")[-2000:]
+        r = json.loads(lines[-1])
+        reports[f"{r['task']['type']}/{r['task']['index']}"] = r
+    assert sorted(reports) == ["chief/0", "ps/0", "worker/0", "worker/1", "worker/2"]
+    for task, r in reports.items():
+        kind, i = task.split("/")
+        assert r["host"] == f"{name}-{kind}-0-{i}"  # the task is the pod's own
+    ips = {task: r["ip"] for task, r in reports.items()}
+    assert all(r["seen"] == ips for r in reports.values())  # every address reaches the pod of that task
+
+
+def test_a_pytorchjob_on_the_bundle_keeps_ranks_and_the_masters_success_rule(custom, core, tns, agent_for, bundle):
+    """fixtures/targets/trainjob/pytorch-bundle (TTL and imagePullPolicy keep it off torch-distributed) on
+    kf2jobset-pytorch: ranks are completion indexes in v1's order, RANK/WORLD_SIZE/MASTER_ADDR are v1's, and
+    the TrainJob completes when the master (index 0) has succeeded."""
+    import json
+
+    case = REPO_FIXTURES / "targets" / "trainjob" / "pytorch-bundle"
+    (trainjob,) = _convert(case)
+    assert trainjob["spec"]["runtimeRef"]["name"] == "kf2jobset-pytorch"
+    agent = agent_for({"registry.example.com/nlp/bert-finetune": [PY, "-c", RANK_PROBE]})
+    _create_trainjob_after_its_runtime(custom, core, _strip(trainjob, tns), tns)
+    name = trainjob["metadata"]["name"]
+    final = wait_complete(custom, tns, name, timeout=240, agent=agent)
+    runs = {x.hostname: x for x in agent.launches(tns) if x.container == "node"}
+    assert sorted(runs) == [f"{name}-node-0-{i}" for i in range(4)]
+    seen = {}
+    for host, run in runs.items():
+        me = json.loads([ln for ln in agent.log(tns, run.pod, "node").splitlines() if ln.startswith("{")][-1])
+        seen[me["rank"]] = (host, run.pod_ip, me)
+        assert dict(run.env)["NCCL_DEBUG"] == "INFO"
+    assert sorted(seen) == [0, 1, 2, 3]
+    for rank, (host, ip, me) in seen.items():
+        assert host == f"{name}-node-0-{rank}" and me["world"] == 4 and me["master_ip"] == seen[0][1]
+    js = jobset_of(custom, tns, name)
+    assert js["spec"]["replicatedJobs"][0]["template"]["spec"]["successPolicy"] == {"rules": [{"succeededIndexes": "0"}]}
+    assert [s["name"] for s in final["status"]["jobsStatus"]] == ["node"]
