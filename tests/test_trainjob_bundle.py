@@ -145,6 +145,24 @@ def test_at_most_twelve_cluster_runtimes_with_trainers_own():
     assert len(bundle_catalog.catalog()) + 3 <= 12  # torch-, jax-, xgboost-distributed
 
 
+def test_an_mpijob_runs_its_launcher_command_from_the_trainjobs_args():
+    conv = _convert("targets/trainjob/mpi-bundle")
+    tj = _trainjob(conv)
+    assert tj["spec"]["runtimeRef"]["name"] == "kf2jobset-mpi"
+    trainer = tj["spec"]["trainer"]
+    assert "command" not in trainer and trainer["args"][:3] == ["mpirun", "-np", "3"] and trainer["numNodes"] == 3
+    js = conv.jobset
+    launcher, worker = (next(r for r in js["spec"]["replicatedJobs"] if r["name"] == n) for n in ("launcher", "worker"))
+    node = launcher["template"]["spec"]["template"]["spec"]["containers"][0]
+    assert node["command"] == bundle.ENTRY_COMMAND and node["args"] == trainer["args"]
+    wnode = worker["template"]["spec"]["template"]["spec"]["containers"][0]
+    assert wnode["command"] == ["/bin/sh", "-c", "exec /usr/sbin/sshd -De"] and wnode["args"] == trainer["args"]
+    assert launcher["dependsOn"] == [{"name": "worker", "status": "Ready"}]
+    (hostfile,) = [o for o in conv.output if o["kind"] == "ConfigMap"]
+    assert hostfile["data"]["hostfile"].split("\n")[:3] == [f"hvd-bert-worker-0-{i}.hvd-bert.nlp.svc slots=1" for i in range(3)]
+    assert bundle._dispatch(conv.planned_jobset, conv.planned_jobset["spec"]["replicatedJobs"]) == ("launcher", None)
+
+
 # ---------------------------------------------------------------------------------------------
 # the split of a job (bundle.py)
 
@@ -300,5 +318,5 @@ def test_the_census_of_every_fixture_and_the_corpus():
     assert named <= set(bundle_catalog.BUILT_IN) | {r.name for r in bundle_catalog.catalog()}
     assert len(named) <= 12
     shared = sum(data["cluster runtimes referenced"].values())
-    assert shared == data["trainer image+numNodes"] >= 25  # every TrainJob on a shared runtime has both
+    assert shared == data["trainer image+numNodes"] >= 31  # every TrainJob on a shared runtime has both
     assert data["namespaced runtimes"] <= data["trainjobs"] - shared  # only jobs on no shared runtime write one

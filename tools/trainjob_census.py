@@ -15,6 +15,7 @@ import argparse
 import collections
 import dataclasses
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -24,6 +25,7 @@ sys.path.insert(0, str(REPO))
 from kf2jobset.clioptions import options_from_args  # noqa: E402
 from kf2jobset.options import ConvertOptions  # noqa: E402
 from kf2jobset.pipeline import convert_text  # noqa: E402
+from kf2jobset.targets import bundle_target  # noqa: E402
 
 
 def _options(case: Path) -> ConvertOptions:
@@ -67,10 +69,10 @@ def census(corpus: Path | None) -> dict:
             else:
                 per_job.append(f"{label}: {(o.get('metadata') or {}).get('name') or '(trial)'}")
         for conv in result.conversions:
-            for n in conv.notes:
-                if n.code == "TJ004" and not n.message.startswith("built-in"):
-                    for reason in n.message.split(": ", 1)[-1].split("; "):
-                        why[reason.split(" (")[0]] += 1
+            if any(o.get("kind") == "TrainingRuntime" for o in conv.output or ()):
+                # why no shared runtime takes it: the bundle's first reason (Trainer's built-ins say theirs in TJ004)
+                reasons = bundle_target.misfits(conv, options)[2] or ["(none: --trainer-runtime per-job)"]
+                why[f"{conv.job.kind}: {re.sub(r' [(].*|, the bundle.*', '', reasons[0])}"] += 1
     share = counts["trainer image+numNodes"] / counts["trainjobs"] if counts["trainjobs"] else 0.0
     return {"trainjobs": counts["trainjobs"], "namespaced runtimes": counts["namespaced runtimes"],
             "cluster runtimes referenced": dict(sorted(cluster_runtimes.items())),

@@ -165,7 +165,9 @@ def job_report(conv, doc, embedded: tuple, options) -> JobReport:
                 return name
         return None
 
-    renamed = {v1: ours for ours, v1 in (getattr(conv.pods, "container_names", None) or {}).items()}
+    names = getattr(conv.pods, "container_names", None) or {}
+    renamed = {v1: ours for m in [names, *(v for v in names.values() if isinstance(v, dict))]
+               for ours, v1 in m.items() if isinstance(v1, str)}
     findings += explain(conv.notes, diffs, same, conv.pods.rjob_names, pod_roles, pod_rjob, renamed)
     for f in findings:
         if conv.upgrade is not None and f.source_path and not f.source_path.startswith("("):

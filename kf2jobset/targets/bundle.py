@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import re
+import shlex
 from dataclasses import dataclass, field
 
 from ..frameworks.base import HELPER_VARS, JOB_INDEX_VAR, JOBSET_NAME_VAR, NAMESPACE_VAR, field_env
@@ -56,6 +57,9 @@ class Derived:
     moved_env: list = field(default_factory=list)  # env kept on some roles only: in the runtime
     templated_env: list = field(default_factory=list)  # env whose role name reads $(KF2JOBSET_REPLICA_TYPE)
     templated_fields: list = field(default_factory=list)  # command, args: likewise
+    entry: str | None = None  # the role whose command is spec.trainer.args (the others': the runtime's)
+    everywhere: list = field(default_factory=list)  # env of one role's, on every role (ANY_ROLE_ENV)
+    renames: dict = field(default_factory=dict)  # pod addresses of kf2jobset's layout -> Trainer's
     size_literals: list = field(default_factory=list)  # env written for the pod count
     container_names: dict = field(default_factory=dict)  # v1 container name per role
     pull_policy: str | None = None  # the v1 imagePullPolicy no TrainJob carries (the API server's default applies)
@@ -98,12 +102,12 @@ def derive(conversion, options) -> Derived:
         why.append(f"replica type {split[0]} spans two replicatedJobs (its pod 0 has one of its own)")
     for rj in rjobs:
         why += _pod_misfits(rj)
-    names = {_main(rj).get("name") for rj in rjobs if _main(rj)}
-    if len(names) > 1:
-        why.append(f"the roles' containers have different names {sorted(names)} (a shared runtime runs `node` in each)")
     for key in TRAINER_CONTAINER:
-        if len({repr(_main(rj).get(key)) for rj in rjobs}) > 1 and not (key in TEMPLATED and _templated_list(rjobs, key)):
+        if len({repr(_main(rj).get(key)) for rj in rjobs}) > 1 and not (
+                key in TEMPLATED and (_templated_list(rjobs, key) or _dispatch(jobset, rjobs))):
             why.append(f"the roles run different {key} (a TrainJob gives every role the same)")
+    if _dispatch(jobset, rjobs) and not _dispatch(jobset, rjobs)[0]:
+        why.append(_dispatch(jobset, rjobs)[1])
     if len({_main(rj).get("imagePullPolicy") for rj in rjobs}) > 1:
         why.append("the roles pull their images differently (imagePullPolicy)")
     if any(n.code in ("JS052", "JS053", "JS054") for n in conversion.notes):
@@ -177,6 +181,7 @@ def _derive_node(conversion, jobset, rjobs) -> Derived:
             index[(rj["name"], j)] = n
             n += 1
     renames = {f"-{rjob}-{j}-0.": f"-{NODE}-0-{i}." for (rjob, j), i in index.items()}
+    rjobs = _argv_renamed(rjobs, renames)
     envs = [_env(_main(rj).get("env") or [], renames, n, (GLOBAL_INDEX,)) for rj in rjobs]
     for p, e in zip(pods, envs):
         p["spec"]["containers"][0]["env"] = e[0]
@@ -227,7 +232,7 @@ def _derive_node(conversion, jobset, rjobs) -> Derived:
     patch = _patch(rjobs[0], NODE)
     return Derived(runtime_spec={"mlPolicy": {"numNodes": 1}, "template": {"spec": template_spec}},
                    trainer=trainer, patches={NODE: patch} if patch else {}, jobset_meta=_jobset_meta(jobset),
-                   layout="node", rjobs=roles, deadline=_job(rjobs[0]).get("activeDeadlineSeconds"),
+                   layout="node", rjobs=roles, deadline=_job(rjobs[0]).get("activeDeadlineSeconds"), renames=renames,
                    size_literals=literals, container_names={NODE: container.get("name")})
 
 
@@ -272,55 +277,66 @@ def _derive_roles(conversion, jobset, rjobs) -> Derived:
         why.append("the roles' deadlines differ")
     if why:
         raise Misfit(why)
-    ordered = [scaling, *fixed]
-    fields: list[str] = []
     rename = {f"-{scaling['name']}-{j}-0.": f"-{scaling['name']}-0-{j}." for j in range(scaling.get("replicas", 1))}
+    rjobs = _argv_renamed(rjobs, rename)
+    ordered = [next(r for r in rjobs if r["name"] == o["name"]) for o in (scaling, *fixed)]
+    scaling = ordered[0]
+    fields: list[str] = []
     envs, literals = {}, []
     total = sum(r.get("replicas", 1) for r in rjobs)
     for rj in ordered:
         # one Job per role: a pod's index within its role is its completion index
         envs[rj["name"]], lit = _env(_main(rj).get("env") or [], rename, total, (JOB_INDEX,))
         literals += [x for x in lit if x not in literals]
-    trainer_env, runtime_env, templated, moved = _split_env(ordered, envs)
+    trainer_env, runtime_env, templated, moved, everywhere = _split_env(ordered, envs)
     runtime_rjobs = []
     container = _main(scaling)
+    dispatch = _dispatch(jobset, rjobs)
+    entry = dispatch[0] if dispatch else None
     for rj in ordered:
         node = {"name": NODE}
+        if entry is not None:
+            node["command"] = list(ENTRY_COMMAND) if rj["name"] == entry else [SH, "-c", "exec " + shlex.join(_argv(rj))]
         ports = _main(rj).get("ports")
         if ports:
             node["ports"] = copy.deepcopy(ports)
         node["env"] = runtime_env[rj["name"]]
         job = {k: copy.deepcopy(v) for k, v in _job(rj).items() if k in RUNTIME_JOB_FIELDS}
-        _rename_exit_rule(job, container.get("name"))
+        _rename_exit_rule(job, _main(rj).get("name"))
         pod_spec = {"restartPolicy": (_pod(rj).get("spec") or {}).get("restartPolicy", "OnFailure"), "containers": [node]}
-        entry = {"name": rj["name"], "replicas": 1}
+        item = {"name": rj["name"], "replicas": 1}
         if rj.get("dependsOn"):
-            entry["dependsOn"] = copy.deepcopy(rj["dependsOn"])
-        entry["template"] = {"metadata": {"labels": {ANCESTOR_LABEL: TRAINER}},
-                             "spec": {**job, "template": {"spec": pod_spec}}}
-        runtime_rjobs.append(entry)
+            item["dependsOn"] = copy.deepcopy(rj["dependsOn"])
+        item["template"] = {"metadata": {"labels": {ANCESTOR_LABEL: TRAINER}},
+                            "spec": {**job, "template": {"spec": pod_spec}}}
+        runtime_rjobs.append(item)
     spec = jobset["spec"]
     template_spec = {"network": dict(DEFAULT_NETWORK)}
     if spec.get("successPolicy"):
         template_spec["successPolicy"] = copy.deepcopy(spec["successPolicy"])
     template_spec["replicatedJobs"] = runtime_rjobs
     trainer = _trainer(container, trainer_env, scaling.get("replicas", 1))
-    for key in TEMPLATED:
-        if len({repr(_main(rj).get(key)) for rj in rjobs}) > 1:
-            trainer[key] = _templated_list(ordered, key)
-            fields.append(key)
+    if entry is not None:  # the entry role's argv rides in args; each role's command is the runtime's
+        trainer.pop("command", None)
+        trainer["args"] = _argv(next(rj for rj in rjobs if rj["name"] == entry))
+    else:
+        for key in TEMPLATED:
+            if len({repr(_main(rj).get(key)) for rj in rjobs}) > 1:
+                trainer[key] = _templated_list(ordered, key)
+                fields.append(key)
     patches = {rj["name"]: p for rj in ordered if (p := _patch(rj, rj["name"]))}
     roles = [(rj["name"], conversion.plan.pod_roles[rj["name"]][0], _rtype(conversion, rj["name"]), 0, rj.get("replicas", 1))
              for rj in ordered]
     return Derived(runtime_spec={"mlPolicy": {"numNodes": 1}, "template": {"spec": template_spec}},
                    trainer=trainer, patches=patches, jobset_meta=_jobset_meta(jobset), layout="roles", rjobs=roles,
                    deadline=_job(scaling).get("activeDeadlineSeconds"), moved_env=moved, templated_env=templated,
-                   templated_fields=fields,
-                   size_literals=literals, container_names={NODE: container.get("name")})
+                   templated_fields=fields, entry=entry, everywhere=everywhere, renames=rename,
+                   size_literals=literals, container_names=_container_names(ordered))
 
 
-def _split_env(ordered: list, envs: dict) -> tuple[list, dict, list, list]:
-    """(trainer env, runtime env per role, names templated with the role, names kept on some roles only)."""
+def _split_env(ordered: list, envs: dict) -> tuple[list, dict, list, list, list]:
+    """(trainer env, runtime env per role, names templated with the role, names kept on some roles only,
+    names of one role's that go to every role: ANY_ROLE_ENV)."""
     helpers = {JOBSET_NAME_VAR: HELPER_VARS[JOBSET_NAME_VAR], NAMESPACE_VAR: HELPER_VARS[NAMESPACE_VAR],
                JOB_INDEX_VAR: COMPLETION_INDEX}
     runtime = {rj["name"]: [field_env(n, p) for n, p in helpers.items()] for rj in ordered}
@@ -331,11 +347,16 @@ def _split_env(ordered: list, envs: dict) -> tuple[list, dict, list, list]:
         for e in envs[rj["name"]]:
             if e.get("name") not in names and e.get("name") not in helpers:
                 names.append(e.get("name"))
-    trainer, templated, moved, why = [], [], [], []
+    trainer, templated, moved, everywhere, why = [], [], [], [], []
     trainer_names = set()
     for name in names:
         values = {rj["name"]: next((e for e in envs[rj["name"]] if e.get("name") == name), None) for rj in ordered}
         present = [k for k, v in values.items() if v is not None]
+        if len(present) < len(ordered) and name in ANY_ROLE_ENV and len(present) == 1:
+            trainer.append(values[present[0]])
+            everywhere.append(name)
+            trainer_names.add(name)
+            continue
         if len(present) < len(ordered):
             for k in present:
                 runtime[k].append(values[k])
@@ -361,11 +382,40 @@ def _split_env(ordered: list, envs: dict) -> tuple[list, dict, list, list]:
                            "(a runtime's variable cannot read the TrainJob's)")
     if why:
         raise Misfit(list(dict.fromkeys(why)))
-    return trainer, runtime, templated, moved
+    return trainer, runtime, templated, moved, everywhere
 
 
 def _role(rj: dict) -> str:
     return rj["name"]
+
+
+# A role's own command in a shared runtime: sh runs it, ignoring the args the TrainJob gives every role;
+# the role the job's success waits on (an MPI launcher) runs the TrainJob's args as its command.
+SH = "/bin/sh"
+ENTRY_COMMAND = [SH, "-c", 'exec "$@"', "--"]
+# Env v1 set on some roles only that may go to every role: read by mpirun alone (the workers' sshd ignores
+# it, and the sessions mpirun opens through ssh start from sshd's environment)
+ANY_ROLE_ENV = ("OMPI_MCA_orte_set_default_slots",)
+
+
+def _argv(rj: dict) -> list | None:
+    c = _main(rj)
+    return [*c["command"], *(c.get("args") or [])] if c.get("command") else None
+
+
+def _dispatch(jobset: dict, rjobs: list) -> tuple | None:
+    """Where the roles run different commands that no role name explains: (entry role, None) when one role
+    decides the job's success (the launcher) and every role names its command; else (None, why). None when
+    the commands do not differ."""
+    if len({repr(_argv(rj)) for rj in rjobs}) < 2 or _templated_list(rjobs, "command") or _templated_list(rjobs, "args"):
+        return None
+    targets = ((jobset.get("spec") or {}).get("successPolicy") or {}).get("targetReplicatedJobs") or []
+    entry = next((rj for rj in rjobs if [rj["name"]] == targets and rj.get("replicas", 1) == 1), None)
+    if entry is None:
+        return None, "the roles run different commands and no one role decides the job's success"
+    if any(_argv(rj) is None for rj in rjobs):
+        return None, "a role with a command of its own beside one that runs its image's entrypoint"
+    return entry["name"], None
 
 
 def _templated_list(rjobs: list, key: str) -> list | None:
@@ -404,6 +454,33 @@ def _template(values: dict, roles: dict) -> dict | None:
 
 # ---------------------------------------------------------------------------------------------
 # shared pieces
+
+
+def _renamed(text, renames: dict):
+    if isinstance(text, str):
+        for old, new in renames.items():
+            text = text.replace(old, new)
+    return text
+
+
+def _argv_renamed(rjobs: list, renames: dict) -> list:
+    """The replicatedJobs with the pod addresses in their command and args (JS065's) in Trainer's layout."""
+    out = copy.deepcopy(rjobs)
+    for rj in out:
+        c = _main(rj)
+        for key in ("command", "args"):
+            if c.get(key):
+                c[key] = [_renamed(x, renames) for x in c[key]]
+    return out
+
+
+def _container_names(rjobs: list) -> dict:
+    """The v1 container each `node` runs: {node: name} when every role's has one name, else per
+    replicatedJob {rjob: {node: name}} (an MPI launcher and its workers)."""
+    names = {rj["name"]: _main(rj).get("name") for rj in rjobs}
+    if len(set(names.values())) == 1:
+        return {NODE: next(iter(names.values()))}
+    return {rjob: {NODE: name} for rjob, name in names.items()}
 
 
 def _rtype(conversion, rjob: str) -> str:

@@ -48,10 +48,13 @@ def _job(entry: dict):
     from ..mappings import all_mappings
 
     desc = entry["job"]
-    mapping = next(m for m in all_mappings() if m.kind == desc["kind"])
+    mapping = next(m for m in all_mappings() if m.kind == desc["kind"]
+                   and desc.get("apiVersion", m.api_versions[0]) in m.api_versions)
     specs = {}
     for rtype, n in desc["replicas"].items():
         container = {"name": mapping.default_container or rtype.lower(), "image": "registry.example.com/image:1"}
+        if (desc.get("command") or {}).get(rtype):
+            container["command"] = list(desc["command"][rtype])
         spec = {"replicas": n, "template": {"spec": {"containers": [container]}}}
         if (desc.get("restartPolicy") or {}).get(rtype):
             spec["restartPolicy"] = desc["restartPolicy"][rtype]
@@ -72,7 +75,7 @@ def catalog() -> tuple[BundleRuntime, ...]:
 
     data = YAML(typ="safe", pure=True).load((data_dir("mappings") / "trainer" / "bundle.yaml").read_text(encoding="utf-8"))
     out = []
-    options = ConvertOptions(target="trainjob")
+    options = ConvertOptions(target="trainjob", accept_mpi_ssh=True)  # an MPIJob v1 converts only so
     for entry in data["runtimes"]:
         job = parse_job(*_job(entry))
         derived = derive(emit(job, options), options)

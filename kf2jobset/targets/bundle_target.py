@@ -10,6 +10,7 @@ from .. import claims as claim
 from ..notes import Note
 from ..staleness import NUM_NODES, SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION
 from . import bundle, bundle_catalog, torch_distributed as td, trainer_build
+from .bundle import SH
 from .trainer_build import NODE
 
 PATCH_MANAGER = td.PATCH_MANAGER
@@ -92,6 +93,7 @@ def finish(conversion, options, derived: bundle.Derived, runtime: bundle_catalog
             train_spec[key] = spec[key]
     trainjob = {"apiVersion": bundle.API_VERSION, "kind": "TrainJob", "metadata": train_meta, "spec": train_spec}
     predicted = trainer_build.build(runtime.object(), trainjob)
+    _renamed_companions(conversion.companions, derived.renames)
 
     planned = conversion.jobset
     conversion.planned_jobset = planned
@@ -109,17 +111,30 @@ def finish(conversion, options, derived: bundle.Derived, runtime: bundle_catalog
     return kueue
 
 
+def _renamed_companions(companions: list, renames: dict) -> None:
+    """The pod addresses kf2jobset wrote into its own ConfigMaps (an MPI hostfile) point at the pods'
+    places in the JobSet Trainer builds."""
+    for obj in companions:
+        if obj.get("kind") != "ConfigMap" or not renames:
+            continue
+        data = obj.get("data") or {}
+        for key, text in list(data.items()):
+            if isinstance(text, str):
+                for old, new in renames.items():
+                    text = text.replace(old, new)
+                data[key] = text
+
+
 def _moved(note: Note, derived, planned: dict, predicted: dict) -> Note:
     """A note about kf2jobset's JobSet, its claims pointed where the same things are in Trainer's: the
     container is `node`; in one `node` Job, every replicatedJob's fields are that Job's; an env entry the
     claim holds on the plan is the entry the bundle path made of it (its addresses and indexes in
     Trainer's layout: bundle.py)."""
-    old = derived.container_names.get(NODE)
+    olds = v1_container_names(derived.container_names)
 
     def path(p: str) -> str:
-        if old:
+        for old in olds:
             p = p.replace(f"containers[{old}]", f"containers[{NODE}]")
-            p = p.replace(f"containerName: {old}", f"containerName: {NODE}")
         if derived.layout == "node":
             p = re.sub(r"replicatedJobs\[[^\]*]+\]", f"replicatedJobs[{NODE}]", p)
         return p
@@ -132,17 +147,53 @@ def _moved(note: Note, derived, planned: dict, predicted: dict) -> Note:
             now = claim.resolve(predicted, path(c.path))
             if was == [c.value] and len(now) == 1:
                 return now[0]
-        return _value(c, old)
+        return _value(c, olds)
 
-    claims = tuple(claim.Claim(path(c.path), c.op, value(c), c.target) if c.target == "JobSet" else c
+    def renamed(v):  # pod addresses kf2jobset wrote, in Trainer's layout (also in its ConfigMaps)
+        if isinstance(v, str):
+            for old, new in derived.renames.items():
+                v = v.replace(old, new)
+            return v
+        return [renamed(x) for x in v] if isinstance(v, list) else v
+
+    claims = tuple(claim.Claim(path(c.path), c.op, renamed(value(c)), c.target) if c.target == "JobSet" else
+                   claim.Claim(c.path, c.op, renamed(c.value), c.target) if c.target != "TrainJob" else c
                    for c in note.claims)
+    if derived.entry is not None:
+        claims = tuple(x for c in claims for x in _entry_argv(c, derived.entry, planned))
     return replace(note, claims=claims)
 
 
-def _value(c, old):
-    if isinstance(c.value, str) and old and c.path.endswith("containerName"):
-        return NODE if c.value == old else c.value
+def _entry_argv(c, entry: str, planned: dict) -> list:
+    """The entry role's v1 command and args are one argv in its args now (its command runs them): a claim on
+    either, item by item, on that argv."""
+    m = re.fullmatch(rf"(spec\.replicatedJobs\[{re.escape(entry)}\]\.template\.spec\.template\.spec\.containers\[[^\]]+\])"
+                     r"\.(command|args)(?:\[(\d+)\])?", c.path)
+    if c.target != "JobSet" or m is None or c.op not in ("equals", "absent"):
+        return [c]
+    rj = next(r for r in planned["spec"]["replicatedJobs"] if r["name"] == entry)
+    shift = 0 if m.group(2) == "command" else len(_pod(rj)["spec"]["containers"][0].get("command") or [])
+    if c.op == "absent":  # no v1 args: nothing follows the command in the argv
+        return [claim.absent(f"{m.group(1)}.args[{shift + int(m.group(3) or 0)}]")] if m.group(2) == "args" else [c]
+    if m.group(3) is not None:
+        return [claim.Claim(f"{m.group(1)}.args[{shift + int(m.group(3))}]", c.op, c.value, c.target)]
+    return [claim.Claim(f"{m.group(1)}.args[{shift + i}]", c.op, v, c.target) for i, v in enumerate(c.value or [])]
+
+
+def _pod(rj: dict) -> dict:
+    return rj["template"]["spec"]["template"]
+
+
+def _value(c, olds):
+    if isinstance(c.value, str) and c.path.endswith("containerName"):
+        return NODE if c.value in olds else c.value
     return c.value
+
+
+def v1_container_names(names: dict) -> set:
+    """The v1 container names a layout's `node` containers stand for ({node: v1} or {rjob: {node: v1}})."""
+    return {v for k, v in names.items() if not isinstance(v, dict)} | {
+        n for v in names.values() if isinstance(v, dict) for n in v.values()}
 
 
 def notes(conversion, derived, runtime, trainjob: dict, planned: dict) -> list[Note]:
@@ -183,23 +234,40 @@ def notes(conversion, derived, runtime, trainjob: dict, planned: dict) -> list[N
         claims=(claim.equals(f"{rjob_path}.completions", n), claim.equals(f"{rjob_path}.parallelism", n),
                 claim.equals(f"spec.trainer.{NUM_NODES}", n, "TrainJob"))))
     env_path = f"spec.replicatedJobs[*].template.spec.template.spec.containers[{NODE}].env"
-    if derived.moved_env or derived.templated_env or derived.layout == "roles":
+    if derived.moved_env or derived.templated_env or derived.everywhere or derived.layout == "roles":
         parts = []
         templated = [*derived.templated_env, *(f"spec.trainer.{f}" for f in derived.templated_fields)]
         if templated:
             parts.append(f"{', '.join(templated)} {'reads' if len(templated) == 1 else 'read'} "
                          f"the role's name from $({bundle.ROLE_VAR}), which the runtime sets per role")
+        if derived.everywhere:
+            parts.append(f"{', '.join(derived.everywhere)}, which v1 set on one role, is on every role (mpirun alone reads "
+                         "it; the other roles' processes ignore it)")
         if derived.moved_env:
             parts.append(f"{', '.join(derived.moved_env)}, set on some roles only, {'is' if len(derived.moved_env) == 1 else 'are'} "
                          "the runtime's")
         parts.append("the runtime's variables come first, then the TrainJob's env in v1's order")
         out.append(Note(
             "TJ027", "rewritten", "; ".join(parts) + " (a TrainJob gives every role the same env, command and args)",
-            target_path="spec.trainer.env", explains=(("env", "*order*"),),
+            target_path="spec.trainer.env", explains=(("env", "*order*"), *(("env", n) for n in derived.everywhere)),
             claims=tuple(claim.present(f"{env_path}[{bundle.ROLE_VAR}]") for _ in derived.templated_env[:1])
             + tuple(claim.contains(f"spec.trainer.env[{v}].value", f"$({bundle.ROLE_VAR})", "TrainJob")
                     for v in derived.templated_env),
             unchecked=None if derived.templated_env else _WHY))
+    if derived.entry is not None:
+        others = [r[0] for r in derived.rjobs if r[0] != derived.entry]
+        out.append(Note(
+            "TJ032", "rewritten",
+            f"the roles run different commands and a TrainJob gives every role the same: the {derived.entry}'s "
+            f"command and args are spec.trainer.args, which its runtime command runs as `{SH} -c 'exec \"$@\"' --`; "
+            f"the {', '.join(others)} command{'s' if len(others) != 1 else ''} (v1's) "
+            f"{'are' if len(others) != 1 else 'is'} the runtime's, run as `{SH} -c 'exec ...'`, which leaves the "
+            "TrainJob's args aside; each process is v1's (sh execs it), so the image needs /bin/sh",
+            target_path="spec.trainer.args", explains=(("command", "*"),),
+            action="keep /bin/sh in the image; edit the launcher's command in spec.trainer.args",
+            claims=(claim.equals(f"spec.replicatedJobs[{derived.entry}].template.spec.template.spec.containers[{NODE}].command",
+                                 list(bundle.ENTRY_COMMAND)),
+                    claim.absent("spec.trainer.command", "TrainJob"))))
     out += dropped_notes(derived)
     sized = trainjob["metadata"].get("annotations", {}).get(SIZED_FOR_ANNOTATION)
     if sized:

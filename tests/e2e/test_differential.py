@@ -396,7 +396,9 @@ def observe(agent: NodeAgent, namespace: str, key_of, containers: dict | None = 
                                       {k: x.pod_spec.get(k) for k in ("schedulerName", "priorityClassName")}, {}, {},
                                       spec=x.pod_spec)
         bucket = p.init if x.init else p.containers
-        cname = x.container if x.init else containers.get(x.container, x.container)
+        own = containers.get(x.labels.get(JS + "replicatedjob-name"))  # a map per replicatedJob (MPI on a bundle runtime)
+        cmap = own if isinstance(own, dict) else containers
+        cname = x.container if x.init else cmap.get(x.container, x.container)
         if cname in bucket:
             continue  # first start only
         bucket[cname] = {"env": list(x.env), "command": list(x.command), "image": x.image,

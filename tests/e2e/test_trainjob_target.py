@@ -546,3 +546,63 @@ def test_a_pytorchjob_on_the_bundle_keeps_ranks_and_the_masters_success_rule(cus
     js = jobset_of(custom, tns, name)
     assert js["spec"]["replicatedJobs"][0]["template"]["spec"]["successPolicy"] == {"rules": [{"succeededIndexes": "0"}]}
     assert [s["name"] for s in final["status"]["jobsStatus"]] == ["node"]
+
+
+MPI_PROBE = r"""
+import json, socket, sys, time
+hosts = [line.split()[0] for line in open("/etc/mpi/hostfile") if line.strip()]
+deadline, seen = time.time() + 90, {}
+for h in hosts:
+    while True:
+        try:
+            seen[h] = socket.gethostbyname(h)
+            break
+        except socket.gaierror:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.2)
+print("KF2JS-MPI " + json.dumps({"argv": sys.argv[1:], "hosts": seen}), flush=True)
+"""
+
+
+def test_an_mpijob_on_the_bundle_runs_its_launcher_command_against_its_workers(custom, core, tns, agent_for, bundle, tmp_path):
+    """fixtures/mpijob-v2beta1/openmpi on kf2jobset-mpi: the launcher's v1 command rides in spec.trainer.args and
+    its runtime command (`sh -c 'exec "$@"' --`) runs it with the args exactly as written; the workers' sshd
+    command is the runtime's (`sh -c 'exec /usr/sbin/sshd -De'`, which leaves the TrainJob's args aside); the
+    launcher starts once the workers are Ready, its hostfile (kf2jobset's ConfigMap) names the worker pods of
+    Trainer's layout, and its success completes the TrainJob. The real `sh` runs both commands here, with
+    `mpirun` and `sshd` standing in as a probe and a sleep."""
+    import json
+
+    from kubernetes import client
+
+    case = REPO_FIXTURES / "mpijob-v2beta1" / "openmpi"
+    out = _convert(case, "--target", "trainjob")
+    trainjob = next(o for o in out if o["kind"] == "TrainJob")
+    assert trainjob["spec"]["runtimeRef"]["name"] == "kf2jobset-mpi" and trainjob["spec"]["trainer"]["numNodes"] == 2
+    probe = tmp_path / "mpirun"
+    probe.write_text("#!" + PY + "\n" + MPI_PROBE)
+    probe.chmod(0o755)
+
+    def program(launch):  # the container's own command, mpirun and sshd standing in
+        argv = list(launch.command)
+        if argv[:4] == ["/bin/sh", "-c", 'exec "$@"', "--"]:
+            return argv[:4] + [str(probe)] + argv[5:]
+        assert argv[:2] == ["/bin/sh", "-c"] and argv[2] == "exec /usr/sbin/sshd -De", argv
+        return ["/bin/sh", "-c", "exec sleep 600", *argv[3:]]
+
+    agent = agent_for({"registry.example.com/mpi-pi": program})
+    core.create_namespaced_secret(tns, client.V1Secret(
+        metadata=client.V1ObjectMeta(name="pi-ssh"), type="kubernetes.io/ssh-auth",
+        string_data={"ssh-privatekey": "not a key", "ssh-publickey": "not a key"}))
+    for obj in out:
+        _create_trainjob_after_its_runtime(custom, core, _strip(obj, tns), tns)
+    wait_complete(custom, tns, "pi", timeout=240, agent=agent)
+    launches = agent.launches(tns)
+    (launcher,) = [x for x in launches if x.hostname == "pi-launcher-0-0"]
+    (line,) = [ln.split("KF2JS-MPI ", 1)[1] for ln in agent.log(tns, launcher.pod, "node").splitlines() if "KF2JS-MPI " in ln]
+    report = json.loads(line)
+    assert report["argv"] == ["-n", "4", "/home/mpiuser/pi"]  # v1's launcher args, exactly
+    workers = {x.hostname: x.pod_ip for x in launches if x.hostname.startswith("pi-worker-")}
+    assert sorted(workers) == ["pi-worker-0-0", "pi-worker-0-1"]
+    assert report["hosts"] == {"pi-worker-0-0.pi": workers["pi-worker-0-0"], "pi-worker-0-1.pi": workers["pi-worker-0-1"]}
