@@ -276,6 +276,31 @@ def explain(code, markdown):
     click.echo(codebook.markdown_entry(found) if markdown else codebook.long_form(found), nl=False)
 
 
+_RUNTIMES_HELP = """kf2jobset's compat bundle: the ClusterTrainingRuntimes that TrainJobs of `--target trainjob`
+run on where no Kubeflow Trainer built-in runtime keeps the v1 contract.
+
+Prints them as one YAML stream for the platform team to review and install once:
+
+\b
+  kf2jobset runtimes | kubectl apply -f -
+
+Each runtime holds only what every job of its shape shares (roles, restart, retry and success rules,
+helper env naming pods from the JobSet name); the job itself (image, command, env, numNodes) is in
+the TrainJob. --list prints one line per runtime instead; NAME... prints only those."""
+
+
+@main.command(help=_RUNTIMES_HELP, short_help="The ClusterTrainingRuntimes of kf2jobset's compat bundle (YAML).")
+@click.argument("names", nargs=-1)
+@click.option("--list", "as_list", is_flag=True, help="One line per runtime: name, framework, shape.")
+def runtimes(names, as_list):
+    from .targets.bundle_catalog import bundle_listing, bundle_stream
+
+    try:
+        click.echo(bundle_listing(names) if as_list else bundle_stream(names), nl=False)
+    except KeyError as err:
+        raise click.UsageError(f"no runtime {err.args[0]!r} in kf2jobset's bundle (kf2jobset runtimes --list names them)")
+
+
 _KRM_HELP = """kustomize function: a ResourceList on stdin; the same list, every Kubeflow job replaced by what `convert` writes for it, on stdout.
 
 Run by kustomize as an exec transformer: a function config annotated

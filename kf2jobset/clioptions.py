@@ -29,9 +29,11 @@ def conversion_options(func):
                      help="Write JobSets, or Kubeflow Trainer v2 TrainJobs (each with the TrainingRuntime it runs on)."),
         click.option("--trainer-version", default="v2.3", show_default=True,
                      help="--target trainjob: the Kubeflow Trainer release whose API is written (v2.3)."),
-        click.option("--trainer-runtime", type=click.Choice(["auto", "generated"]), default="auto", show_default=True,
-                     help="--target trainjob: a built-in runtime where the job fits one (auto), or always a "
-                          "generated TrainingRuntime that keeps the v1 contract exactly."),
+        click.option("--trainer-runtime", type=click.Choice(["auto", "per-job", "generated"]), default="auto", show_default=True,
+                     help="--target trainjob: a built-in runtime where the job fits one, else one of kf2jobset's "
+                          "bundle (`kf2jobset runtimes`), else a runtime of the job's own (auto); or always a "
+                          "per-job TrainingRuntime that keeps the v1 contract exactly (per-job; `generated` is "
+                          "its old name)."),
     ]
     for opt in reversed(opts):
         func = opt(func)
@@ -58,3 +60,14 @@ def build_options(kw: dict):
         trainer_version=parse_trainer_version(kw.pop("trainer_version", "v2.3")),
         trainer_runtime=kw.pop("trainer_runtime", "auto"),
     )
+
+
+def options_from_args(args: list[str]):
+    """The ConvertOptions a list of command-line options (a fixture's `args` file) stands for, read by the
+    CLI's own option parser."""
+    @click.command()
+    @conversion_options
+    def cmd(**kw):
+        return build_options(kw)
+
+    return cmd.main(list(args), standalone_mode=False)

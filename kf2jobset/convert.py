@@ -460,8 +460,8 @@ def _katib_trainjob(out: dict, conv: Conversion, path: tuple, meta) -> DocumentR
             "this trial needs a generated TrainingRuntime (see TJ004), which every trial shares, and the trial "
             "parameters (${trialParameters.*}) sit in its pod template, where Katib does not substitute them",
             Location(path=path), rule="katib-trainjob-parameters",
-            hint="use --target jobset for this Experiment, or make the job fit torch-distributed (one pod "
-                 "template; parameters in command, args or env)"))])
+            hint="use --target jobset for this Experiment, or make the job fit torch-distributed or a runtime of "
+                 "kf2jobset's bundle (kf2jobset runtimes --list; parameters in command, args or env)"))])
     namespace = (meta or {}).get("namespace")
     for runtime in runtimes:
         if namespace and not runtime["metadata"].get("namespace"):
@@ -471,8 +471,11 @@ def _katib_trainjob(out: dict, conv: Conversion, path: tuple, meta) -> DocumentR
     template["trialSpec"] = trainjob
     builtin = conv.layout is not None
     if builtin:
-        # Katib's own defaults for TrainJob trials: rank 0 is completion index 0 of the `node` Job
-        selector = {RJOB_LABEL: "node", "batch.kubernetes.io/job-completion-index": "0"}
+        # Katib's own defaults for TrainJob trials: rank 0 is completion index 0 of the `node` Job; on a
+        # runtime of kf2jobset's bundle, pod 0 of the master's replicatedJob
+        primary = getattr(conv.layout, "primary_labels", None)
+        selector = primary(conv.job.mapping.master_role) if primary else {
+            RJOB_LABEL: "node", "batch.kubernetes.io/job-completion-index": "0"}
         template["primaryPodLabels"] = selector
         if template.get("primaryContainerName"):
             template["primaryContainerName"] = "node"

@@ -26,9 +26,10 @@ TARGETS = ("jobset", "trainjob")  # kf2jobset/targets: one module each
 # against (the real controller in tests/e2e); the API changed in every minor release so far.
 TRAINER_VERSIONS = ((2, 3),)
 MPI_HOSTFILE_MODES = ("auto", "configmap", "generated")
-# --target trainjob: a built-in ClusterTrainingRuntime where the job fits it (auto), or always a
-# generated TrainingRuntime holding kf2jobset's JobSet (generated: the v1 contract exactly)
-TRAINER_RUNTIMES = ("auto", "generated")
+# --target trainjob: a built-in ClusterTrainingRuntime where the job fits it, else one of kf2jobset's
+# bundle, else a runtime of the job's own (auto); or always a per-job TrainingRuntime holding kf2jobset's
+# JobSet (per-job, formerly `generated`, still accepted: the v1 contract exactly)
+TRAINER_RUNTIMES = ("auto", "per-job", "generated")
 
 
 def parse_trainer_version(text: str) -> tuple[int, int]:
@@ -73,7 +74,7 @@ class ConvertOptions:
     katib: bool = False  # convert jobs embedded in Katib Experiments' trialTemplate.trialSpec
     target: str = "jobset"  # what the output is: jobset | trainjob (kf2jobset/targets)
     trainer_version: tuple[int, int] = TRAINER_VERSIONS[-1]  # --target trainjob: the Trainer API written
-    trainer_runtime: str = "auto"  # --target trainjob: auto | generated (TRAINER_RUNTIMES)
+    trainer_runtime: str = "auto"  # --target trainjob: auto | per-job (TRAINER_RUNTIMES)
     # --katib: trial templates held in ConfigMaps elsewhere in the run (jobtext.TrialTemplate), so that
     # Experiments naming them are updated too; repo mode fills it, not the user
     katib_trial_templates: tuple = ()
@@ -107,5 +108,7 @@ class ConvertOptions:
                              "between minor releases)")
         if self.trainer_runtime not in TRAINER_RUNTIMES:
             raise UsageError(f"--trainer-runtime {self.trainer_runtime!r}: choose one of {', '.join(TRAINER_RUNTIMES)}")
+        if self.trainer_runtime == "generated":  # the name before the bundle
+            object.__setattr__(self, "trainer_runtime", "per-job")
         if self.mpi_hostfile not in MPI_HOSTFILE_MODES:
             raise UsageError(f"--mpi-hostfile {self.mpi_hostfile!r}: choose one of {', '.join(MPI_HOSTFILE_MODES)}")

@@ -5,7 +5,8 @@ replica count of every replicatedJob (`kf2jobset.dev/sized-for`) and the values
 (`kf2jobset.dev/size-literals`); on a TrainJob of a built-in runtime, `numNodes=N` (TJ017). `convert
 --check` (and so the pre-commit hook) reads every JobSet and TrainJob that carries the record, also after
 the last v1 job of the tree is gone, and lists those whose sizes no longer match it: their TF_CONFIG,
-WORKER_ADDRS, ... still describe the old size.
+WORKER_ADDRS, ... still describe the old size. A TrainJob on a runtime of kf2jobset's bundle records
+`numNodes=N` the same way (TJ028; its literals sit in spec.trainer.env).
 
 Light to import (the hook reads every staged file): the YAML reader is loaded only for a file that holds
 a record.
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 
 SIZED_FOR_ANNOTATION = "kf2jobset.dev/sized-for"
 SIZE_LITERALS_ANNOTATION = "kf2jobset.dev/size-literals"
+NUM_NODES = "numNodes"  # the one size a TrainJob records (`numNodes=N`), built-in or bundle runtime
 
 
 def sized_for(jobset: dict) -> str:
@@ -57,11 +59,11 @@ def may_hold_record(text: str) -> bool:
 
 def _sizes(data: dict):
     """(sizes now by name, the path of the first size, what they are called), or None: a JobSet's
-    replicas per replicatedJob, a TrainJob's numNodes (1 when unset: the built-in runtimes' default)."""
+    replicas per replicatedJob, a TrainJob's numNodes (1 when unset: the default of the built-in and bundle runtimes)."""
     spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
     if data.get("kind") == "TrainJob":
         trainer = spec.get("trainer") if isinstance(spec.get("trainer"), dict) else {}
-        return {"numNodes": trainer.get("numNodes", 1)}, lambda _: ("spec", "trainer", "numNodes"), "numNodes"
+        return {NUM_NODES: trainer.get(NUM_NODES, 1)}, lambda _: ("spec", "trainer", NUM_NODES), NUM_NODES
     rjobs = spec.get("replicatedJobs")
     if data.get("kind") != "JobSet" or not isinstance(rjobs, list):
         return None

@@ -13,11 +13,10 @@ import ast
 import copy
 from pathlib import Path
 
-import click
 import pytest
 
 from kf2jobset import claims as claim_rules
-from kf2jobset.clioptions import build_options, conversion_options
+from kf2jobset.clioptions import options_from_args
 from kf2jobset.options import ConvertOptions
 from kf2jobset.pipeline import convert_text
 from kf2jobset.report.build import job_report
@@ -36,13 +35,7 @@ def case_options(case: Path) -> ConvertOptions:
     args = []
     if (case / "args").exists():
         args = [a for a in (case / "args").read_text().splitlines() if a.strip() and not a.startswith("#")]
-
-    @click.command()
-    @conversion_options
-    def cmd(**kw):
-        return build_options(kw)
-
-    return cmd.main(args, standalone_mode=False)
+    return options_from_args(args)
 
 
 def judged(text: str, path: str, options: ConvertOptions) -> list[tuple]:

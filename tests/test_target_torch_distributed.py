@@ -110,7 +110,7 @@ def _builtin_conversions():
     for name, text, options in _all_jobs("auto", filled=True):
         result = convert_text(text, name, options)
         for res in result.results:
-            out += [(name, c) for c in res.conversions if c.layout is not None]
+            out += [(name, c) for c in res.conversions if isinstance(c.layout, builtin.NodeLayout)]
     return out
 
 

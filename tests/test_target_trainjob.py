@@ -155,7 +155,7 @@ def _tj004(path: str, *args) -> str:
 
 def test_the_report_says_which_runtime_and_why():
     assert "built-in ClusterTrainingRuntime 'torch-distributed'" in _tj004(str(FIXTURES / "pytorchjob" / "master-workers" / "input.yaml"))
-    assert "--trainer-runtime generated" in _tj004(str(FIXTURES / "pytorchjob" / "master-workers" / "input.yaml"),
+    assert "--trainer-runtime per-job" in _tj004(str(FIXTURES / "pytorchjob" / "master-workers" / "input.yaml"),
                                                    "--trainer-runtime", "generated")
     assert "elasticPolicy" in _tj004(str(FIXTURES / "pytorchjob" / "elastic-hpa" / "input.yaml"))
     assert "Master and Worker templates differ" in _tj004(str(FIXTURES / "pytorchjob" / "env-override" / "input.yaml"))

@@ -3,7 +3,7 @@
 Order and ownership: the generated TrainingRuntime first (shared by every TrainJob of that shape, so
 one that exists already is kept: its name is derived from its content), then the TrainJob (Trainer's
 webhook refuses a TrainJob whose runtime it cannot find), then the companions, owned by the TrainJob
-so they go when it goes. A built-in ClusterTrainingRuntime is looked up, never created.
+so they go when it goes. A ClusterTrainingRuntime (Trainer's or kf2jobset's bundle) is looked up, never created.
 """
 from __future__ import annotations
 
@@ -78,5 +78,11 @@ def _require_cluster_runtime(cluster, name: str) -> None:
     except NotFound:
         from ..errors import NotFoundError
 
+        from ..targets.bundle_catalog import catalog
+
+        if any(r.name == name for r in catalog()):
+            raise NotFoundError(f"the ClusterTrainingRuntime {name!r} of kf2jobset's bundle does not exist in this cluster: "
+                                "have the platform install the bundle (kf2jobset runtimes | kubectl apply -f -), or "
+                                "convert with --trainer-runtime per-job") from None
         raise NotFoundError(f"the ClusterTrainingRuntime {name!r} does not exist in this cluster: install Trainer's "
-                            "default runtimes, or convert with --trainer-runtime generated") from None
+                            "default runtimes, or convert with --trainer-runtime per-job") from None

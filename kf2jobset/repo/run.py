@@ -124,6 +124,8 @@ def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
                          "counterpart and were dropped")
     out.warnings += [(task.path, conv.job.display_name(), note)
                      for conv in result.conversions for note in conv.notes if note.printed]
+    out.runtimes = [o["spec"]["runtimeRef"]["name"] for conv in result.conversions for o in conv.output or ()
+                    if o.get("kind") == "TrainJob" and o["spec"]["runtimeRef"].get("kind") == "ClusterTrainingRuntime"]
     if check and task.target is None:
         out.status = CONVERTED
         for category, line in lines:
@@ -521,6 +523,12 @@ def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_
     if katib:
         print(f"kf2jobset: hint: {katib} Katib Experiment(s) embed v1 jobs in trialTemplate.trialSpec; "
               "pass --katib to convert them", file=stderr)
+    needed = Counter(name for o in outcomes for name in o.runtimes)
+    if needed:
+        from ..targets.bundle_catalog import describe
+
+        print("kf2jobset: ClusterTrainingRuntimes the TrainJobs need: " + "; ".join(
+            f"{name} ({describe(name)})" for name in sorted(needed)), file=stderr)
     line = _summary_line(summary, settings)
     if settings.mode == CHECK:  # the lines above, by category: exit 0 only when nothing is left and nothing failed
         line += "; " + left.counted(left_counts)

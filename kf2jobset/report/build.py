@@ -37,7 +37,25 @@ _TOP = ("metadata", "spec", "apiVersion", "kind", "status")
 
 def build_report(results, options, fail_on: str = "breaking") -> Report:
     files = [file_report(r, options) for r in results]
-    return Report(files=files, fail_on=fail_on, parameters=parameters(options))
+    return Report(files=files, fail_on=fail_on, parameters=parameters(options), runtimes=runtimes_needed(results))
+
+
+def runtimes_needed(results) -> list[tuple]:
+    """The runtimes the TrainJobs of a run name, and how each gets installed: (name, kind, how, TrainJobs)."""
+    from ..targets.bundle_catalog import describe
+
+    seen: dict = {}
+    for r in results:
+        for conv in r.conversions:
+            for obj in conv.output or ():
+                if obj.get("kind") != "TrainJob":
+                    continue
+                ref = (obj.get("spec") or {}).get("runtimeRef") or {}
+                kind = ref.get("kind") or "ClusterTrainingRuntime"
+                how = describe(ref.get("name")) if kind == "ClusterTrainingRuntime" else "per-job (written beside the TrainJob)"
+                key = (ref.get("name"), kind)
+                seen[key] = (key[0], kind, how, seen.get(key, (0, 0, 0, 0))[3] + 1)
+    return sorted(seen.values(), key=lambda r: (r[1] != "ClusterTrainingRuntime", r[0] or ""))
 
 
 def parameters(options) -> dict:
@@ -147,7 +165,9 @@ def job_report(conv, doc, embedded: tuple, options) -> JobReport:
                 return name
         return None
 
-    renamed = {v1: ours for ours, v1 in (getattr(conv.pods, "container_names", None) or {}).items()}
+    names = getattr(conv.pods, "container_names", None) or {}
+    renamed = {v1: ours for m in [names, *(v for v in names.values() if isinstance(v, dict))]
+               for ours, v1 in m.items() if isinstance(v1, str)}
     findings += explain(conv.notes, diffs, same, conv.pods.rjob_names, pod_roles, pod_rjob, renamed)
     for f in findings:
         if conv.upgrade is not None and f.source_path and not f.source_path.startswith("("):

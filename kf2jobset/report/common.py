@@ -239,3 +239,15 @@ def job_names(jobs: list, limit: int = 6) -> str:
     names = [j.name for _, j in jobs]
     shown = ", ".join(names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+def runtime_lines(runtimes) -> list[str]:
+    """One line per ClusterTrainingRuntime named, one for all the per-job runtimes (also the Markdown's)."""
+    def jobs(n):
+        return f"{n} TrainJob{'s' if n != 1 else ''}"
+
+    out = [f"{name}: {how}, {jobs(n)}" for name, kind, how, n in runtimes if kind == "ClusterTrainingRuntime"]
+    own = [n for _, kind, _, n in runtimes if kind != "ClusterTrainingRuntime"]
+    if own:
+        out.append(f"{len(own)} per-job TrainingRuntimes, written beside their TrainJobs ({jobs(sum(own))})"
+                   if len(own) > 1 or own[0] > 1 else "1 per-job TrainingRuntime, written beside the TrainJob")
+    return out

@@ -142,6 +142,8 @@ class Report:
     files: list[FileReport]
     fail_on: str = "breaking"
     parameters: dict = field(default_factory=dict)  # the conversion options used
+    # --target trainjob: the runtimes the TrainJobs name, [(name, kind, how installed, TrainJobs)]
+    runtimes: list = field(default_factory=list)
 
     @property
     def jobs(self) -> list[JobReport]:

@@ -58,6 +58,8 @@ def as_dict(report: Report) -> dict:
             "failing": len(report.failing()),
         },
         "files": files,
+        **({"runtimes": [{"name": n, "kind": k, "install": how, "trainJobs": c} for n, k, how, c in report.runtimes]}
+           if report.runtimes else {}),
     }
 
 

@@ -8,7 +8,8 @@ action), then per job only what sets it apart from those rows: ten alike jobs re
 """
 from __future__ import annotations
 
-from .common import EXAMPLE_ONLY, HEADLINE, apart, by_code, evidence_lines, generic, job_names, job_title, verdict
+from .common import (EXAMPLE_ONLY, HEADLINE, apart, by_code, evidence_lines, generic, job_names, job_title,
+                     runtime_lines, verdict)
 from .model import RANK, Report
 
 _MARK = {
@@ -67,6 +68,10 @@ def render(report: Report) -> str:
     out.append(f"{len(jobs)} job{'s' if len(jobs) != 1 else ''} in {len(report.files)} file"
                f"{'s' if len(report.files) != 1 else ''}: {headline or 'no changes'}. Result: {verdict(report)}.")
     out.append("")
+    if report.runtimes:
+        out += ["Runtimes the TrainJobs need:", ""]
+        out += [f"- {_cell(line)}" for line in runtime_lines(report.runtimes)]
+        out.append("")
     if len(jobs) > 1:
         return "\n".join(out + _several(report)).rstrip("\n") + "\n"
     out += _one_by_one(report)

@@ -14,6 +14,7 @@ from .common import (
     groups,
     job_names,
     job_title,
+    runtime_lines,
     verdict,
 )
 from .model import Report
@@ -99,7 +100,11 @@ def render(report: Report, *, color: bool = False) -> str:
     summary = (f"{len(jobs)} job{'s' if len(jobs) != 1 else ''} in {files} file{'s' if files != 1 else ''}: "
                f"{counts_text(report.counts())}; {verdict(report)}")
     out.append(paint(summary, _BOLD))
+    if report.runtimes:
+        out.append("Runtimes the TrainJobs need:")
+        out += [f"  {line}" for line in runtime_lines(report.runtimes)]
     worst = min((f for job in jobs for f in job.findings), key=lambda f: (-f.rank, f.code), default=None)
     if worst is not None:
         out.append(paint(f"What a code means: kf2jobset explain CODE (e.g. kf2jobset explain {worst.code})", _DIM))
     return "\n".join(out) + "\n"
+

@@ -42,7 +42,7 @@ def jobset_world(jobset: dict, *, name: str | None = None, namespace: str | None
     so they pair with the operator's pods. Or -> [(role, first index, count), ...] for one replicatedJob
     whose pods (in job, then completion order) hold several types (Trainer's `node` Job). Without it a
     pod's role is its replicatedJob name. `containers`: container name -> the v1 container it stands for
-    (Trainer's `node`), so containers pair by what they run."""
+    (Trainer's `node`), so containers pair by what they run; or replicatedJob -> such a map."""
     roles = roles or {}
     meta = jobset.get("metadata") or {}
     name = name or stand_in_name(meta)
@@ -98,10 +98,12 @@ def jobset_world(jobset: dict, *, name: str | None = None, namespace: str | None
                     pod_spec["subdomain"] = subdomain
                 pod_spec["hostname"] = hostname
                 # The Job controller appends JOB_COMPLETION_INDEX to every container of an Indexed Job.
+                # a replicatedJob may have a map of its own ({rjob: {container: v1 name}}: an MPI launcher and its workers)
+                cmap = containers.get(rname) if containers and isinstance(containers.get(rname), dict) else containers
                 for key in ("initContainers", "containers"):
                     for cont in pod_spec.get(key) or []:
-                        if containers and cont.get("name") in containers:
-                            cont["name"] = containers[cont["name"]]
+                        if cmap and isinstance(cmap.get(cont.get("name")), str):
+                            cont["name"] = cmap[cont["name"]]
                         cont["env"] = list(cont.get("env") or []) + [{"name": "JOB_COMPLETION_INDEX", "value": str(c)}]
                 role, index = role_of(roles.get(rname, (rname, 0)), j * completions + c)
                 pod = Pod(role=role, index=index, name=f"{hostname}-abcde", namespace=namespace,

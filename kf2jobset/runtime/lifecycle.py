@@ -164,7 +164,10 @@ def jobset_lifecycle(jobset: dict, companions: list[dict] = (), roles: dict | No
 
     out = Lifecycle()
     sp = spec.get("successPolicy") or {"operator": "All"}
-    targets = as_roles(sp.get("targetReplicatedJobs") or names)
+    # a Job that succeeds once its index 0 has (a Job successPolicy) is decided by the role of pod 0 alone
+    first_only = {r.get("name") for r in rjobs if _index_zero_decides((r.get("template") or {}).get("spec") or {})}
+    targets = as_roles([n for n in sp.get("targetReplicatedJobs") or names if n not in first_only]) + tuple(
+        alias[n][0] for n in sp.get("targetReplicatedJobs") or names if n in first_only and alias.get(n))
     out.job["success"] = (str(sp.get("operator", "All")).lower(), targets)
     out.job["cleanPodPolicy"] = "delete-active"  # a finished JobSet deletes its still-active Jobs
     deadlines = {(r.get("template") or {}).get("spec", {}).get("activeDeadlineSeconds") for r in rjobs}
@@ -209,6 +212,12 @@ def jobset_lifecycle(jobset: dict, companions: list[dict] = (), roles: dict | No
             else:
                 out.roles[role] = rules
     return out
+
+
+def _index_zero_decides(job_spec: dict) -> bool:
+    """The Job's successPolicy: it succeeds as soon as completion index 0 has (Trainer bundle's node Job)."""
+    rules = (job_spec.get("successPolicy") or {}).get("rules") or []
+    return bool(rules) and all(r.get("succeededIndexes") == "0" and "succeededCount" not in r for r in rules)
 
 
 def _as_tuple(role) -> tuple:

@@ -47,7 +47,7 @@ JOB_FIELDS = ("completionMode", "completions", "parallelism", "backoffLimit", "a
 DEFAULT_NETWORK = {"enableDNSHostnames": True, "publishNotReadyAddresses": True}
 KUEUE_LABELS = ("kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class")
 # The TrainJob's size record (kf2jobset/staleness.py): literals written for this many nodes
-SIZED_FOR_NODES = "numNodes"
+SIZED_FOR_NODES = staleness.NUM_NODES
 
 
 class Plugin:

@@ -60,7 +60,7 @@ def notes(plugin: Plugin, conversion, trainjob: dict, predicted: dict) -> list[N
             f"the TrainJob completes when all {nodes} pods have succeeded; v1 completed when {rank0(job)} did "
             "(other pods then went on or were cleaned up)",
             explains=(("lifecycle", "success"),),
-            action="nothing for jobs whose ranks finish together; else use --trainer-runtime generated",
+            action="nothing for jobs whose ranks finish together; else use --trainer-runtime per-job",
             claims=(absent("spec.successPolicy"),)))
     out += _retry_notes(job)
     if "activeDeadlineSeconds" in trainjob["spec"]:
@@ -95,7 +95,7 @@ def _retry_notes(job) -> list[Note]:
             "TrainJob fail (Kubernetes' default backoffLimit, which a built-in runtime keeps); v1 restarted "
             "it without limit",
             explains=(("lifecycle", "backoffLimit"), ("lifecycle", "failure")),
-            action="use --trainer-runtime generated to keep unlimited restarts",
+            action="use --trainer-runtime per-job to keep unlimited restarts",
             claims=(absent(f"spec.replicatedJobs[{NODE}].template.spec.backoffLimit"),)))
     for policy, v1 in (("Never", "failed the job at a pod's first failure"),
                        ("ExitCode", "restarted a pod that exited with a retryable code (128 and above: a signal, "
@@ -111,7 +111,7 @@ def _retry_notes(job) -> list[Note]:
             source_path=f"spec.{job.mapping.replica_specs_field}.{types[0]}.restartPolicy",
             explains=(*(("restartPolicy", t) for t in types), ("lifecycle", "failure"), ("lifecycle", "backoffLimit")),
             action="nothing for a script that fails the same way each time (it fails after the retries); to keep "
-                   "v1's rule use --trainer-runtime generated",
+                   "v1's rule use --trainer-runtime per-job",
             claims=(equals(f"{NODE_POD}.spec.restartPolicy", "OnFailure"),
                     absent(f"spec.replicatedJobs[{NODE}].template.spec.podFailurePolicy"))))
     if rp.backoff_limit is not None:
@@ -122,7 +122,7 @@ def _retry_notes(job) -> list[Note]:
             "which no TrainJob field can change), counted over all its pods the same way",
             source_path="spec.runPolicy.backoffLimit",
             explains=(("lifecycle", "backoffLimit"), ("lifecycle", "failure")),
-            action="use --trainer-runtime generated to keep the limit",
+            action="use --trainer-runtime per-job to keep the limit",
             claims=(absent(f"spec.replicatedJobs[{NODE}].template.spec.backoffLimit"),)))
     return out
 
@@ -192,7 +192,7 @@ def field_notes(plugin: Plugin, conversion) -> list[Note]:
             + (f"; {why}" if why else ""),
             source_path=f"spec.{conversion.job.mapping.replica_specs_field}.{next(iter(conversion.job.replicas))}"
                         ".template.spec.containers[0].imagePullPolicy",
-            action="pin the image by digest or a tag you never push again, or use --trainer-runtime generated to "
+            action="pin the image by digest or a tag you never push again, or use --trainer-runtime per-job to "
                    "keep imagePullPolicy",
             claims=(absent(f"{NODE_CONTAINER_PATH}.imagePullPolicy"),)))
     if decided.ports:

@@ -1,7 +1,8 @@
 """Target `trainjob`: a Kubeflow Trainer v2 TrainJob (trainer.kubeflow.org/v1alpha1, Trainer v2.3) per
 v1 job: on one of Trainer's built-in ClusterTrainingRuntimes where the job fits it (BUILTINS: a module per
-runtime, shared code in builtin.py), else on a generated namespaced TrainingRuntime that holds the JobSet
-kf2jobset built.
+runtime, shared code in builtin.py); else on a ClusterTrainingRuntime of kf2jobset's compat bundle
+(bundle_target.py) where the runtime derived from the job is one of the bundle's; else (or with
+`--trainer-runtime per-job`) on a generated namespaced TrainingRuntime that holds the JobSet kf2jobset built.
 
 Why a generated runtime. The JobSet already carries the whole v1 pod contract (env, ranks, start order,
 success and failure rules). A TrainingRuntime with no ML policy and no replicatedJob labelled
@@ -64,7 +65,7 @@ def finish(conversion, options) -> None:
     if not why:
         trainjob, predicted = module.build(conversion, options)
         why = module.limits(trainjob)
-    _without_size_record(conversion)
+    size_literals = _without_size_record(conversion)  # after build: a built-in TrainJob reads the record
     if not why:
         candidate = predicted
         if conversion.assumed_name_length and not (predicted["metadata"].get("name") or predicted["metadata"].get("generateName")):
@@ -75,24 +76,36 @@ def finish(conversion, options) -> None:
             _finish_builtin(conversion, module, trainjob, predicted)
             return
         why = [f"the JobSet Trainer would build from it is refused ({problems[0].message})"]
+    if options.trainer_runtime != "per-job":
+        from . import bundle_target
+
+        derived, runtime, bundle_why = bundle_target.misfits(conversion, options)
+        if runtime is not None:
+            kueue = bundle_target.finish(conversion, options, derived, runtime, size_literals)
+            _check_companions(conversion.companions, conversion.output[-1]["metadata"].get("name"))
+            conversion.notes += _trainjob_notes(kueue)
+            return
+        why = [*why, *bundle_why]
     _finish_generated(conversion, options, why)
 
 
-def _without_size_record(conversion) -> None:
+def _without_size_record(conversion) -> str | None:
     """The sizes kf2jobset's JobSet records for `--check` (SZ002) describe replicatedJobs a TrainJob does not
-    have (numNodes is its size): neither the record nor its note goes to the TrainJob or its runtime."""
+    have (numNodes is its size): neither the record nor its note goes to the TrainJob or its runtime. Returns
+    the values the record named (a bundle TrainJob records its own)."""
     ann = (conversion.jobset.get("metadata") or {}).get("annotations") or {}
-    for key in (staleness.SIZED_FOR_ANNOTATION, staleness.SIZE_LITERALS_ANNOTATION):
-        ann.pop(key, None)
+    ann.pop(staleness.SIZED_FOR_ANNOTATION, None)
+    literals = ann.pop(staleness.SIZE_LITERALS_ANNOTATION, None)
     conversion.notes = [n for n in conversion.notes if n.code != "SZ002"]
+    return literals
 
 
 def _builtin_misfits(conversion, options, module) -> list[str]:
-    """Why the job keeps a generated runtime (empty: it runs on a built-in one)."""
+    """Why the job does not run on a built-in runtime (empty: it does)."""
+    if options.trainer_runtime == "per-job":
+        return ["--trainer-runtime per-job"]
     if module is None:
         return [f"Trainer v2.3 ships no built-in runtime that keeps {conversion.job.kind}'s v1 contract"]
-    if options.trainer_runtime == "generated":
-        return ["--trainer-runtime generated"]
     why = module.misfits(conversion, options)
     unknown = sorted({n.code for n in conversion.notes if n.code not in builtin_notes.REPLACED_NOTES
                       and n.code not in builtin_notes.JOBSET_ONLY_NOTES
@@ -118,7 +131,7 @@ def _finish_builtin(conversion, module, trainjob: dict, predicted: dict) -> None
         "TJ004", "unchanged",
         f"built-in ClusterTrainingRuntime {module.RUNTIME_NAME!r}: every pod shares one template, so "
         "spec.trainer carries the image, command, resources and the v1 env, and runtimePatches the pod fields",
-        target_path="spec.runtimeRef", action="use --trainer-runtime generated to keep the v1 contract exactly",
+        target_path="spec.runtimeRef", action="use --trainer-runtime per-job to keep the v1 contract exactly",
         claims=(claim.equals("spec.runtimeRef.kind", "ClusterTrainingRuntime", "TrainJob"),)))
     if "activeDeadlineSeconds" in trainjob["spec"]:
         conversion.lifecycle_overrides["activeDeadlineSeconds"] = (

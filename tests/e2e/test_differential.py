@@ -229,14 +229,13 @@ def refusal_cases() -> list[Case]:
     return out
 
 
-BUILTIN_KINDS = ("PyTorchJob", "JAXJob", "XGBoostJob")  # kinds Trainer has a built-in runtime for
-
-
 def trainjob_cases() -> list[Case]:
-    """Fixture jobs that `--target trainjob` puts on one of Trainer's built-in runtimes (torch-distributed,
-    jax-distributed, xgboost-distributed; fixtures/targets/trainjob too): the JobSet created for them is the
-    one Trainer builds from the TrainJob (kf2jobset's prediction, which tests/e2e/test_trainjob_target.py
-    holds equal to Trainer's own), compared with the v1 pods like any other."""
+    """Fixture jobs that `--target trainjob` puts on a shared ClusterTrainingRuntime (Trainer's built-in
+    torch-distributed, jax-distributed, xgboost-distributed, or one of kf2jobset's bundle; fixtures/targets/
+    trainjob too): the JobSet created for them is the one Trainer builds from the TrainJob (kf2jobset's
+    prediction, which tests/e2e/test_trainjob_target.py holds equal to Trainer's own), compared with the v1
+    pods like any other. Jobs on a per-job runtime are left out (their JobSet is kf2jobset's own, held by
+    the JobSet cases)."""
     import dataclasses
 
     from kf2jobset.pipeline import convert_text
@@ -249,7 +248,8 @@ def trainjob_cases() -> list[Case]:
         targets += [Case(f"targets/{inp.parent.name}", job, ConvertOptions()) for job in jobs]
     out = []
     for case in fixture_cases() + targets:
-        if case.job.get("kind") not in BUILTIN_KINDS or case.options.katib:
+        other_stack = case.job.get("apiVersion") == "kubeflow.org/v2beta1" or case.job.get("kind") in REFUSED_KINDS
+        if other_stack or case.options.katib:
             continue
         options = dataclasses.replace(case.options, target="trainjob")
         job = copy.deepcopy(case.job)
@@ -362,7 +362,8 @@ def operator_pod_key(labels: dict) -> tuple | None:
 
 def jobset_pod_key(roles: dict):
     """The (role, rank) of a JobSet pod from its labels, through the conversion's ``pods.pod_roles`` (a
-    replicatedJob holding several roles, Trainer's ``node`` Job, is read by its pods' completion index)."""
+    replicatedJob holding several roles, Trainer's ``node`` Job, is read by its pods' completion index; so is
+    a role's one Job of indexed pods)."""
     from kf2jobset.runtime.jobset_view import role_of
 
     def key(labels: dict) -> tuple | None:
@@ -374,7 +375,9 @@ def jobset_pod_key(roles: dict):
             role, index = role_of(spec, int(labels.get("batch.kubernetes.io/job-completion-index", "0")))
             return (role.lower(), index)
         role, first = spec
-        return (role.lower(), first + int(i))
+        # one pod per Job (kf2jobset's layout: completion index 0), or one Job of indexed pods (a role sized by
+        # numNodes on a bundle runtime: job-index 0)
+        return (role.lower(), first + int(i) + int(labels.get("batch.kubernetes.io/job-completion-index", "0")))
     return key
 
 
@@ -418,7 +421,9 @@ def observe(agent: NodeAgent, namespace: str, key_of, containers: dict | None = 
                                       {k: x.pod_spec.get(k) for k in ("schedulerName", "priorityClassName")}, {}, {},
                                       spec=x.pod_spec)
         bucket = p.init if x.init else p.containers
-        cname = x.container if x.init else containers.get(x.container, x.container)
+        own = containers.get(x.labels.get(JS + "replicatedjob-name"))  # a map per replicatedJob (MPI on a bundle runtime)
+        cmap = own if isinstance(own, dict) else containers
+        cname = x.container if x.init else cmap.get(x.container, x.container)
         if cname in bucket:
             continue  # first start only
         bucket[cname] = {"env": list(x.env), "command": list(x.command), "image": x.image,

@@ -9,7 +9,9 @@ One converted PyTorchJob then runs to `Complete` on the node agent (DDP over the
 and mutations show the comparison bites. On the built-in runtimes: converted PyTorchJobs run real torch on
 torch-distributed, converted JAXJobs and XGBoostJobs run the real JAX and XGBoost programs of
 tests/e2e/programs on jax-distributed and xgboost-distributed, also after their TrainJob's numNodes was
-edited (v1's ranks and addresses at the new size).
+edited (v1's ranks and addresses at the new size). On kf2jobset's bundle (installed as `kf2jobset runtimes`
+prints it): a TFJob, fixtures/targets/trainjob/pytorch-bundle and an Open MPI MPIJob run to `Complete` with
+v1's tasks, ranks and launcher command.
 
 Knob: ``KF2JOBSET_TJ_ONLY=REGEX`` (fixture paths, e.g. ``jaxjob|xgboost``) narrows the fixture-wide test.
 """
@@ -192,12 +194,30 @@ def _named(jobset: dict) -> dict:
 RUNTIME_PATHS = {"auto": 0, "generated": 0}  # TrainJobs sent per --trainer-runtime, for the summary
 
 
+@pytest.fixture
+def bundle(custom):
+    """kf2jobset's compat bundle installed as the platform installs it (`kf2jobset runtimes | kubectl apply`);
+    the real API server and Trainer's webhook take every runtime of it."""
+    from kubernetes.client.exceptions import ApiException
+
+    out = CliRunner().invoke(main, ["runtimes"], catch_exceptions=False)
+    names = []
+    for obj in (d for d in yaml.safe_load_all(out.stdout) if d):
+        try:
+            custom.create_cluster_custom_object("trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes", obj)
+        except ApiException as e:
+            if e.status != 409:  # installed by an earlier test of this stack
+                raise
+        names.append(obj["metadata"]["name"])
+    return names
+
+
 @pytest.mark.parametrize("runtime", ["auto", "generated"])
-def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(custom, core, tns, runtime):
+def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(custom, core, tns, runtime, bundle):
     """Every fixture job, on the path `--trainer-runtime` picks: the JobSet Trainer builds must be exactly
-    the one kf2jobset planned (generated runtime: `--target jobset`'s JobSet; torch-distributed: the
+    the one kf2jobset planned (per-job runtime: `--target jobset`'s JobSet; a built-in or bundle runtime: the
     predicted one), as the same API server (with the JobSet webhooks) stores it."""
-    sent, builtin, problems = 0, {}, []
+    sent, shared, problems = 0, {}, []  # shared: TrainJobs per ClusterTrainingRuntime (built-in or bundle)
     t0 = time.monotonic()
     for i, case in enumerate(CASES):
         planned = _planned(case, runtime)
@@ -209,7 +229,7 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(cus
             continue
         for t in trainjobs:
             if t["spec"]["runtimeRef"]["kind"] == "ClusterTrainingRuntime":
-                builtin[t["spec"]["runtimeRef"]["name"]] = builtin.get(t["spec"]["runtimeRef"]["name"], 0) + 1
+                shared[t["spec"]["runtimeRef"]["name"]] = shared.get(t["spec"]["runtimeRef"]["name"], 0) + 1
         ns = f"{tns}-{runtime[0]}{i}"[:63]
         from kubernetes import client
 
@@ -235,17 +255,18 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(cus
             if owners != ["TrainJob"]:
                 problems.append(f"{case.relative_to(REPO_FIXTURES)}: JobSet owners {owners}")
             problems += [f"{case.relative_to(REPO_FIXTURES)}: {d}" for d in differences(want, built)]
-    shown = ", ".join(f"{n} on {r}" for r, n in sorted(builtin.items()))
+    shown = ", ".join(f"{n} on {r}" for r, n in sorted(shared.items()))
+    on_bundle = sum(n for r, n in shared.items() if r in bundle)
     print(f"\n[trainjob target, --trainer-runtime {runtime}] {sent} TrainJobs built into JobSets "
-          f"({shown or 'none on a built-in runtime'}) in {time.monotonic() - t0:.1f} s; "
+          f"({shown or 'none on a shared runtime'}; {on_bundle} on kf2jobset's bundle) in {time.monotonic() - t0:.1f} s; "
           f"{len(set(LAGGED))} refused once while Trainer's runtime cache caught up; DMLC_* {DMLC_ORDER or '-'}")
     assert not problems, "\n".join(p[:600] for p in problems[:60])
     if runtime == "generated":
-        assert not builtin
+        assert not shared
     elif not ONLY:
         assert sent >= 60
-        assert builtin.get("torch-distributed", 0) >= 14 and builtin.get("jax-distributed", 0) >= 3
-        assert builtin.get("xgboost-distributed", 0) >= 4
+        assert shared.get("torch-distributed", 0) >= 14 and shared.get("jax-distributed", 0) >= 3
+        assert shared.get("xgboost-distributed", 0) >= 4 and on_bundle >= 5
 
 
 def test_the_comparison_bites(custom, core, tns):
@@ -569,3 +590,153 @@ def test_real_jax_and_xgboost_run_a_converted_job_on_their_built_in_runtime(cust
         seen[i] = v
     print(f"\n[{runtime}] {name}: {nodes} nodes Complete in {time.monotonic() - t0:.1f} s; "
           + json.dumps({i: {k: seen[i][k] for k in ("rank", "world")} for i in sorted(seen)}))
+
+
+# kf2jobset's bundle: shared ClusterTrainingRuntimes, the job in spec.trainer
+
+TF_PROBE = r"""
+import json, os, socket, sys, time
+cfg = json.loads(os.environ["TF_CONFIG"])
+task, host = cfg["task"], socket.gethostname()
+deadline, seen = time.time() + 90, {}
+for kind, addrs in cfg["cluster"].items():
+    for i, addr in enumerate(addrs):
+        name = addr.rsplit(":", 1)[0]
+        while True:
+            try:
+                seen[f"{kind}/{i}"] = socket.gethostbyname(name)
+                break
+            except socket.gaierror:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.2)
+me = socket.gethostbyname(host)
+print("KF2JS-TF " + json.dumps({"host": host, "task": task, "ip": me, "seen": seen}), flush=True)
+# the chief decides success (the others are stopped then): it leaves them time to report
+time.sleep(8 if task["type"] == "chief" else 60)
+"""
+
+
+def _v1_tfjob(name: str, image: str, workers: int) -> dict:
+    spec = {"replicas": 1, "restartPolicy": "Never",
+            "template": {"spec": {"containers": [{"name": "tensorflow", "image": image, "command": ["python", "task.py"]}]}}}
+    specs = {"Chief": spec, "PS": copy.deepcopy(spec), "Worker": {**copy.deepcopy(spec), "replicas": workers}}
+    return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": name}, "spec": {"tfReplicaSpecs": specs}}
+
+
+def test_a_tfjob_on_the_bundle_gives_every_pod_its_task_and_runs_to_complete(custom, core, tns, agent_for, bundle):
+    """A chief + PS + 3 workers TFJob on kf2jobset-tensorflow-chief-ps: one TrainJob, no namespaced runtime;
+    every pod's TF_CONFIG names its own role and index (the role from $(KF2JOBSET_REPLICA_TYPE), the index
+    from the completion index), every address in it reaches the pod of that task, and the chief's success
+    completes the TrainJob."""
+    import json
+
+    name, image = "tf-bundle", "kf2jobset.test/tf-probe:1"
+    result = CliRunner().invoke(main, ["convert", "-", "--target", "trainjob"], input=yaml.safe_dump(_v1_tfjob(name, image, 3)),
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    (trainjob,) = [d for d in yaml.safe_load_all(result.stdout) if d]
+    assert trainjob["spec"]["runtimeRef"]["name"] == "kf2jobset-tensorflow-chief-ps" and trainjob["spec"]["trainer"]["numNodes"] == 3
+    agent = agent_for({image: [PY, "-c", TF_PROBE]})
+    _create_trainjob_after_its_runtime(custom, core, _strip(trainjob, tns), tns)
+    wait_complete(custom, tns, name, timeout=240, agent=agent)
+    reports = {}
+    for run in agent.launches(tns):
+        lines = [ln.split("KF2JS-TF ", 1)[1] for ln in agent.log(tns, run.pod, "node").splitlines() if "KF2JS-TF " in ln]
+        assert lines, agent.log(tns, run.pod, "node")[-2000:]
+        r = json.loads(lines[-1])
+        reports[f"{r['task']['type']}/{r['task']['index']}"] = r
+    assert sorted(reports) == ["chief/0", "ps/0", "worker/0", "worker/1", "worker/2"]
+    for task, r in reports.items():
+        kind, i = task.split("/")
+        assert r["host"] == f"{name}-{kind}-0-{i}"  # the task is the pod's own
+    ips = {task: r["ip"] for task, r in reports.items()}
+    assert all(r["seen"] == ips for r in reports.values())  # every address reaches the pod of that task
+
+
+def test_a_pytorchjob_on_the_bundle_keeps_ranks_and_the_masters_success_rule(custom, core, tns, agent_for, bundle):
+    """fixtures/targets/trainjob/pytorch-bundle (TTL and imagePullPolicy keep it off torch-distributed) on
+    kf2jobset-pytorch: ranks are completion indexes in v1's order, RANK/WORLD_SIZE/MASTER_ADDR are v1's, and
+    the TrainJob completes when the master (index 0) has succeeded."""
+    import json
+
+    case = REPO_FIXTURES / "targets" / "trainjob" / "pytorch-bundle"
+    (trainjob,) = _convert(case)
+    assert trainjob["spec"]["runtimeRef"]["name"] == "kf2jobset-pytorch"
+    agent = agent_for({"registry.example.com/nlp/bert-finetune": [PY, "-c", RANK_PROBE]})
+    _create_trainjob_after_its_runtime(custom, core, _strip(trainjob, tns), tns)
+    name = trainjob["metadata"]["name"]
+    final = wait_complete(custom, tns, name, timeout=240, agent=agent)
+    runs = {x.hostname: x for x in agent.launches(tns) if x.container == "node"}
+    assert sorted(runs) == [f"{name}-node-0-{i}" for i in range(4)]
+    seen = {}
+    for host, run in runs.items():
+        me = json.loads([ln for ln in agent.log(tns, run.pod, "node").splitlines() if ln.startswith("{")][-1])
+        seen[me["rank"]] = (host, run.pod_ip, me)
+        assert dict(run.env)["NCCL_DEBUG"] == "INFO"
+    assert sorted(seen) == [0, 1, 2, 3]
+    for rank, (host, ip, me) in seen.items():
+        assert host == f"{name}-node-0-{rank}" and me["world"] == 4 and me["master_ip"] == seen[0][1]
+    js = jobset_of(custom, tns, name)
+    assert js["spec"]["replicatedJobs"][0]["template"]["spec"]["successPolicy"] == {"rules": [{"succeededIndexes": "0"}]}
+    assert [s["name"] for s in final["status"]["jobsStatus"]] == ["node"]
+
+
+MPI_PROBE = r"""
+import json, socket, sys, time
+hosts = [line.split()[0] for line in open("/etc/mpi/hostfile") if line.strip()]
+deadline, seen = time.time() + 90, {}
+for h in hosts:
+    while True:
+        try:
+            seen[h] = socket.gethostbyname(h)
+            break
+        except socket.gaierror:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.2)
+print("KF2JS-MPI " + json.dumps({"argv": sys.argv[1:], "hosts": seen}), flush=True)
+"""
+
+
+def test_an_mpijob_on_the_bundle_runs_its_launcher_command_against_its_workers(custom, core, tns, agent_for, bundle, tmp_path):
+    """fixtures/mpijob-v2beta1/openmpi on kf2jobset-mpi: the launcher's v1 command rides in spec.trainer.args and
+    its runtime command (`sh -c 'exec "$@"' --`) runs it with the args exactly as written; the workers' sshd
+    command is the runtime's (`sh -c 'exec /usr/sbin/sshd -De'`, which leaves the TrainJob's args aside); the
+    launcher starts once the workers are Ready, its hostfile (kf2jobset's ConfigMap) names the worker pods of
+    Trainer's layout, and its success completes the TrainJob. The real `sh` runs both commands here, with
+    `mpirun` and `sshd` standing in as a probe and a sleep."""
+    import json
+
+    from kubernetes import client
+
+    case = REPO_FIXTURES / "mpijob-v2beta1" / "openmpi"
+    out = _convert(case, "--target", "trainjob")
+    trainjob = next(o for o in out if o["kind"] == "TrainJob")
+    assert trainjob["spec"]["runtimeRef"]["name"] == "kf2jobset-mpi" and trainjob["spec"]["trainer"]["numNodes"] == 2
+    probe = tmp_path / "mpirun"
+    probe.write_text("#!" + PY + "\n" + MPI_PROBE)
+    probe.chmod(0o755)
+
+    def program(launch):  # the container's own command, mpirun and sshd standing in
+        argv = list(launch.command)
+        if argv[:4] == ["/bin/sh", "-c", 'exec "$@"', "--"]:
+            return argv[:4] + [str(probe)] + argv[5:]
+        assert argv[:2] == ["/bin/sh", "-c"] and argv[2] == "exec /usr/sbin/sshd -De", argv
+        return ["/bin/sh", "-c", "exec sleep 600", *argv[3:]]
+
+    agent = agent_for({"registry.example.com/mpi-pi": program})
+    core.create_namespaced_secret(tns, client.V1Secret(
+        metadata=client.V1ObjectMeta(name="pi-ssh"), type="kubernetes.io/ssh-auth",
+        string_data={"ssh-privatekey": "not a key", "ssh-publickey": "not a key"}))
+    for obj in out:
+        _create_trainjob_after_its_runtime(custom, core, _strip(obj, tns), tns)
+    wait_complete(custom, tns, "pi", timeout=240, agent=agent)
+    launches = agent.launches(tns)
+    (launcher,) = [x for x in launches if x.hostname == "pi-launcher-0-0"]
+    (line,) = [ln.split("KF2JS-MPI ", 1)[1] for ln in agent.log(tns, launcher.pod, "node").splitlines() if "KF2JS-MPI " in ln]
+    report = json.loads(line)
+    assert report["argv"] == ["-n", "4", "/home/mpiuser/pi"]  # v1's launcher args, exactly
+    workers = {x.hostname: x.pod_ip for x in launches if x.hostname.startswith("pi-worker-")}
+    assert sorted(workers) == ["pi-worker-0-0", "pi-worker-0-1"]
+    assert report["hosts"] == {"pi-worker-0-0.pi": workers["pi-worker-0-0"], "pi-worker-0-1.pi": workers["pi-worker-0-1"]}

@@ -60,7 +60,23 @@ def test_every_fixture_trainjob_and_runtime_is_accepted_by_the_real_api_server(c
             except Exception as e:  # kubernetes ApiException: keep the server's words
                 refused.append(f"{case.relative_to(REPO_FIXTURES)} {body['kind']}: {getattr(e, 'body', e)}")
     assert not refused, "\n".join(refused)
-    assert sent > 100  # a TrainJob and a runtime for most fixtures
+    assert sent > 90  # a TrainJob for every fixture, a runtime beside those on none of the shared ones
+
+
+def test_every_runtime_of_kf2jobsets_bundle_is_accepted_by_the_real_api_server(custom):
+    """`kf2jobset runtimes`: every ClusterTrainingRuntime as the platform applies it (strict fields, the CRD's
+    CEL rules on the JobSet template and the mlPolicy)."""
+    out = CliRunner().invoke(main, ["runtimes"], catch_exceptions=False)
+    bundle = [d for d in yaml.safe_load_all(out.stdout) if d]
+    assert len(bundle) >= 5
+    refused = []
+    for body in bundle:
+        try:
+            custom.create_cluster_custom_object("trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes", body,
+                                                dry_run="All", field_validation="Strict")
+        except Exception as e:  # noqa: BLE001 - the server's words
+            refused.append(f"{body['metadata']['name']}: {getattr(e, 'body', e)}")
+    assert not refused, "\n".join(refused)
 
 
 def test_the_server_refuses_what_the_crd_refuses(custom):

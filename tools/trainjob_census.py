@@ -1,0 +1,108 @@
+"""Count what `--target trainjob` (defaults) writes over every fixture and the shared corpus (issue 31):
+namespaced TrainingRuntimes, ClusterTrainingRuntimes referenced, and the share of TrainJobs whose
+`spec.trainer` holds the image and numNodes.
+
+    PYTHONPATH=$PWD python tools/trainjob_census.py [--corpus ../shared/corpus] [--why] [--json]
+
+Each fixture runs with its own `args` (the CLI's option parser reads them) plus `--target trainjob`;
+corpus files with --accept-mpi-ssh --ssh-secret mpi-ssh (as the tests convert them). A runtime written
+twice in one file counts once (the output carries it once). Fixtures whose args pick the JobSet target
+or another runtime mode are counted with the defaults all the same: the figure is about the defaults.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import dataclasses
+import json
+import re
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from kf2jobset.clioptions import options_from_args  # noqa: E402
+from kf2jobset.options import ConvertOptions  # noqa: E402
+from kf2jobset.pipeline import convert_text  # noqa: E402
+from kf2jobset.targets import bundle_target  # noqa: E402
+
+
+def _options(case: Path) -> ConvertOptions:
+    lines = (case / "args").read_text().splitlines() if (case / "args").exists() else []
+    options = options_from_args([a for a in lines if a.strip() and not a.startswith("#")])
+    return dataclasses.replace(options, target="trainjob", trainer_runtime=ConvertOptions.trainer_runtime)
+
+
+def sources(corpus: Path | None):
+    """(label, text, options) of every fixture job and every corpus file."""
+    for inp in sorted((REPO / "fixtures").glob("*/*/input.yaml")):
+        if (inp.parent / "expected-error.txt").exists():
+            continue
+        yield str(inp.parent.relative_to(REPO)), inp.read_text(), _options(inp.parent)
+    if corpus and corpus.is_dir():
+        options = ConvertOptions(accept_mpi_ssh=True, ssh_secret="mpi-ssh", target="trainjob")
+        for path in sorted(corpus.rglob("*.yaml")) + sorted(corpus.rglob("*.json")):
+            yield str(path.relative_to(corpus.parent)), path.read_text(), options
+
+
+def census(corpus: Path | None) -> dict:
+    counts = collections.Counter()
+    cluster_runtimes = collections.Counter()
+    why = collections.Counter()
+    per_job = []
+    for label, text, options in sources(corpus):
+        result = convert_text(text, label, options)
+        counts["failed files"] += bool(result.errors)
+        written = [o for r in result.results if r.outputs for o in r.outputs]
+        counts["namespaced runtimes"] += sum(1 for o in written if o.get("kind") == "TrainingRuntime")
+        for o in written:
+            if o.get("kind") != "TrainJob":
+                continue
+            spec = o.get("spec") or {}
+            trainer = spec.get("trainer") or {}
+            ref = spec.get("runtimeRef") or {}
+            counts["trainjobs"] += 1
+            counts["trainer image+numNodes"] += bool(trainer.get("image") and trainer.get("numNodes"))
+            if ref.get("kind") == "ClusterTrainingRuntime":
+                cluster_runtimes[ref.get("name")] += 1
+            else:
+                per_job.append(f"{label}: {(o.get('metadata') or {}).get('name') or '(trial)'}")
+        for conv in result.conversions:
+            if any(o.get("kind") == "TrainingRuntime" for o in conv.output or ()):
+                # why no shared runtime takes it: the bundle's first reason (Trainer's built-ins say theirs in TJ004)
+                reasons = bundle_target.misfits(conv, options)[2] or ["(none: --trainer-runtime per-job)"]
+                why[f"{conv.job.kind}: {re.sub(r' [(].*|, the bundle.*', '', reasons[0])}"] += 1
+    share = counts["trainer image+numNodes"] / counts["trainjobs"] if counts["trainjobs"] else 0.0
+    return {"trainjobs": counts["trainjobs"], "namespaced runtimes": counts["namespaced runtimes"],
+            "cluster runtimes referenced": dict(sorted(cluster_runtimes.items())),
+            "trainer image+numNodes": counts["trainer image+numNodes"], "share": round(100 * share, 1),
+            "files that failed": counts["failed files"], "per-job runtime jobs": per_job,
+            "why per-job": dict(why.most_common())}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
+    ap.add_argument("--why", action="store_true", help="list the jobs on a namespaced runtime and why")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    data = census(args.corpus)
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    print(f"TrainJobs: {data['trainjobs']}")
+    print(f"namespaced TrainingRuntimes written: {data['namespaced runtimes']}")
+    refs = data["cluster runtimes referenced"]
+    print(f"ClusterTrainingRuntimes referenced: {len(refs)} " + ", ".join(f"{k} ({v})" for k, v in refs.items()))
+    print(f"TrainJobs with spec.trainer image and numNodes: {data['trainer image+numNodes']} ({data['share']} %)")
+    if args.why:
+        for line in data["per-job runtime jobs"]:
+            print("  per-job:", line)
+        for reason, n in data["why per-job"].items():
+            print(f"  {n:4d}  {reason}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
