@@ -266,7 +266,7 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(cus
     elif not ONLY:
         assert sent >= 60
         assert shared.get("torch-distributed", 0) >= 14 and shared.get("jax-distributed", 0) >= 3
-        assert shared.get("xgboost-distributed", 0) >= 4 and on_bundle >= 5
+        assert shared.get("xgboost-distributed", 0) >= 4 and on_bundle >= 12
 
 
 def test_the_comparison_bites(custom, core, tns):
