@@ -5,7 +5,8 @@ import sys
 
 import click
 
-from . import __version__, exitcodes
+from . import exitcodes
+from .version import __version__
 from .clioptions import build_options, conversion_options  # noqa: F401  (also the plugin's)
 from .repo.cli import REPO_HELP, RepoOptions, repo_mode, repo_options, stream_files
 

@@ -104,7 +104,7 @@ def test_the_core_never_imports_the_shells():
 # The layers, lowest first: a module imports from its own layer and the layers below, never above.
 # Every module of the package is in exactly one (test_every_module_has_a_layer).
 LAYERS = {
-    "foundation": ("kf2jobset", "kf2jobset.errors", "kf2jobset.exitcodes", "kf2jobset.options", "kf2jobset.notes",
+    "foundation": ("kf2jobset.version", "kf2jobset.errors", "kf2jobset.exitcodes", "kf2jobset.options", "kf2jobset.notes",
                    "kf2jobset.claims", "kf2jobset.quantity", "kf2jobset.resources", "kf2jobset.mappings",
                    "kf2jobset.model", "kf2jobset.schemas", "kf2jobset.schemacheck", "kf2jobset.jobset_api",
                    "kf2jobset.treecopy", "kf2jobset.cpus", "kf2jobset.files", "kf2jobset.categories",
@@ -124,7 +124,7 @@ LAYERS = {
              "kf2jobset.pipeline", "kf2jobset.progtemplate", "kf2jobset.images", "kf2jobset.selectorfix",
              "kf2jobset.chart"),
     "report": ("kf2jobset.report",),
-    "front ends": ("kf2jobset.cli", "kf2jobset.clioptions", "kf2jobset.krm", "kf2jobset.repo", "kf2jobset.live",
+    "front ends": ("kf2jobset", "kf2jobset.api", "kf2jobset.cli", "kf2jobset.clioptions", "kf2jobset.krm", "kf2jobset.repo", "kf2jobset.live",
                    "kf2jobset.__main__"),
 }
 
@@ -133,7 +133,9 @@ def layer_of(module: str) -> int | None:
     best, found = -1, None
     for rank, prefixes in enumerate(LAYERS.values()):
         for p in prefixes:
-            if (module == p or module.startswith(p + ".")) and len(p) > best:
+            # the package itself ("kf2jobset", its __init__) is named exactly: as a prefix it would give
+            # every unlisted module a layer
+            if (module == p or (p != "kf2jobset" and module.startswith(p + "."))) and len(p) > best:
                 best, found = len(p), rank
     return found
 

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from .. import __version__
+from ..version import __version__
 from ..errors import UnsupportedError
 from .apierrors import BadKubeconfig, NotFound, translate
 from .kinds import LiveKind

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import click
 
-from .. import __version__
+from ..version import __version__
 from .apply_command import apply
 from .flags import hoist_flags
 from .get_command import get

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from .. import __version__
+from ..version import __version__
 from .model import CATEGORIES, Report, fails
 
 REPORT_VERSION = 1

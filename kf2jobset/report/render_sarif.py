@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .. import __version__
+from ..version import __version__
 from .codes import codes, title
 from .model import SEVERITY, Report
 
