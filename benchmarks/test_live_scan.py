@@ -13,18 +13,16 @@ import os
 
 import pytest
 
-from tests.live.conftest import REPO_ROOT, SHARED_DIR, apiserver  # noqa: F401  (fixture)
+from tests import upstream
+from tests.live.conftest import REPO_ROOT, apiserver  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.apiserver
 
 BENCH = REPO_ROOT / "benchmarks" / "live_scan.py"
-TRAINING_OPERATOR_CRDS = SHARED_DIR / "reference" / "kubeflow-crds" / "training-operator"
 
 
 def test_scan_all_namespaces_1000_jobs(apiserver):
-    if not TRAINING_OPERATOR_CRDS.is_dir():
-        pytest.skip(f"{TRAINING_OPERATOR_CRDS} not found (needs <repo>/../shared)")
-    apiserver.install_crds([str(p) for p in sorted(TRAINING_OPERATOR_CRDS.glob("*.yaml"))])
+    apiserver.install_crds([str(p) for p in upstream.training_operator_crds()])
     spec = importlib.util.spec_from_file_location("live_scan", BENCH)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)

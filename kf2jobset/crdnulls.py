@@ -8,7 +8,7 @@ A null *list item* is neither pruned nor defaulted away (unless the item schema 
 validation that follows refuses it. A field the schema does not describe (an unknown field, which
 the pruning before removed anyway, or one under `x-kubernetes-preserve-unknown-fields`) keeps its null.
 
-The v1 CRDs (training-operator v1.9.4, mpi-operator v0.8.2, /work/shared/reference/kubeflow-crds)
+The v1 CRDs (github.com/kubeflow/training-operator@v1.9.4 manifests/base/crds, mpi-operator@v0.8.2 manifests/base)
 mark no field `nullable` and none `x-kubernetes-preserve-unknown-fields`, and every default they
 carry (a port's protocol TCP, a reference's name "", runPolicy.suspend false, slotsPerWorker 1, ...)
 is also what they give the field when it is absent. So under `spec` (and a pod template's metadata)

@@ -1,4 +1,4 @@
-"""Shared test helpers: repo paths, the upstream corpus (../shared), golden-file handling."""
+"""Shared test helpers: repo paths, golden-file handling, the real JobSet CRD (upstream files: tests/upstream.py)."""
 from __future__ import annotations
 
 import os
@@ -8,8 +8,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"
-SHARED = REPO.parent / "shared"
-CORPUS = SHARED / "corpus"
 UPDATE_GOLDEN = os.environ.get("KF2JOBSET_UPDATE_GOLDEN") == "1"
 
 
@@ -29,13 +27,6 @@ def repo_fixture_tree(name: str, tmp_path: Path, monkeypatch) -> Path:
     return root
 
 
-def require_shared() -> Path:
-    """Tests that read ../shared skip, visibly, when it is not there (e.g. a clone on its own)."""
-    if not SHARED.is_dir():
-        pytest.skip(f"upstream reference data not found at {SHARED} (it sits beside the repo in CI)")
-    return SHARED
-
-
 def check_golden(path: Path, actual: str) -> None:
     """Compare with a golden file; KF2JOBSET_UPDATE_GOLDEN=1 rewrites it (review the diff!)."""
     if UPDATE_GOLDEN:
@@ -48,15 +39,16 @@ def check_golden(path: Path, actual: str) -> None:
 
 @pytest.fixture(scope="session")
 def crd_validator():
-    """The REAL JobSet CRD schema (../shared/reference/jobset), made strict like fieldValidation=Strict,
-    with its list-map/list-set declarations enforced as the API server does."""
-    require_shared()
+    """The REAL JobSet CRD schema (sigs.k8s.io/jobset@v0.12.0, config/components/crd/bases), made strict like
+    fieldValidation=Strict, with its list-map/list-set declarations enforced as the API server does."""
     from jsonschema import Draft7Validator, validators
     from ruamel.yaml import YAML
 
     from kf2jobset.schemas import _list_type
 
-    crd = YAML(typ="safe").load((SHARED / "reference/jobset/jobset.x-k8s.io_jobsets.yaml").read_text())
+    from . import upstream
+
+    crd = YAML(typ="safe").load(upstream.jobset_crd().read_text())
     schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     return validators.extend(Draft7Validator, {"x-kubernetes-list-type": _list_type})(strict_structural(schema))
 

@@ -1,5 +1,6 @@
 """Fuzzing support shared by tests/test_fuzz.py and tools/fuzz.py: a seeded mutator over the
-fixtures (and ../shared/corpus when present) and the oracles issue #9 asks for.
+fixtures (and the upstream corpus of tests/upstream.py when its modules are there) and the oracles issue #9
+asks for.
 
 Oracles, for one input and one set of options, run through the real CLI (click, in process):
 - `traceback`: anything but a typed kf2jobset error escapes (exit 70, or an exception);
@@ -26,8 +27,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"
-SHARED = REPO.parent / "shared"
-FINDINGS = SHARED / "fuzz-findings"
+# the outside fuzz run's reproducers mutated from our fixtures (tests/fuzz-findings/README.md); a directory
+# of more of that run's reproducers (e.g. those mutated from upstream files) may be added with
+# KF2JOBSET_FUZZ_FINDINGS
+FINDINGS = [Path(__file__).resolve().parent / "fuzz-findings",
+            *([Path(os.environ["KF2JOBSET_FUZZ_FINDINGS"])] if os.environ.get("KF2JOBSET_FUZZ_FINDINGS") else [])]
 TIME_LIMIT = 10.0
 
 # The oracle names the kinds itself (not from kf2jobset.mappings): a kind missing from the mappings would
@@ -104,7 +108,9 @@ def crd_validator():
 
         from tests.conftest import strict_structural
 
-        crd = YAML(typ="safe").load((SHARED / "reference/jobset/jobset.x-k8s.io_jobsets.yaml").read_text())
+        from tests import upstream
+
+        crd = YAML(typ="safe").load(upstream.jobset_crd().read_text())
         _CRD = Draft7Validator(strict_structural(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]))
     return _CRD
 
@@ -253,7 +259,7 @@ def _check_jobset(doc: dict, opts: dict, out: Outcome, use_crd: bool) -> None:
     version = parse_version(opts["jobset_version"]) if opts.get("jobset_version") else (0, 12)
     for p in check_jobset(plain, version=version):
         out.violations.append(f"invalid-jobset: ours: {p}")
-    if use_crd and SHARED.is_dir():
+    if use_crd:
         # the API server drops null values of non-nullable fields before validating a custom resource
         for err in crd_validator().iter_errors(_drop_nulls(plain)):
             where = ".".join(str(x) for x in err.absolute_path)
@@ -275,8 +281,10 @@ def _drop_nulls(node):
 
 def seed_files(include_corpus: bool = True) -> list[Path]:
     seeds = sorted(FIXTURES.glob("*/*/input.yaml"))
-    if include_corpus and (SHARED / "corpus").is_dir():
-        seeds += sorted(p for p in (SHARED / "corpus").rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
+    if include_corpus:
+        from tests import upstream
+
+        seeds += [f.path for f in upstream.corpus()]
     return seeds
 
 
@@ -530,11 +538,12 @@ def _drop_block(text: str, m) -> str:
 
 
 def finding_cases() -> list[tuple[str, dict, Path]]:
-    """Every reproducer in ../shared/fuzz-findings: (input path, its options, its JSON)."""
+    """Every reproducer in the FINDINGS directories: (input path, its options, its JSON)."""
     out = []
-    for meta_path in sorted(FINDINGS.glob("*.json.json")) + sorted(FINDINGS.glob("*.yaml.json")):
-        meta = json.loads(meta_path.read_text())
-        out.append((FINDINGS / meta["input"], meta.get("opts") or {}, meta_path))
+    for folder in FINDINGS:
+        for meta_path in sorted(folder.glob("*.json.json")) + sorted(folder.glob("*.yaml.json")):
+            meta = json.loads(meta_path.read_text())
+            out.append((folder / meta["input"], meta.get("opts") or {}, meta_path))
     return sorted(out)
 
 

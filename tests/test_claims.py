@@ -2,7 +2,7 @@
 
 A finding carries its claims as data, written where its note is made (kf2jobset/claims.py): paths
 of the emitted JobSet (or a companion object) with the value the text says they hold. Here every
-golden fixture and every job of the upstream corpus (../shared/corpus) is converted and each claim
+golden fixture and every job of the upstream corpus (tests/upstream.py) is converted and each claim
 of each finding is evaluated against that conversion's objects: no claim may be false. A finding
 that asserts nothing the emitted objects can show says so with a reason (`unchecked`); those codes
 are listed below with their reasons, read from the findings themselves, never typed here.
@@ -22,7 +22,8 @@ from kf2jobset.pipeline import convert_text
 from kf2jobset.report.build import job_report
 from kf2jobset.yamlio import parse_documents, to_plain
 
-from .conftest import CORPUS, FIXTURES, require_shared
+from . import upstream
+from .conftest import FIXTURES
 from .test_report_k8syaml import JOB as K8S_BASE
 
 PACKAGE = Path(__file__).resolve().parent.parent / "kf2jobset"
@@ -65,16 +66,15 @@ def unaccounted(pairs) -> list[str]:
 
 
 def corpus_texts():
-    files = sorted(CORPUS.rglob("*.yaml")) + sorted(CORPUS.rglob("*.json"))
     out = []
-    for path in files:
+    for name, path in upstream.require_corpus():
         text = path.read_text()
-        out.append((str(path.relative_to(CORPUS)), text))
+        out.append((name, text))
         # Katib keeps some trial templates as YAML strings (ConfigMap data, UI fixtures): tests/test_corpus.py
         for doc in parse_documents(text):
             for s in _strings(doc.data):
                 if "kubeflow.org/" in s and "ReplicaSpecs" in s:
-                    out.append((f"{path.relative_to(CORPUS)} (embedded)", s))
+                    out.append((f"{name} (embedded)", s))
     return out
 
 
@@ -96,7 +96,6 @@ def fixture_findings():
 
 @pytest.fixture(scope="module")
 def corpus_findings():
-    require_shared()
     return {where: judged(text, where, CORPUS_OPTIONS) for where, text in corpus_texts()}
 
 

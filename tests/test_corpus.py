@@ -1,4 +1,4 @@
-"""Every Kubeflow job in the upstream corpus (../shared/corpus) converts, validates against our
+"""Every Kubeflow job in the upstream corpus (tests/upstream.py) converts, validates against our
 schema, the webhook rules and the REAL JobSet CRD schema, and keeps the operator's env contract."""
 from __future__ import annotations
 
@@ -14,14 +14,15 @@ from kf2jobset.runtime.operator_view import operator_world
 from kf2jobset.validate import check_jobset
 from kf2jobset.yamlio import parse_documents
 
-from .conftest import CORPUS, require_shared
+from . import upstream
 
 # MPIJob v1 needs the explicit SSH decision; Katib trials have no name, so MPI needs a named Secret.
 OPTIONS = ConvertOptions(accept_mpi_ssh=True, katib=True, ssh_secret="mpi-ssh")
 
 
 def corpus_files():
-    return sorted(CORPUS.rglob("*.yaml")) + sorted(CORPUS.rglob("*.json")) if CORPUS.is_dir() else []
+    """(name, path) of the corpus files whose modules are in the Go module cache."""
+    return upstream.corpus()
 
 
 def embedded_string_jobs(doc):
@@ -46,19 +47,19 @@ def embedded_string_jobs(doc):
 
 def all_jobs():
     out = []
-    for path in corpus_files():
+    for name, path in corpus_files():
         for doc in parse_documents(path.read_text()):
-            assert doc.error is None, f"{path}: {doc.error}"
+            assert doc.error is None, f"{name}: {doc.error}"
             if is_job(doc.data) or (isinstance(doc.data, dict) and doc.data.get("kind") == "Experiment"):
-                out.append((path.relative_to(CORPUS), doc.data))
+                out.append((name, doc.data))
             for job in embedded_string_jobs(doc.data):
-                out.append((path.relative_to(CORPUS), job))
+                out.append((name, job))
     return out
 
 
 @pytest.fixture(scope="module")
 def corpus_jobs():
-    require_shared()
+    upstream.need(*upstream.CORPUS)
     jobs = all_jobs()
     assert len(jobs) >= 45, f"expected the whole corpus, found {len(jobs)} jobs"
     return jobs

@@ -3,7 +3,8 @@
 `cpu:` with no value is a null. The API server drops a null whose CRD field is not nullable and has no
 default before it validates (a field with a default gets the default), so the v1 job ran without the
 key: kf2jobset converts it (JS072), never refuses it as "inherited". Held here against the real CRDs
-(../shared/reference/kubeflow-crds): the API server's rule restated on their openAPIV3Schema gives the
+(github.com/kubeflow/training-operator@v1.9.4 manifests/base/crds, github.com/kubeflow/mpi-operator@v0.8.2
+manifests/base/kubeflow.org_mpijobs.yaml): the API server's rule restated on their openAPIV3Schema gives the
 same pruned paths as kf2jobset's schemas, and the premise crdnulls.py rests on (no nullable field, no
 preserved unknown fields, every default also the value of an absent key) holds for every v1 CRD.
 tests/e2e/test_refusals.py sends the fixture to the real v1 world, which runs it without the keys.
@@ -20,10 +21,10 @@ from click.testing import CliRunner
 from kf2jobset.cli import main
 from kf2jobset.crdnulls import null_paths, pruned_nulls, schema_at
 
-from .conftest import FIXTURES, SHARED, require_shared
+from . import upstream
+from .conftest import FIXTURES
 
 FIXTURE = FIXTURES / "pytorchjob" / "null-values" / "input.yaml"
-CRDS = SHARED / "reference" / "kubeflow-crds"
 
 
 @functools.lru_cache(maxsize=None)
@@ -31,8 +32,15 @@ def _crd(path) -> dict:
     return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
+def _crd_files() -> dict[str, object]:
+    """`training-operator/<file>` (v1.9.4) and `mpi-operator/<file>` (v0.8.2, MPIJob v2beta1) -> path."""
+    out = {f"training-operator/{p.name}": p for p in upstream.training_operator_crds()}
+    out["mpi-operator/kubeflow.org_mpijobs.yaml"] = upstream.mpi_v2_crd()
+    return out
+
+
 def _crd_schema(kind_file: str, version: str) -> dict:
-    crd = _crd(CRDS / kind_file)
+    crd = _crd(_crd_files()[kind_file])
     return next(v for v in crd["spec"]["versions"] if v["name"] == version)["schema"]["openAPIV3Schema"]
 
 
@@ -119,7 +127,6 @@ def test_what_a_field_holds():
     ("mpi-operator/kubeflow.org_mpijobs.yaml", "v2beta1", "kubeflow/mpijob-v2beta1"),
 ])
 def test_kf2jobset_prunes_the_nulls_the_real_crd_prunes(crd, version, schema):
-    require_shared()
     doc = yaml.safe_load(FIXTURE.read_text())
     if schema != "kubeflow/pytorchjob":  # the same replica spec under the kind's field
         specs = doc["spec"].pop("pytorchReplicaSpecs")
@@ -137,7 +144,6 @@ def test_kf2jobset_prunes_the_nulls_the_real_crd_prunes(crd, version, schema):
 
 def test_the_v1_crds_mark_nothing_nullable_and_keep_no_unknown_fields():
     """crdnulls.py's premise: a null map value under spec is an absent key on every v1 CRD."""
-    require_shared()
     seen = 0
 
     def walk(s):
@@ -152,7 +158,7 @@ def test_the_v1_crds_mark_nothing_nullable_and_keep_no_unknown_fields():
             for v in s:
                 walk(v)
 
-    for path in sorted(CRDS.rglob("*.yaml")):
+    for _name, path in sorted(_crd_files().items()):
         crd = _crd(path)
         for v in crd["spec"]["versions"]:
             walk(v["schema"]["openAPIV3Schema"]["properties"]["spec"])

@@ -1,5 +1,5 @@
-"""Inputs the long fuzz run (tools/fuzz.py, seeds 11 and 12) found after the reproducers of
-../shared/fuzz-findings were fixed; each one is kept here with the oracle that caught it."""
+"""Inputs the long fuzz run (tools/fuzz.py, seeds 11 and 12) found after the outside fuzz run's reproducers
+(tests/fuzz-findings) were fixed; each one is kept here with the oracle that caught it."""
 from __future__ import annotations
 
 from click.testing import CliRunner

@@ -2,7 +2,7 @@
 
 The lists under test are derived from schemas/jobset.schema.json itself (following its $refs into
 k8s.schema.json), so a list added to the schema is tested without touching this file; the real
-JobSet CRD (../shared) holds the schema's list declarations to account.
+JobSet CRD (sigs.k8s.io/jobset@v0.12.0, config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml) holds the schema's list declarations to account.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from kf2jobset.schemas import validate
 
-from .conftest import SHARED, require_shared
+from . import upstream
 
 
 def _our_schema_lists() -> dict[str, tuple[str, tuple, dict]]:
@@ -128,7 +128,7 @@ def test_a_defaulted_map_key_is_compared_with_its_default():
 def _crd_lists() -> dict[str, tuple[str, tuple]]:
     from ruamel.yaml import YAML
 
-    crd = YAML(typ="safe").load((SHARED / "reference/jobset/jobset.x-k8s.io_jobsets.yaml").read_text())
+    crd = YAML(typ="safe").load(upstream.jobset_crd().read_text())
     out: dict = {}
 
     def walk(node, path):
@@ -147,7 +147,6 @@ def _crd_lists() -> dict[str, tuple[str, tuple]]:
 
 
 def test_our_list_declarations_match_the_real_jobset_crd():
-    require_shared()
     real = _crd_lists()
     ours = {p: (t, k) for p, (t, k, _) in LISTS.items()}
     missing = {p: d for p, d in real.items() if ours.get(p) != d}

@@ -186,22 +186,12 @@ def test_an_older_mxjob_is_converted_or_refused_never_passed_through(api_version
 # ------------------------------------------------------------------ against the real v1.8.1 release, when at hand
 
 def _v181_module():
-    """training-operator v1.8.1 in the Go module cache (tools/install-ground-truth.sh fetches it for the
-    MXJob stack); the shared reference CRDs are v1.9.x, which has no MXJob."""
-    import os
-    import subprocess
-    from pathlib import Path
+    """training-operator v1.8.1 in the Go module cache (tests/upstream.py; the MXJob stack is built from it):
+    the last release with MXJob (removed in v1.9.0)."""
+    from . import upstream
 
-    roots = [os.environ.get("GOMODCACHE"), str(Path.home() / "go" / "pkg" / "mod")]
-    try:
-        roots.insert(0, subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True, timeout=30).stdout.strip())
-    except (OSError, subprocess.SubprocessError):
-        pass
-    for root in filter(None, roots):
-        module = Path(root) / "github.com" / "kubeflow" / "training-operator@v1.8.1"
-        if (module / "manifests" / "base" / "crds" / "kubeflow.org_mxjobs.yaml").is_file():
-            return module
-    pytest.skip("training-operator v1.8.1 is not in the Go module cache (tools/install-ground-truth.sh fetches it)")
+    upstream.need("training-operator-v1.8.1")
+    return upstream.module_dir("training-operator-v1.8.1")
 
 
 def test_our_schema_has_the_fields_of_the_real_v181_crd():

@@ -20,7 +20,8 @@ from kf2jobset.repo.run import CHECK, IN_PLACE, OUT_DIR, Settings, run
 from kf2jobset.validate import check_jobset
 from kf2jobset.yamlio import split_documents
 
-from .conftest import FIXTURES, require_shared
+from . import upstream
+from .conftest import FIXTURES
 
 LICENCE = "# Copyright 2025 The Example Authors.\n# SPDX-License-Identifier: Apache-2.0\n"
 
@@ -440,11 +441,8 @@ def test_version_does_not_import_heavy_modules():
 
 
 def test_corpus_in_place_is_valid_and_idempotent(tmp_path):
-    corpus = require_shared() / "corpus"
-    import shutil
-
     root = tmp_path / "corpus"
-    shutil.copytree(corpus, root, symlinks=True)
+    upstream.copy_corpus(root)
     before = snapshot(root)
     code, out, err = do_run(root, IN_PLACE)
     after = snapshot(root)
@@ -646,13 +644,11 @@ def test_helm_hint_only_for_templates_that_hold_a_job(tmp_path):
 
 
 def test_vendored_crds_are_not_parsed_as_jobs(tmp_path):
-    require_shared()
     from click.testing import CliRunner
 
     from kf2jobset.cli import main
-    from .conftest import SHARED
 
-    for crd in (SHARED / "reference" / "kubeflow-crds" / "training-operator").glob("*.yaml"):
+    for crd in upstream.training_operator_crds():
         (tmp_path / crd.name).write_bytes(crd.read_bytes())
     res = CliRunner().invoke(main, ["convert", str(tmp_path), "--check"])
     assert res.exit_code == 0, res.output

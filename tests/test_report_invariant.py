@@ -1,6 +1,6 @@
 """The report's invariant: every runtime difference between what the v1 operator ran and what the
 JobSet runs is explained by a finding. Over every fixture (with its args) and every job in the
-upstream corpus (../shared/corpus), under several option sets, there is no `unexplained` finding
+upstream corpus (tests/upstream.py), under several option sets, there is no `unexplained` finding
 and the JSON validates against schemas/report.schema.json.
 
 The second half proves the comparison is not vacuous: break the emitted JobSet in a way no note
@@ -18,7 +18,8 @@ from kf2jobset.report import build_report
 from kf2jobset.report.build import job_report
 from kf2jobset.report.render_json import as_dict
 
-from .conftest import CORPUS, FIXTURES, require_shared
+from . import upstream
+from .conftest import FIXTURES
 from .report_helpers import validate_report
 from .test_report_golden import CASES, case_args
 
@@ -70,16 +71,17 @@ def test_fixture_has_no_unexplained_difference(case):
 
 @pytest.mark.parametrize("label", list(CORPUS_OPTIONS))
 def test_corpus_has_no_unexplained_difference(label):
-    require_shared()
     options = CORPUS_OPTIONS[label]
     reports, jobs = [], 0
-    for path in sorted(CORPUS.rglob("*.yaml")):
+    for name, path in upstream.require_corpus():
+        if not name.endswith(".yaml"):
+            continue
         text = path.read_text()
-        result = convert_text(text, str(path.relative_to(CORPUS)), options)
+        result = convert_text(text, name, options)
         results = [result]
         for doc in result.documents:
             for i, inner in enumerate(_embedded_texts(doc.data)):
-                results.append(convert_text(inner, f"{path.relative_to(CORPUS)}#embedded-{i}", options))
+                results.append(convert_text(inner, f"{name}#embedded-{i}", options))
         report = build_report([r for r in results if not r.errors], options)
         jobs += len(report.jobs)
         assert not _unexplained(report), f"{path}: {_unexplained(report)}"

@@ -1,7 +1,7 @@
 """Tests for schemas/*.schema.json and kf2jobset.schemas.
 
-Corpus and reference material live in ../shared (next to the repository); tests that
-need it are skipped when it is absent.
+The upstream corpus and the real JobSet CRD come from the Go modules of tools/upstream-modules.txt
+(tests/upstream.py); the JobSets checked against our schema are the tests' own (tests/jobsets).
 """
 from __future__ import annotations
 
@@ -23,11 +23,10 @@ from ruamel.yaml import YAML
 from kf2jobset.resources import data_dir
 from kf2jobset.schemas import SchemaIssue, format_path, schema_name_for, schema_names, validate
 
+from . import upstream
+
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-CORPUS = SHARED / "corpus"
-JOBSET_REF = SHARED / "reference" / "jobset"
-JOBSET_CRD = JOBSET_REF / "jobset.x-k8s.io_jobsets.yaml"
+JOBSETS = Path(__file__).resolve().parent / "jobsets"
 SCHEMAS = data_dir("schemas")
 
 _yaml = YAML(typ="safe")
@@ -39,16 +38,6 @@ def _load_all(path: Path) -> list:
 
 def _load_str(text: str):
     return _yaml.load(io.StringIO(text))
-
-
-def _need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"{path} not found (the shared corpus/reference is not checked out next to the repo)")
-    return path
-
-
-def _rel(path: Path) -> str:
-    return path.relative_to(SHARED).as_posix()
 
 
 # ----------------------------------------------------------------------------- corpus
@@ -77,15 +66,13 @@ KNOWN_SCHEMA_FAILURES = {
 def _corpus_jobs() -> list[tuple[str, dict]]:
     """Every Kubeflow job document in the corpus, including those embedded in Katib files."""
     jobs: list[tuple[str, dict]] = []
-    for path in sorted(_need(CORPUS).rglob("*")):
-        if path.suffix not in (".yaml", ".yml", ".json") or not path.is_file():
-            continue
+    for name, path in upstream.require_corpus():
         if path.suffix == ".json":
             docs = [json.loads(path.read_text(encoding="utf-8"))]
         else:
             docs = _load_all(path)
         for i, doc in enumerate(docs):
-            label = f"{_rel(path)}#{i}"
+            label = f"corpus/{name}#{i}"
             kind = doc.get("kind") if isinstance(doc, dict) else None
             if kind == "Experiment":
                 jobs.append((label + ":trialSpec", doc["spec"]["trialTemplate"]["trialSpec"]))
@@ -136,7 +123,7 @@ def test_every_corpus_job_validates():
 
 def test_known_failures_validate_once_template_type_meta_is_dropped():
     for rel in KNOWN_SCHEMA_FAILURES:
-        (doc,) = _load_all(_need(SHARED / rel))
+        (doc,) = _load_all(upstream.corpus_file(rel.removeprefix("corpus/")))
         for spec in doc["spec"]["xgbReplicaSpecs"].values():
             spec["template"].pop("apiVersion")
             spec["template"].pop("kind")
@@ -153,33 +140,29 @@ def test_katib_trial_specs_keep_placeholders():
 
 # ----------------------------------------------------------------------------- JobSet examples
 
-# Examples whose failurePolicy rules have no `name`. The CRD marks rules[].name required,
+# JobSets whose failurePolicy rules have no `name`. The CRD marks rules[].name required,
 # but JobSet's mutating webhook fills it in (`failurePolicyRule<index>`) before the schema
 # is checked, so a cluster accepts them; offline (and for our emitter, which must name its
-# rules) the field is missing. jobset.md §2.7.
-UNNAMED_RULES = {
-    "failure-policy/failjobset-action.yaml": 1,
-    "failure-policy/host-maintenance-event-model.yaml": 2,
-    "failure-policy/onjobfailurereasons-present-podfailurepolicy.yaml": 1,
-    "failure-policy/onjobfailurereasons-present.yaml": 1,
-    "failure-policy/restartjobset-action.yaml": 1,
-    "failure-policy/restartjobsetandignoremaxrestarts-action.yaml": 1,
-}
+# rules) the field is missing (sigs.k8s.io/jobset@v0.12.0 pkg/webhooks/jobset_webhook.go, Default).
+UNNAMED_RULES = {"failure-policy.yaml:rules-unnamed": 2}
 
 
 def _jobset_examples() -> list[tuple[str, dict]]:
-    root = _need(JOBSET_REF / "examples")
+    """(file:name, JobSet) of every JobSet in tests/jobsets."""
     out = []
-    for path in sorted(root.rglob("*.yaml")):
+    for path in sorted(JOBSETS.glob("*.yaml")):
         for doc in _load_all(path):
-            if isinstance(doc, dict) and doc.get("kind") == "JobSet":
-                out.append((path.relative_to(root).as_posix(), doc))
+            assert isinstance(doc, dict) and doc.get("kind") == "JobSet", path
+            meta = doc["metadata"]
+            out.append((f"{path.name}:{meta.get('name') or meta['generateName']}", doc))
     return out
 
 
 def test_every_jobset_example_validates():
     examples = _jobset_examples()
-    assert len(examples) >= 30
+    assert len(examples) >= 12
+    fields = {k for _, doc in examples for k in doc["spec"]}
+    assert fields == set(_crd_spec_schema()["properties"]), "a field of the JobSet spec no example uses"
     unexpected = {}
     for rel, doc in examples:
         issues = validate(doc, "jobset")
@@ -649,11 +632,10 @@ def test_k8s_schema_shape():
 
 @functools.lru_cache(maxsize=1)
 def _crd() -> dict:
-    return _load_all(JOBSET_CRD)[0]
+    return _load_all(upstream.jobset_crd())[0]
 
 
 def _crd_spec_schema():
-    _need(JOBSET_CRD)
     crd = copy.deepcopy(_crd())
     (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1alpha2"]
     return version["schema"]["openAPIV3Schema"]["properties"]["spec"]
@@ -683,10 +665,6 @@ JOBSET_OBJECTS = {
 }
 
 
-# The reference CRD is from JobSet's main branch; the schema follows the newest release kf2jobset targets
-# (v0.12.0), whose API server admits what main now refuses (held by tools/validator_vs_apiserver.py):
-NEWER_THAN_TARGET = {("replicatedJobs[]", "replicas", "minimum")}  # jobset #1279, after v0.12.0
-
 
 @pytest.mark.parametrize("label", sorted(JOBSET_OBJECTS))
 def test_jobset_schema_matches_crd(label):
@@ -701,8 +679,6 @@ def test_jobset_schema_matches_crd(label):
     for field, crd_field in crd["properties"].items():
         our_field = _ours(ours["properties"][field], root)
         for kw in ("enum", "maxItems", "minimum"):
-            if (label, field, kw) in NEWER_THAN_TARGET:
-                continue
             assert our_field.get(kw) == crd_field.get(kw), (label, field, kw)
         assert our_field.get("type") == crd_field.get("type") or (
             "$ref" in ours["properties"][field] and crd_field.get("type") == "object"

@@ -20,6 +20,8 @@
 #   kustomize                kustomize v5.7.1                 tools/kustomize (repo-mode tests; not in the default set)
 #   helm3                    Helm v3.22.0                     tools/helm3 (post-renderer tests; not in the default set)
 #   helm4                    Helm v4.3.1                      tools/helm4 (post-renderer plugin tests; not in the default set)
+#   upstream                 `go mod download` of the modules in tools/upstream-modules.txt (the example jobs,
+#                            CRDs and runtimes the tests read: tests/upstream.py); prints `go env GOMODCACHE`
 #
 # Each binary is built from its project-owned Go module into
 #   ${KF2JOBSET_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kf2jobset}/<module>-<version>-<hash>/<NAME>
@@ -31,7 +33,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache_root="${KF2JOBSET_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kf2jobset}"
-all=(etcd kube-apiserver kube-controller-manager training-operator jobset-controller mpi-operator training-operator-v1.8.1
+all=(upstream etcd kube-apiserver kube-controller-manager training-operator jobset-controller mpi-operator training-operator-v1.8.1
      trainer-controller)
 
 say() { printf 'install-ground-truth: %s\n' "$*" >&2; }
@@ -45,11 +47,13 @@ spec() {
   case "$1" in
     etcd)                    echo "testetcd|v3.6.8|.|" ;;
     kube-controller-manager) echo "testcontrollermanager|$kver|.|$kflags" ;;
-    training-operator)       echo "testtrainingoperator|v1.9.4|.|" ;;
-    training-operator-v1.8.1) echo "testtrainingoperatorv181|v1.8.1|.|" ;;
-    jobset-controller)       echo "testjobset|v0.12.0|sigs.k8s.io/jobset|-X sigs.k8s.io/jobset/pkg/version.GitVersion=v0.12.0" ;;
-    mpi-operator)            echo "testmpioperator|v0.8.2|.|-X github.com/kubeflow/mpi-operator/pkg/version.Version=v0.8.2" ;;
-    trainer-controller)      echo "testtrainer|v2.3.0|github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager|" ;;
+    training-operator)       echo "testtrainingoperator|$(pin training-operator)|.|" ;;
+    training-operator-v1.8.1) echo "testtrainingoperatorv181|$(pin training-operator-v1.8.1)|.|" ;;
+    jobset-controller)       local v; v="$(pin jobset)"
+                             echo "testjobset|$v|sigs.k8s.io/jobset|-X sigs.k8s.io/jobset/pkg/version.GitVersion=$v" ;;
+    mpi-operator)            local v; v="$(pin mpi-operator)"
+                             echo "testmpioperator|$v|.|-X github.com/kubeflow/mpi-operator/pkg/version.Version=$v" ;;
+    trainer-controller)      echo "testtrainer|$(pin trainer)|github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager|" ;;
     coscheduling-scheduler)  echo "testcoscheduling|v0.35.4-devel|.|$kflags" ;;
     kustomize)               echo "kustomize|v5.7.1|sigs.k8s.io/kustomize/kustomize/v5|" ;;
     helm3)                   echo "helm3|v3.22.0|helm.sh/helm/v3/cmd/helm|-X helm.sh/helm/v3/internal/version.version=v3.22.0" ;;
@@ -58,8 +62,29 @@ spec() {
   esac
 }
 
+pins="$here/upstream-modules.txt"
+pin() {  # NAME of tools/upstream-modules.txt -> its version
+  awk -v n="$1" '$1 == n {print $3; found=1} END {exit !found}' "$pins" || die "$1 is not pinned in $pins"
+}
+
+upstream() {  # download the pinned modules (a no-op when they are in the module cache); print the cache
+  command -v go >/dev/null 2>&1 || die "Go toolchain not found: need go on PATH to download the modules of $pins"
+  local mods
+  mods="$(awk '!/^ *#/ && NF == 3 {print $2 "@" $3}' "$pins")"
+  # outside any module (the zip of each, checked against sum.golang.org); progress on stderr
+  # shellcheck disable=SC2086 # one argument per module
+  (cd / && GOTOOLCHAIN=local nice -n 10 go mod download $mods >&2 </dev/null) \
+    || die "go mod download of the modules in $pins failed (see the messages above)"
+  say "upstream modules in the module cache: $(echo $mods)"
+  GOTOOLCHAIN=local go env GOMODCACHE
+}
+
 binary_path() {  # NAME -> cache path of its binary (built or not)
   local name="$1"
+  if [ "$name" = upstream ]; then
+    GOTOOLCHAIN=local go env GOMODCACHE
+    return
+  fi
   if [ "$name" = kube-apiserver ]; then
     bash "$here/install-test-apiserver.sh" --print-path
     return
@@ -76,6 +101,10 @@ binary_path() {  # NAME -> cache path of its binary (built or not)
 
 build() {  # NAME -> builds if needed; prints the path
   local name="$1"
+  if [ "$name" = upstream ]; then
+    upstream
+    return
+  fi
   if [ "$name" = kube-apiserver ]; then
     # the existing script (it also makes sure openssl is there); its last stdout line is the path
     bash "$here/install-test-apiserver.sh" | tail -1
@@ -131,7 +160,7 @@ for a in "$@"; do
     --print-paths) print_only=1 ;;
     -h|--help) sed -n '2,/^[^#]/p' "${BASH_SOURCE[0]}" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option: $a (try --help)" ;;
-    *) spec "$a" >/dev/null || [ "$a" = kube-apiserver ] || die "unknown component: $a (one of: ${all[*]})"
+    *) spec "$a" >/dev/null || [ "$a" = kube-apiserver ] || [ "$a" = upstream ] || die "unknown component: $a (one of: ${all[*]})"
        names+=("$a") ;;
   esac
 done

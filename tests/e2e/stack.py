@@ -41,7 +41,7 @@ start-up time.
 
 **Kubeflow Trainer v2.3.0** (TrainJob ``trainer.kubeflow.org/v1alpha1``, kf2jobset's second target):
 ``GroundTruthStack(..., flavour="trainer")`` is a fourth instance: its own etcd + kube-apiserver, the three
-Trainer CRDs (TrainJob, TrainingRuntime, ClusterTrainingRuntime) from ``../shared/reference/trainer-v2.3.0/crds``
+Trainer CRDs (TrainJob, TrainingRuntime, ClusterTrainingRuntime) from the module's ``manifests/base/crds``
 and the JobSet CRD, kube-controller-manager, the same JobSet controller and webhooks, and the unmodified
 Trainer controller manager (tools/testtrainer) with its webhooks on: one MutatingWebhookConfiguration
 (TrainJob defaulter) and one ValidatingWebhookConfiguration (ClusterTrainingRuntime, TrainingRuntime,
@@ -50,9 +50,9 @@ with a Configuration file (``--config``: webhook, health and metrics on 127.0.0.
 internal cert management off). With cert management off upstream's entry point reads the serving
 certificate from controller-runtime's default directory, ``$TMPDIR/k8s-webhook-server/serving-certs``, so
 the harness points ``TMPDIR`` of that one process at a directory holding the test-CA-signed certificate.
-The built-in ClusterTrainingRuntimes of ``../shared/reference/trainer-v2.3.0/runtimes`` are applied after
-the webhooks answer (through them). Without ``../shared`` the flavour raises :class:`ToolUnavailable`
-with that reason (the Trainer tests skip on it first).
+The built-in ClusterTrainingRuntimes of its ``manifests/base/runtimes`` are applied after the webhooks answer
+(through them). The module is github.com/kubeflow/trainer/v2@v2.3.0 in the Go module cache (tests/upstream.py);
+without it the flavour raises :class:`ToolUnavailable` with that reason.
 
 Binaries come from ``tools/install-ground-truth.sh`` (built into ~/.cache/kf2jobset on first use;
 see tools/README-ground-truth.md). :func:`locate_binaries` builds what is missing when Go is on
@@ -74,6 +74,7 @@ from pathlib import Path
 
 import yaml
 
+from .. import upstream
 from ..apiserver_harness import (
     PREEXEC,
     REPO_ROOT,
@@ -110,8 +111,6 @@ FLAVOURS = {"training-operator": COMPONENTS, "mpi-operator": MPI_COMPONENTS, "vo
             MXJOB_FLAVOUR: MXJOB_COMPONENTS, "jobset-admission": ADMISSION_COMPONENTS,
             TRAINER_FLAVOUR: TRAINER_COMPONENTS}
 
-# the upstream files of Trainer v2.3.0 the project may read but not copy (see its README there)
-TRAINER_REFERENCE = REPO_ROOT.parent / "shared" / "reference" / "trainer-v2.3.0"
 TRAINER_GROUP, TRAINER_VERSION = "trainer.kubeflow.org", "v1alpha1"
 
 VOLCANO_PODGROUP_CRD = {
@@ -325,19 +324,19 @@ def trainer_webhook_configs(module: Path, port: int, ca_pem: bytes) -> list[dict
     return out
 
 
-def trainer_reference() -> Path:
-    """../shared/reference/trainer-v2.3.0 (the real CRDs and built-in runtimes), or ToolUnavailable with why."""
-    for sub in ("crds", "runtimes"):
-        if not (TRAINER_REFERENCE / sub).is_dir():
-            raise ToolUnavailable(f"Trainer v2.3.0 reference data not found at {TRAINER_REFERENCE / sub} "
-                                  f"(../shared sits beside the repo in CI): no CRDs or built-in runtimes to install")
-    return TRAINER_REFERENCE
+def trainer_crds() -> list[Path]:
+    """Trainer v2.3.0's CRDs (github.com/kubeflow/trainer/v2 manifests/base/crds), or ToolUnavailable with why."""
+    reason = upstream.absent("trainer")
+    if reason:
+        raise ToolUnavailable(f"{reason}: no Trainer CRDs or built-in runtimes to install")
+    return upstream.trainer_crds()
 
 
 def trainer_runtimes() -> list[dict]:
-    """The built-in ClusterTrainingRuntimes Trainer installs by default (../shared/.../runtimes/*.yaml)."""
+    """The built-in ClusterTrainingRuntimes Trainer installs by default (its manifests/base/runtimes/*.yaml)."""
+    trainer_crds()  # the same module: ToolUnavailable with why
     docs = []
-    for path in sorted((trainer_reference() / "runtimes").glob("*.yaml")):
+    for path in upstream.trainer_runtimes():
         docs += [d for d in _load_all(path) if d.get("kind") == "ClusterTrainingRuntime"]
     return docs
 
@@ -389,7 +388,7 @@ class GroundTruthStack:
         mx = self.flavour == MXJOB_FLAVOUR
         admission = self.flavour == "jobset-admission"
         trainer = self.flavour == TRAINER_FLAVOUR
-        trainer_ref = trainer_reference() if trainer else None  # before anything starts: no ../shared, no stack
+        trainer_crd_files = trainer_crds() if trainer else []  # before anything starts: no module, no stack
         operator_mod = None if admission else module_dir(
             *(MPI_OPERATOR_MODULE if mpi else MXJOB_OPERATOR_MODULE if mx else TRAINER_MODULE if trainer
               else OPERATOR_MODULE))
@@ -408,7 +407,7 @@ class GroundTruthStack:
         elif mx:  # v1.8.1's MXJob CRD only
             crds = [operator_mod / "manifests" / "base" / "crds" / "kubeflow.org_mxjobs.yaml"]
         elif trainer:  # TrainJob, TrainingRuntime, ClusterTrainingRuntime
-            crds = sorted((trainer_ref / "crds").glob("trainer.kubeflow.org_*.yaml"))
+            crds = trainer_crd_files
         else:
             crds = sorted((operator_mod / "manifests" / "base" / "crds").glob("kubeflow.org_*.yaml"))
         if self.flavour == "volcano":

@@ -2,7 +2,7 @@
 really show must be one the kf2jobset report names.
 
 For each case (fixtures/*/*/input.yaml with an expected.yaml, its ``args`` honoured; every job of
-../shared/corpus, found as tests/test_corpus.py finds them):
+the upstream corpus of tests/upstream.py, found as tests/test_corpus.py finds them):
 
 * namespace A gets the v1 job: the real Training Operator v1.9.4 (webhooks on) creates its pods
   (MPIJob kubeflow.org/v2beta1: the real mpi-operator v0.8.2, on a second stack, see below);
@@ -92,7 +92,8 @@ from kf2jobset.runtime.selectors import SELECTING, object_selectors, pod_selecto
 from kf2jobset.runtime.structure import Difference
 from kf2jobset.yamlio import to_plain
 
-from ..conftest import CORPUS, FIXTURES
+from .. import upstream
+from ..conftest import FIXTURES
 from ..templates import case_values, fill
 from .nodeagent import OWN_COMMAND, NodeAgent
 from .stack import MXJOB_FLAVOUR
@@ -193,7 +194,7 @@ def fixture_cases() -> list[Case]:
 
 
 def corpus_cases() -> list[Case]:
-    if not CORPUS.is_dir():
+    if upstream.corpus_absent():  # test_corpus_present says so
         return []
     from ..test_corpus import OPTIONS, all_jobs
 
@@ -1421,8 +1422,7 @@ def test_mxjob_cases_present():
 
 
 def test_corpus_present():
-    if not CORPUS.is_dir():
-        pytest.skip(f"{CORPUS} is absent: the corpus cases were not collected")
+    upstream.need(*upstream.CORPUS)  # else the corpus cases were not collected
     assert len(corpus_cases()) >= 45
 
 

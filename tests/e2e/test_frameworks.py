@@ -64,7 +64,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ..conftest import CORPUS
+from .. import upstream
 from .nodeagent import NodeAgent
 from .test_differential import (
     JS,
@@ -687,7 +687,7 @@ def test_cases_present():
         assert ALL or SIZED, "KF2JOBSET_FW_ONLY matches no case"
         return
     assert kinds == set(KINDS), kinds
-    if CORPUS.is_dir():
+    if not upstream.corpus_absent():
         assert sum(c.id.startswith("corpus/") for c in ALL) >= 30
 
 
@@ -871,7 +871,7 @@ def size_cases() -> list[SizeCase]:
     by_id = {c.id: c for c in BASE}
     out = [SizeCase("follows", resized(by_id[cid], "Worker", n), _edited(by_id[cid].job, "Worker", n)) for cid, n in FOLLOWS]
     for cid, n in RECONVERTED:
-        if cid in by_id:  # the corpus one needs ../shared/corpus (test_literal_sizes_are_guarded says so)
+        if cid in by_id:  # the corpus one needs the upstream modules (test_literal_sizes_are_guarded says so)
             job = _edited(by_id[cid].job, "Worker", n)
             out.append(SizeCase("reconverted", dataclasses.replace(by_id[cid], id=f"reconverted:{cid}:worker={n}", job=job),
                                 job))
@@ -1035,4 +1035,4 @@ def test_literal_sizes_are_guarded(tmp_path):
         assert yaml.safe_load((tree / f"job{n}.yaml").read_text()) == to_plain(conv.jobset), (
             f"{case.id}: the reconverted case does not run the JobSet the CLI writes")
     if missing:
-        pytest.skip(f"checked all but {missing}: the corpus (../shared/corpus) is not on this machine")
+        pytest.skip(f"checked all but {missing}: {upstream.corpus_absent()}")

@@ -28,7 +28,8 @@ exactly the rules the kf2jobset report names as lifecycle differences for that c
 failure / backoffLimit for that role), restricted to the rules the scenario exercises. A real
 difference the report does not name fails; a lifecycle difference the report claims that does not
 happen fails too. ``expect_v1`` states what the operator is documented to do
-(shared/reference/training-operator.md, or the operator's code where that is more precise), so a
+(the operator's code: github.com/kubeflow/training-operator@v1.9.4 pkg/controller.v1, the source of what
+the project's notes on it say), so a
 scenario that did not really exercise its rule cannot pass by accident. ``test_mutations_are_caught``
 runs a scenario against a deliberately wrong JobSet and requires the check to fail.
 

@@ -1187,10 +1187,9 @@ def test_check_guards_only_the_literal_hostfile(outcomes, case_id):
 
 
 def test_corpus_mpi_jobs_present():
-    from ..conftest import CORPUS
+    from .. import upstream
 
-    if not CORPUS.is_dir():
-        pytest.skip(f"{CORPUS} is absent: no corpus MPIJobs")
+    upstream.need(*upstream.CORPUS)  # else no corpus MPIJobs were collected
     if ONLY:
         pytest.skip(f"KF2JOBSET_MPI_ONLY={ONLY} selects the cases")
     assert len([c for c in ALL_CASES if c.id.startswith("corpus/")]) >= 6

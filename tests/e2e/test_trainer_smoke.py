@@ -2,7 +2,7 @@
 
 The ground truth for kf2jobset's second target (issue 22, TrainJob ``trainer.kubeflow.org/v1alpha1``):
 the unmodified Trainer controller manager with its webhooks on, its CRDs and built-in
-ClusterTrainingRuntimes from ``../shared/reference/trainer-v2.3.0``, the JobSet v0.12.0 controller and the
+ClusterTrainingRuntimes from github.com/kubeflow/trainer/v2@v2.3.0 (``manifests/base``), the JobSet v0.12.0 controller and the
 Job controller. No pod runs unless a test starts the node agent.
 
 (a) A TrainJob on the built-in ``torch-distributed`` runtime with ``spec.trainer`` becomes a JobSet: one
@@ -27,7 +27,7 @@ Job controller. No pod runs unless a test starts the node agent.
     node rank and master from the ``PET_*`` values: 2 nodes x 2 processes all_reduce over gloo; real JAX
     on ``jax-distributed`` meets at ``JAX_COORDINATOR_ADDRESS`` (3 processes, allgather).
 
-Without ``../shared`` (the CRDs and runtimes): skipped with that reason. A stack that does not start: FAIL.
+Without that module in the Go module cache (tests/upstream.py): skipped with that reason. A stack that does not start: FAIL.
 """
 from __future__ import annotations
 
@@ -44,7 +44,8 @@ import yaml
 
 from ..apiserver_harness import temporary_namespace
 from .conftest import running_stack
-from .stack import TRAINER_FLAVOUR, TRAINER_REFERENCE, wait_for
+from .. import upstream
+from .stack import TRAINER_FLAVOUR, wait_for
 from .test_frameworks import framework_pythons
 from .test_nodeagent import DDP_PROBE, _check_ddp, _last_json, node_agents
 
@@ -66,10 +67,7 @@ PET = ("PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "
 
 @pytest.fixture(scope="module")
 def trainer_stack():
-    for sub in ("crds", "runtimes"):
-        if not (TRAINER_REFERENCE / sub).is_dir():
-            pytest.skip(f"Trainer v2.3.0 CRDs/runtimes not found at {TRAINER_REFERENCE / sub} "
-                        f"(../shared sits beside the repo in CI)")
+    upstream.need("trainer")
     with running_stack(TRAINER_FLAVOUR) as stack:
         yield stack
 

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from kf2jobset.cli import main
 
-from .conftest import REPO, SHARED_CORPUS
+from .. import upstream
+from .conftest import REPO
 from .harness import ssh_secret
 
 FIXTURES = REPO / "fixtures"
@@ -74,16 +75,13 @@ def mpi_cases() -> list:
         if "--accept-mpi-ssh" not in args and "v1" in case.parent.name:
             args.append("--accept-mpi-ssh")
         out.append(pytest.param(case / "input.yaml", args, id=f"{case.parent.name}/{case.name}"))
-    corpus = sorted(SHARED_CORPUS.glob("**/*.yaml")) if SHARED_CORPUS.exists() else []
-    for f in corpus:
+    for name, f in upstream.corpus():
         text = f.read_text(errors="replace")
-        if "kind: MPIJob" not in text or "kind: Experiment" in text:
+        if not name.endswith(".yaml") or "kind: MPIJob" not in text or "kind: Experiment" in text:
             continue
-        out.append(pytest.param(f, ["--accept-mpi-ssh"], id="corpus/" + str(f.relative_to(SHARED_CORPUS)),
-                                marks=[]))
-    if not SHARED_CORPUS.exists():
-        out.append(pytest.param(None, [], id="corpus",
-                                marks=pytest.mark.skip(reason=f"{SHARED_CORPUS} is absent: no corpus cases")))
+        out.append(pytest.param(f, ["--accept-mpi-ssh"], id="corpus/" + name, marks=[]))
+    if upstream.corpus_absent():
+        out.append(pytest.param(None, [], id="corpus", marks=pytest.mark.skip(reason=upstream.corpus_absent())))
     return out
 
 

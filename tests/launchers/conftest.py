@@ -3,7 +3,7 @@
 - not root: every test here is skipped, with that reason (network namespaces need root);
 - root but `ip netns` does not work: every test FAILS (the harness is broken, not optional);
 - a launcher missing: the test fails and names tools/install-launchers.sh;
-- ../shared absent: only the corpus cases skip;
+- the upstream modules absent from the Go module cache (tests/upstream.py): only the corpus cases skip;
 - they run with the ground truth, when asked: `python -m pytest tests/launchers` (what .ci/run does,
   with tests/e2e) or KF2JOBSET_E2E=1; a plain `python -m pytest` lists them as skipped with that reason
   (they take about two minutes: the README's test command stays under five).
@@ -32,7 +32,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if LAUNCHERS_DIR in Path(str(item.fspath)).resolve().parents:
             item.add_marker(skip)
-SHARED_CORPUS = REPO.parent / "shared" / "corpus"
 
 
 def launchers_root() -> Path:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from .common import FIXTURES, convert, hostfile_hosts, tmpdir
-from .conftest import SHARED_CORPUS
+from .. import upstream
 from .harness import Cluster
 
 pytestmark = pytest.mark.launchers
@@ -20,9 +20,10 @@ def elastic_cases():
     out = [pytest.param(FIXTURES / c / "input.yaml", id=c) for c in ("mpijob-v1/elastic", "mpijob-v2beta1/elastic-horovod")]
     for rel in ("training-operator/examples/mpi/tensorflow-mnist-elastic.yaml",
                 "mpi-operator-v0.3.0/examples/horovod/tensorflow-mnist-elastic.yaml"):
-        path = SHARED_CORPUS / rel
-        marks = [] if path.exists() else [pytest.mark.skip(reason=f"{path} is absent (no ../shared corpus)")]
-        out.append(pytest.param(path, id="corpus/" + rel, marks=marks))
+        module, _, inside = rel.partition("/")
+        reason = upstream.absent(module)
+        marks = [pytest.mark.skip(reason=reason)] if reason else []
+        out.append(pytest.param(upstream.module_dir(module) / inside, id="corpus/" + rel, marks=marks))
     return out
 
 

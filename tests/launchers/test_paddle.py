@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from .common import FIXTURES, convert, tmpdir
-from .conftest import SHARED_CORPUS, need
+from .. import upstream
+from .conftest import need
 from .harness import Cluster
 
 pytestmark = pytest.mark.launchers
@@ -45,8 +46,9 @@ GLOBAL_INDEX = "jobset.sigs.k8s.io/job-global-index"
 def paddle_cases():
     out = [pytest.param(FIXTURES / "paddlejob" / c / "input.yaml", id=f"paddlejob/{c}") for c in ("worker-only", "master-worker")]
     for name in ("simple-cpu", "simple-gpu"):
-        path = SHARED_CORPUS / "training-operator/examples/paddlepaddle" / f"{name}.yaml"
-        marks = [] if path.exists() else [pytest.mark.skip(reason=f"{path} is absent (no ../shared corpus)")]
+        reason = upstream.absent("training-operator")
+        marks = [pytest.mark.skip(reason=reason)] if reason else []
+        path = upstream.module_dir("training-operator") / f"examples/paddlepaddle/{name}.yaml"
         out.append(pytest.param(path, id=f"corpus/{name}", marks=marks))
     return out
 

@@ -64,7 +64,6 @@ from ..apiserver_harness import (  # noqa: F401 - re-exported for the live tests
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SHARED_DIR = REPO_ROOT.parent / "shared"
 MODULE_DIR = REPO_ROOT / "tools" / "testapiserver"
 INSTALL_SCRIPT = REPO_ROOT / "tools" / "install-test-apiserver.sh"
 
@@ -167,8 +166,8 @@ def namespace(apiserver: LiveAPIServer, request: pytest.FixtureRequest) -> Itera
 
 
 def mxjob_crd(directory: Path) -> Path:
-    """A CRD serving mxjobs.kubeflow.org/v1, written to `directory`. The shared CRDs are v1.9.x, which
-    no longer has MXJob (removed in training-operator v1.9.0); the plugin only needs the resource to be
+    """A CRD serving mxjobs.kubeflow.org/v1, written to `directory`. The training-operator CRDs the tests
+    install are v1.9.4's (tests/upstream.py), which no longer has MXJob (removed in training-operator v1.9.0); the plugin only needs the resource to be
     served, so the schema keeps what it is given (the v1.8.1 CRD's own schema is richer)."""
     import yaml
 

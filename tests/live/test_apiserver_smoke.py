@@ -18,23 +18,18 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import SHARED_DIR
+from .. import upstream
 
 pytestmark = pytest.mark.apiserver
 
-REF = SHARED_DIR / "reference"
-JOBSET_CRD = REF / "jobset" / "jobset.x-k8s.io_jobsets.yaml"
-TRAINING_OPERATOR_CRDS = REF / "kubeflow-crds" / "training-operator"
-MPI_V2_CRD = REF / "kubeflow-crds" / "mpi-operator" / "kubeflow.org_mpijobs.yaml"
-PARALLEL_JOBS = REF / "jobset" / "examples" / "simple" / "paralleljobs.yaml"
+PARALLEL_JOBS = Path(__file__).resolve().parents[1] / "jobsets" / "parallel.yaml"
 
 JS_GROUP, JS_VERSION, JS_PLURAL = "jobset.x-k8s.io", "v1alpha2", "jobsets"
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 
 
-def _need_shared() -> None:
-    if not JOBSET_CRD.is_file() or not TRAINING_OPERATOR_CRDS.is_dir():
-        pytest.skip(f"shared reference files not found under {REF} (needs <repo>/../shared)")
+def _need_crds() -> None:
+    upstream.need("jobset", "training-operator", "mpi-operator")
 
 
 def _load(path: Path) -> dict:
@@ -43,8 +38,8 @@ def _load(path: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def crds(apiserver) -> list[str]:
-    _need_shared()
-    paths = [JOBSET_CRD, *sorted(TRAINING_OPERATOR_CRDS.glob("*.yaml"))]
+    _need_crds()
+    paths = [upstream.jobset_crd(), *upstream.training_operator_crds()]
     return apiserver.install_crds([str(p) for p in paths])
 
 
@@ -283,12 +278,10 @@ def test_kubectl_get_jobsets(apiserver, crds, custom, namespace):
 
 
 def test_swap_mpijob_crd_v1_and_v2beta1(apiserver, crds, custom, namespace):
-    if not MPI_V2_CRD.is_file():
-        pytest.skip(f"{MPI_V2_CRD} not found")
-    v1_path = TRAINING_OPERATOR_CRDS / "kubeflow.org_mpijobs.yaml"
+    v1_path = upstream.mpi_v1_crd()
     try:
         apiserver.remove_crd("mpijobs.kubeflow.org")
-        apiserver.install_crds([str(MPI_V2_CRD)])
+        apiserver.install_crds([str(upstream.mpi_v2_crd())])
         body = {
             "apiVersion": "kubeflow.org/v2beta1",
             "kind": "MPIJob",

@@ -10,20 +10,17 @@ import json
 import pytest
 import yaml
 
-from .conftest import SHARED_DIR
+from .. import upstream
 
 pytestmark = pytest.mark.apiserver
 
 REPO_FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[2] / "fixtures"
-JOBSET_CRD = SHARED_DIR / "reference" / "jobset" / "jobset.x-k8s.io_jobsets.yaml"
 CASES = sorted(p.parent for p in REPO_FIXTURES.glob("*/*/expected.yaml"))
 
 
 @pytest.fixture(scope="module")
 def jobset_crd(apiserver):
-    if not JOBSET_CRD.is_file():
-        pytest.skip(f"the real JobSet CRD is not at {JOBSET_CRD} (needs <repo>/../shared)")
-    return apiserver.install_crds([str(JOBSET_CRD)])
+    return apiserver.install_crds([str(upstream.jobset_crd())])
 
 
 @pytest.fixture(scope="module")

@@ -19,14 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import SHARED_DIR
+from .. import upstream
 
 pytestmark = pytest.mark.apiserver
 
-REF = SHARED_DIR / "reference"
-JOBSET_CRD = REF / "jobset" / "jobset.x-k8s.io_jobsets.yaml"
-TRAINING_OPERATOR_CRDS = REF / "kubeflow-crds" / "training-operator"
-MPI_V2_CRD = REF / "kubeflow-crds" / "mpi-operator" / "kubeflow.org_mpijobs.yaml"
 KUBECTL = shutil.which("kubectl")
 
 # (field, YAML text of the value as a user writes it, whether a real v1 API server took it)
@@ -121,11 +117,10 @@ def _convert(text: str, tmp_path: Path) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def crds(apiserver):
-    if not JOBSET_CRD.is_file() or not TRAINING_OPERATOR_CRDS.is_dir():
-        pytest.skip(f"the real CRDs are not under {REF} (needs <repo>/../shared)")
+    upstream.need("jobset", "training-operator", "mpi-operator")
     if KUBECTL is None:
         pytest.skip("kubectl not installed: these cases apply manifests the way users do")
-    return apiserver.install_crds([str(JOBSET_CRD), *map(str, sorted(TRAINING_OPERATOR_CRDS.glob("*.yaml")))])
+    return apiserver.install_crds([str(upstream.jobset_crd()), *map(str, upstream.training_operator_crds())])
 
 
 def _check(apiserver, kind, field, value, v1_accepts, namespace, tmp_path):
@@ -159,13 +154,11 @@ def test_mpijob_v1_cpu(apiserver, crds, namespace, tmp_path, value, v1_accepts):
 
 def test_mpijob_v2beta1_cpu(apiserver, crds, namespace, tmp_path):
     """mpi-operator's own CRD (it shares the name mpijobs.kubeflow.org: swapped in, then back)."""
-    if not MPI_V2_CRD.is_file():
-        pytest.skip(f"{MPI_V2_CRD} not found")
     try:
         apiserver.remove_crd("mpijobs.kubeflow.org")
-        apiserver.install_crds([str(MPI_V2_CRD)])
+        apiserver.install_crds([str(upstream.mpi_v2_crd())])
         for value, v1_accepts in MPI_CPU:
             _check(apiserver, "MPIJob-v2beta1", "cpu", value, v1_accepts, namespace, tmp_path)
     finally:
         apiserver.remove_crd("mpijobs.kubeflow.org")
-        apiserver.install_crds([str(TRAINING_OPERATOR_CRDS / "kubeflow.org_mpijobs.yaml")])
+        apiserver.install_crds([str(upstream.mpi_v1_crd())])

@@ -1,6 +1,6 @@
 """`kubectl kf2jobset get | scan | apply` end to end against the real test API server.
 
-Every plain Kubeflow job of the upstream corpus (../shared/corpus; Katib Experiments are not plain
+Every plain Kubeflow job of the upstream corpus (tests/upstream.py; Katib Experiments are not plain
 jobs) is created in the server, then read back, scanned, printed and applied through the plugin:
 the real JobSet CRD (schema + CEL) must accept every converted job under server-side dry run with
 strict field validation. MPIJob v1 needs --accept-mpi-ssh; the v2beta1 jobs run last, with the
@@ -29,16 +29,11 @@ from kf2jobset.convert import is_job
 from kf2jobset.live.plugin import plugin
 
 from ..test_corpus import NEVER_RAN
-from .conftest import SHARED_DIR, mxjob_crd
+from .. import upstream
+from .conftest import mxjob_crd
 
 pytestmark = pytest.mark.apiserver
 
-REF = SHARED_DIR / "reference"
-CORPUS = SHARED_DIR / "corpus"
-JOBSET_CRD = REF / "jobset" / "jobset.x-k8s.io_jobsets.yaml"
-TRAINING_OPERATOR_CRDS = REF / "kubeflow-crds" / "training-operator"
-MPI_V2_CRD = REF / "kubeflow-crds" / "mpi-operator" / "kubeflow.org_mpijobs.yaml"
-MPI_V1_CRD = TRAINING_OPERATOR_CRDS / "kubeflow.org_mpijobs.yaml"
 
 GROUP = "kubeflow.org"
 JS = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
@@ -49,24 +44,17 @@ PLURALS = {"TFJob": "tfjobs", "PyTorchJob": "pytorchjobs", "MPIJob": "mpijobs", 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
-def _need_shared() -> None:
-    if not (JOBSET_CRD.is_file() and TRAINING_OPERATOR_CRDS.is_dir() and CORPUS.is_dir()):
-        pytest.skip(f"shared reference files / corpus not found under {SHARED_DIR} (needs <repo>/../shared)")
-
-
 def corpus_jobs() -> list[tuple[str, dict]]:
-    """(corpus path, document) for every plain Kubeflow job in ../shared/corpus."""
+    """(corpus name, document) for every plain Kubeflow job of the upstream corpus."""
     out = []
-    for path in sorted(CORPUS.rglob("*")):
-        if not path.is_file() or path.suffix not in (".yaml", ".yml", ".json"):
-            continue
+    for name, path in upstream.require_corpus():
         try:
             docs = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
         except yaml.YAMLError:
             continue
         for doc in docs:
             if is_job(doc):  # Katib Experiments and the trial-template ConfigMap are not jobs
-                out.append((str(path.relative_to(CORPUS)), doc))
+                out.append((name, doc))
     return out
 
 
@@ -131,9 +119,9 @@ def admin(apiserver):
 
 @pytest.fixture(scope="module")
 def crds(apiserver, tmp_path_factory):
-    _need_shared()
+    upstream.need("jobset", "training-operator", "mpi-operator", *upstream.CORPUS)
     mx = mxjob_crd(tmp_path_factory.mktemp("mxjob-crd"))  # v1.9.x CRDs have no MXJob
-    return apiserver.install_crds([str(JOBSET_CRD), *map(str, sorted(TRAINING_OPERATOR_CRDS.glob("*.yaml"))), str(mx)])
+    return apiserver.install_crds([str(upstream.jobset_crd()), *map(str, upstream.training_operator_crds()), str(mx)])
 
 
 def _create_jobs(custom, core, jobs: list[tuple[str, dict]], prefix: str) -> dict[tuple[str, str, str], dict]:
@@ -429,7 +417,7 @@ def test_writes_use_strict_field_validation(apiserver, crds, namespace):
     from kf2jobset.live.apierrors import Invalid
     from kf2jobset.live.cluster import Cluster
 
-    body = yaml.safe_load((REF / "jobset" / "examples" / "simple" / "paralleljobs.yaml").read_text())
+    body = yaml.safe_load((Path(__file__).resolve().parents[1] / "jobsets" / "parallel.yaml").read_text())
     body["metadata"] = {"name": "strict"}
     body["spec"]["bogusField"] = True
     with Cluster.connect(apiserver.kubeconfig) as cluster:
@@ -533,7 +521,7 @@ def test_missing_crds_are_skipped_or_not_found(apiserver, v1_jobs, admin):
         assert res.code == exitcodes.NOT_FOUND, res
         assert "the JAXJob CRD (jaxjobs.kubeflow.org) is not installed" in res.stderr
     finally:
-        apiserver.install_crds([str(TRAINING_OPERATOR_CRDS / "kubeflow.org_jaxjobs.yaml")])
+        apiserver.install_crds([str(upstream.file("training-operator", "manifests/base/crds/kubeflow.org_jaxjobs.yaml"))])
         for (ns, _kind, _name), obj in jax.items():  # deleting the CRD deleted its objects
             body = {k: v for k, v in obj.items() if k != "status"}
             body["metadata"] = {k: v for k, v in obj["metadata"].items() if k in ("name", "labels", "annotations")}
@@ -546,7 +534,7 @@ def test_missing_crds_are_skipped_or_not_found(apiserver, v1_jobs, admin):
         assert res.code == exitcodes.NOT_FOUND, res
         assert "the JobSet CRD (jobsets.jobset.x-k8s.io, v1alpha2) is not installed" in res.stderr
     finally:
-        apiserver.install_crds([str(JOBSET_CRD)])
+        apiserver.install_crds([str(upstream.jobset_crd())])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -554,14 +542,12 @@ def test_missing_crds_are_skipped_or_not_found(apiserver, v1_jobs, admin):
 
 
 def test_mpijob_v2beta1_served_version_detected_and_accepted(apiserver, crds, admin):
-    if not MPI_V2_CRD.is_file():
-        pytest.skip(f"{MPI_V2_CRD} not found")
     custom, core = admin
     jobs = [(p, d) for p, d in corpus_jobs() if d["apiVersion"] == "kubeflow.org/v2beta1"]
     assert jobs
     apiserver.remove_crd("mpijobs.kubeflow.org")
     try:
-        apiserver.install_crds([str(MPI_V2_CRD)])
+        apiserver.install_crds([str(upstream.mpi_v2_crd())])
         created = _create_jobs(custom, core, jobs, "mpi2")
         res = kf(apiserver.kubeconfig, "scan", "mpijobs", "-A", "-l", f"{RUN_LABEL}={RUN}", "--chunk-size", "1")
         assert res.code == 0, res
@@ -592,4 +578,4 @@ def test_mpijob_v2beta1_served_version_detected_and_accepted(apiserver, crds, ad
         assert "not found" not in res.stderr
     finally:
         apiserver.remove_crd("mpijobs.kubeflow.org")
-        apiserver.install_crds([str(MPI_V1_CRD)])
+        apiserver.install_crds([str(upstream.mpi_v1_crd())])

@@ -11,21 +11,18 @@ import yaml
 
 from kf2jobset import exitcodes
 
-from .test_plugin import FIXTURES, GROUP, JOBSET_CRD, REF, TRAINING_OPERATOR_CRDS, _need_shared, kf
+from .. import upstream
+from .test_plugin import FIXTURES, GROUP, kf
 
 pytestmark = pytest.mark.apiserver
 
-TRAINER = REF / "trainer-v2.3.0"
 TJ = ("trainer.kubeflow.org", "v1alpha1")
 
 
 @pytest.fixture(scope="module")
 def trainer_crds(apiserver):
-    _need_shared()
-    if not TRAINER.is_dir():
-        pytest.skip(f"the real Trainer CRDs are not at {TRAINER} (needs <repo>/../shared)")
-    apiserver.install_crds([str(JOBSET_CRD), *map(str, sorted(TRAINING_OPERATOR_CRDS.glob("*.yaml"))),
-                            *map(str, sorted((TRAINER / "crds").glob("*.yaml")))])
+    apiserver.install_crds([str(upstream.jobset_crd()), *map(str, upstream.training_operator_crds()),
+                            *map(str, upstream.trainer_crds())])
     from kubernetes import client
 
     with apiserver.api_client() as api:
@@ -47,7 +44,7 @@ def test_a_job_that_fits_becomes_a_trainjob_on_torch_distributed(apiserver, trai
     assert missing.code == exitcodes.NOT_FOUND and "ClusterTrainingRuntime 'torch-distributed'" in missing.stderr
     assert missing.stdout == ""
     assert not custom.list_namespaced_custom_object(*TJ, namespace, "trainjobs")["items"]  # nothing half-made
-    runtime = yaml.safe_load((TRAINER / "runtimes" / "torch_distributed.yaml").read_text())
+    runtime = yaml.safe_load(upstream.file("trainer", "manifests/base/runtimes/torch_distributed.yaml").read_text())
     try:
         custom.create_cluster_custom_object(*TJ, "clustertrainingruntimes", runtime)
     except Exception as e:  # noqa: BLE001 - created by an earlier run of this module's server

@@ -1,5 +1,5 @@
 """`--target trainjob` output against the real API server with the real Trainer v2.3.0 CRDs
-(../shared/reference/trainer-v2.3.0/crds): server-side dry run, strict field validation, the CRDs'
+(github.com/kubeflow/trainer/v2@v2.3.0 manifests/base/crds): server-side dry run, strict field validation, the CRDs'
 own CEL rules (TrainJob name, runtimeRef, managedBy, the runtime's JobSet template). The Trainer
 controller and its webhooks hold the same output in tests/e2e/test_trainjob_target.py."""
 from __future__ import annotations
@@ -11,21 +11,18 @@ from click.testing import CliRunner
 from kf2jobset.cli import main
 
 from ..templates import case_values, fill
-from .conftest import SHARED_DIR
+from .. import upstream
 
 pytestmark = pytest.mark.apiserver
 
 REPO_FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[2] / "fixtures"
-TRAINER_CRDS = SHARED_DIR / "reference" / "trainer-v2.3.0" / "crds"
 CASES = sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml")) + sorted(p.parent for p in (REPO_FIXTURES / "targets").glob("*/*/input.yaml"))
 PLURAL = {"TrainJob": "trainjobs", "TrainingRuntime": "trainingruntimes"}
 
 
 @pytest.fixture(scope="module")
 def custom(apiserver):
-    if not TRAINER_CRDS.is_dir():
-        pytest.skip(f"the real Trainer CRDs are not at {TRAINER_CRDS} (needs <repo>/../shared)")
-    apiserver.install_crds([str(p) for p in sorted(TRAINER_CRDS.glob("*.yaml"))])
+    apiserver.install_crds([str(p) for p in upstream.trainer_crds()])
     from kubernetes import client
 
     with apiserver.api_client() as api_client:
