@@ -1,4 +1,5 @@
-"""The operator model against facts stated in the reference (training-operator.md), typed by hand.
+"""The operator model against facts of the v1 operator (github.com/kubeflow/training-operator@v1.9.4
+pkg/controller.v1/<framework>), typed by hand.
 
 The property tests prove the JobSet reproduces the operator model; these prove the model itself
 says what the v1 operator did.

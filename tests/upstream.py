@@ -151,10 +151,10 @@ def file(name: str, path: str) -> Path:
 
 
 def corpus() -> list[CorpusFile]:
-    """The corpus files of the modules present, in name order (collection time: no skip here)."""
+    """The corpus files of the modules present, YAML then JSON, each in path order (collection time: no skip)."""
     out = [CorpusFile(f"{name}/{rel}", module_dir(name) / rel)
            for name, paths in CORPUS.items() if module_dir(name).is_dir() for rel in paths]
-    return sorted(out)
+    return sorted(out, key=lambda f: (f.name.endswith(".json"), f.name.split("/")))
 
 
 def corpus_absent() -> str | None:

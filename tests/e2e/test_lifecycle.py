@@ -320,7 +320,8 @@ class Programs:
 
     def _wait_workers_ready(self, namespace: str, entry: Entry, timeout: float = 90.0) -> None:
         """What the kubectl-delivery image does before the MPIJob v1 launcher starts: block until every
-        worker pod listed in the hostfile is Running and Ready (training-operator.md §5.2)."""
+        worker pod listed in the hostfile is Running and Ready (github.com/kubeflow/mpi-operator@v0.3.0
+        cmd/kubectl-delivery/app/server.go)."""
         from kubernetes import client
 
         deadline = time.monotonic() + timeout
@@ -356,7 +357,7 @@ class Scenario:
     rules: tuple  # lifecycle rules this scenario exercises (observe returns one value for each)
     observe: Callable[[Side], dict]
     program: Callable[[str, int, int], str | None]
-    expect_v1: dict  # what the operator does (training-operator.md, or the operator's code where it says otherwise)
+    expect_v1: dict  # what the operator does (its code: training-operator@v1.9.4 pkg/controller.v1, pkg/common)
     options: ConvertOptions = field(default_factory=ConvertOptions)
     why: str = ""
 
@@ -1263,7 +1264,7 @@ def test_lifecycle_differences_are_the_reports(results, scenario_id):
     assert not r.error, r.error
     trace = json.dumps(r.trace, indent=1)
     wrong = {k: (v, r.v1.get(k)) for k, v in r.scenario.expect_v1.items() if r.v1.get(k) != v}
-    assert not wrong, (f"the operator did not do what training-operator.md says ({r.scenario.why}): "
+    assert not wrong, (f"the operator did not do what its code says ({r.scenario.why}): "
                        f"rule: (expected, seen) {wrong}\ntrace: {trace}")
     unnamed = r.differ - r.claimed
     assert not unnamed, "real lifecycle differences the report does not name:\n" + "\n".join(

@@ -1,10 +1,11 @@
 """A stand-in for MPIJob v1's kubectl-delivery init container image.
 
 Test program (tests/e2e/test_mpi_frameworks.py). The real image copies `kubectl` into $TARGET_DIR
-and blocks until every worker pod listed in /etc/mpi/hostfile is Running and Ready (training-operator.md
-§5.2). This one writes the kubectl stand-in (programs/mpi_kubectl.py, bound to the test's exec
-broker and to $NAMESPACE) into $TARGET_DIR, then asks the broker -- which answers from the pods the
-API server has, as `kubectl get` would -- until every listed pod is Ready.
+and blocks until every worker pod listed in /etc/mpi/hostfile is Running and Ready
+(github.com/kubeflow/mpi-operator@v0.3.0 cmd/kubectl-delivery/app/server.go). This one writes the kubectl
+stand-in (programs/mpi_kubectl.py, bound to the test's exec broker and to $NAMESPACE) into $TARGET_DIR,
+then asks the broker -- which answers from the pods the API server has, as `kubectl get` would -- until
+every listed pod is Ready.
 
 usage: mpi_delivery.py BROKER_SOCKET PYTHON KUBECTL_PY [TIMEOUT_SECONDS]
 """
