@@ -22,6 +22,7 @@ BUILT_FROM = {
     "mpi-operator": "testmpioperator",
     "jobset": "testjobset",
     "trainer": "testtrainer",
+    "scheduler-plugins": "testtrainingoperator",  # the PodGroup CRD of the gang-scheduling stacks
 }
 
 

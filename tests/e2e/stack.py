@@ -103,8 +103,8 @@ TRAINER_FLAVOUR = "trainer"  # Kubeflow Trainer v2.3.0 + JobSet + Job controller
 TRAINER_COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "jobset-controller", "trainer-controller")
 # "scheduler-plugins": the v1 stack with the Training Operator run with --gang-scheduler-name=scheduler-plugins
 # and the real PodGroup CRD (scheduling.x-k8s.io) of the scheduler-plugins module the operator's own build
-# pins (tools/testtrainingoperator/go.mod), read from the Go module cache.
-SCHEDULER_PLUGINS_MODULE = ("testtrainingoperator", "sigs.k8s.io/scheduler-plugins")
+# pins (tools/testtrainingoperator/go.mod; tools/upstream-modules.txt), read from the Go module cache.
+SCHEDULER_PLUGINS_MODULE = "scheduler-plugins"
 SCHEDULER_PLUGINS_PODGROUP_CRD = Path("config") / "crd" / "bases" / "scheduling.x-k8s.io_podgroups.yaml"
 FLAVOURS = {"training-operator": COMPONENTS, "mpi-operator": MPI_COMPONENTS, "volcano": COMPONENTS,
             "scheduler-plugins": COMPONENTS,
@@ -133,12 +133,13 @@ VOLCANO_PODGROUP_CRD = {
     },
 }
 
-OPERATOR_MODULE = ("testtrainingoperator", "github.com/kubeflow/training-operator")
-MXJOB_OPERATOR_MODULE = ("testtrainingoperatorv181", "github.com/kubeflow/training-operator")  # v1.8.1
+# upstream modules, by their names in tools/upstream-modules.txt (the versions the components are built from)
+OPERATOR_MODULE = "training-operator"
+MXJOB_OPERATOR_MODULE = "training-operator-v1.8.1"
 MXJOB_WEBHOOK = "validator.mxjob.training-operator.kubeflow.org"
-JOBSET_MODULE = ("testjobset", "sigs.k8s.io/jobset")
-MPI_OPERATOR_MODULE = ("testmpioperator", "github.com/kubeflow/mpi-operator")
-TRAINER_MODULE = ("testtrainer", "github.com/kubeflow/trainer/v2")
+JOBSET_MODULE = "jobset"
+MPI_OPERATOR_MODULE = "mpi-operator"
+TRAINER_MODULE = "trainer"
 
 OPERATOR_WEBHOOK_CONFIG = "validator.training-operator.kubeflow.org"  # its name when deployed
 JOBSET_WEBHOOK_PREFIX = "jobset-"  # config/default's namePrefix
@@ -202,36 +203,13 @@ def locate_binaries(build: bool = True, components: Iterable[str] = COMPONENTS) 
     return locate_binaries(build=False, components=components)
 
 
-def module_dir(tools_module: str, module_path: str) -> Path:
-    """The directory of an upstream module (the version pinned in tools/<tools_module>/go.mod)."""
-    env = dict(os.environ, GOTOOLCHAIN="local", GOFLAGS="-mod=readonly")
-    if shutil.which("go"):
-        proc = subprocess.run(
-            ["go", "mod", "download", "-json", module_path],
-            cwd=TOOLS / tools_module,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if proc.returncode == 0:
-            d = json.loads(proc.stdout).get("Dir")
-            if d and Path(d).is_dir():
-                return Path(d)
-        raise RuntimeError(f"go mod download {module_path} (in tools/{tools_module}) failed:\n{proc.stderr[-2000:]}")
-    # no Go: the module cache of the build, if it is still there
-    text = (TOOLS / tools_module / "go.mod").read_text()
-    version = next(
-        line.split()[-1]
-        for line in text.splitlines()
-        if line.strip().startswith(module_path + " ") or line.strip().startswith(f"require {module_path} ")
-    )
-    cache = os.environ.get("GOMODCACHE") or str(Path(os.environ.get("GOPATH") or Path.home() / "go") / "pkg" / "mod")
-    d = Path(cache) / f"{module_path}@{version}"
-    if not d.is_dir():
-        raise ToolUnavailable(f"{module_path}@{version} is not in the Go module cache and `go` is not on PATH")
-    return d
+def module_dir(name: str) -> Path:
+    """The directory of upstream module `name` (tools/upstream-modules.txt) in the Go module cache, or
+    ToolUnavailable naming the command that downloads it (tests/upstream.py)."""
+    reason = upstream.absent(name)
+    if reason:
+        raise ToolUnavailable(reason)
+    return upstream.module_dir(name)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -390,9 +368,9 @@ class GroundTruthStack:
         trainer = self.flavour == TRAINER_FLAVOUR
         trainer_crd_files = trainer_crds() if trainer else []  # before anything starts: no module, no stack
         operator_mod = None if admission else module_dir(
-            *(MPI_OPERATOR_MODULE if mpi else MXJOB_OPERATOR_MODULE if mx else TRAINER_MODULE if trainer
-              else OPERATOR_MODULE))
-        jobset_mod = module_dir(*JOBSET_MODULE)
+            MPI_OPERATOR_MODULE if mpi else MXJOB_OPERATOR_MODULE if mx else TRAINER_MODULE if trainer
+            else OPERATOR_MODULE)
+        jobset_mod = module_dir(JOBSET_MODULE)
         lap("locate upstream modules")
 
         self.apiserver.start()
@@ -415,7 +393,7 @@ class GroundTruthStack:
             pg_crd.write_text(yaml.safe_dump(VOLCANO_PODGROUP_CRD, sort_keys=False))
             crds.append(pg_crd)
         if self.flavour == "scheduler-plugins":
-            crds.append(module_dir(*SCHEDULER_PLUGINS_MODULE) / SCHEDULER_PLUGINS_PODGROUP_CRD)
+            crds.append(module_dir(SCHEDULER_PLUGINS_MODULE) / SCHEDULER_PLUGINS_PODGROUP_CRD)
         crds.append(jobset_mod / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml")
         self.apiserver.install_crds(crds)
         lap(f"CRDs ({'none' if admission else 'MPIJob v2beta1' if mpi else 'MXJob' if mx else '3 Trainer' if trainer else '6 kubeflow.org'} + JobSet)")
