@@ -2,7 +2,8 @@
 
 The lists under test are derived from schemas/jobset.schema.json itself (following its $refs into
 k8s.schema.json), so a list added to the schema is tested without touching this file; the real
-JobSet CRD (sigs.k8s.io/jobset@v0.12.0, config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml) holds the schema's list declarations to account.
+JobSet CRD (sigs.k8s.io/jobset@v0.12.0, config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml) holds the
+schema's list declarations to account.
 """
 from __future__ import annotations
 

@@ -57,7 +57,8 @@ def test_the_crds_and_runtimes_are_there():
         f"kubeflow.org_{k}.yaml" for k in ("tfjobs", "pytorchjobs", "mpijobs", "xgboostjobs", "paddlejobs", "jaxjobs")}
     assert upstream.jobset_crd().is_file() and upstream.mpi_v2_crd().is_file()
     assert len(upstream.trainer_crds()) == 3
-    assert {p.stem for p in upstream.trainer_runtimes()} >= {"torch_distributed", "jax_distributed", "xgboost_distributed"}
+    runtimes = {p.stem for p in upstream.trainer_runtimes()}
+    assert runtimes >= {"torch_distributed", "jax_distributed", "xgboost_distributed"}
 
 
 def test_an_absent_module_names_the_command_that_fetches_it(monkeypatch, tmp_path):

@@ -49,10 +49,12 @@ CORPUS = {
             "tensorflow/dist-mnist/tf_job_mnist.yaml", "tensorflow/distribution_strategy/multi_worker_tfjob.yaml",
             "tensorflow/mnist_with_summaries/tf_job_mnist.yaml", "tensorflow/simple.yaml",
             "xgboost/lightgbm-dist/xgboostjob_v1_lightgbm_dist_training.yaml",
-            "xgboost/smoke-dist/xgboostjob_v1_rabit_test.yaml", "xgboost/smoke-dist/xgboostjob_v1alpha1_rabit_test.yaml",
+            "xgboost/smoke-dist/xgboostjob_v1_rabit_test.yaml",
+            "xgboost/smoke-dist/xgboostjob_v1alpha1_rabit_test.yaml",
             "xgboost/xgboost-dist/xgboostjob_v1_iris_predict.yaml",
             "xgboost/xgboost-dist/xgboostjob_v1_iris_predict_local.yaml",
-            "xgboost/xgboost-dist/xgboostjob_v1_iris_train.yaml", "xgboost/xgboost-dist/xgboostjob_v1_iris_train_local.yaml",
+            "xgboost/xgboost-dist/xgboostjob_v1_iris_train.yaml",
+            "xgboost/xgboost-dist/xgboostjob_v1_iris_train_local.yaml",
             "xgboost/xgboostjob.yaml")],
     # examples removed from later releases: TFJobs of the estimator and Keras APIs, XGBoostJobs whose
     # container is named `xgboostjob` (the v1.9 webhook refuses them)

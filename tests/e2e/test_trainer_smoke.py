@@ -2,8 +2,8 @@
 
 The ground truth for kf2jobset's second target (issue 22, TrainJob ``trainer.kubeflow.org/v1alpha1``):
 the unmodified Trainer controller manager with its webhooks on, its CRDs and built-in
-ClusterTrainingRuntimes from github.com/kubeflow/trainer/v2@v2.3.0 (``manifests/base``), the JobSet v0.12.0 controller and the
-Job controller. No pod runs unless a test starts the node agent.
+ClusterTrainingRuntimes from github.com/kubeflow/trainer/v2@v2.3.0 (``manifests/base``), the JobSet v0.12.0
+controller and the Job controller. No pod runs unless a test starts the node agent.
 
 (a) A TrainJob on the built-in ``torch-distributed`` runtime with ``spec.trainer`` becomes a JobSet: one
     ``node`` replicatedJob sized by ``numNodes``, the trainer fields on the ``node`` container, the
@@ -27,7 +27,8 @@ Job controller. No pod runs unless a test starts the node agent.
     node rank and master from the ``PET_*`` values: 2 nodes x 2 processes all_reduce over gloo; real JAX
     on ``jax-distributed`` meets at ``JAX_COORDINATOR_ADDRESS`` (3 processes, allgather).
 
-Without that module in the Go module cache (tests/upstream.py): skipped with that reason. A stack that does not start: FAIL.
+Without that module in the Go module cache (tests/upstream.py): skipped with that reason. A stack that does
+not start: FAIL.
 """
 from __future__ import annotations
 

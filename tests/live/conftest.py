@@ -167,8 +167,9 @@ def namespace(apiserver: LiveAPIServer, request: pytest.FixtureRequest) -> Itera
 
 def mxjob_crd(directory: Path) -> Path:
     """A CRD serving mxjobs.kubeflow.org/v1, written to `directory`. The training-operator CRDs the tests
-    install are v1.9.4's (tests/upstream.py), which no longer has MXJob (removed in training-operator v1.9.0); the plugin only needs the resource to be
-    served, so the schema keeps what it is given (the v1.8.1 CRD's own schema is richer)."""
+    install are v1.9.4's (tests/upstream.py), which no longer has MXJob (removed in training-operator
+    v1.9.0); the plugin only needs the resource to be served, so the schema keeps what it is given (the
+    v1.8.1 CRD's own schema is richer)."""
     import yaml
 
     keep = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}

@@ -521,7 +521,8 @@ def test_missing_crds_are_skipped_or_not_found(apiserver, v1_jobs, admin):
         assert res.code == exitcodes.NOT_FOUND, res
         assert "the JAXJob CRD (jaxjobs.kubeflow.org) is not installed" in res.stderr
     finally:
-        apiserver.install_crds([str(upstream.file("training-operator", "manifests/base/crds/kubeflow.org_jaxjobs.yaml"))])
+        jax_crd = upstream.file("training-operator", "manifests/base/crds/kubeflow.org_jaxjobs.yaml")
+        apiserver.install_crds([str(jax_crd)])
         for (ns, _kind, _name), obj in jax.items():  # deleting the CRD deleted its objects
             body = {k: v for k, v in obj.items() if k != "status"}
             body["metadata"] = {k: v for k, v in obj["metadata"].items() if k in ("name", "labels", "annotations")}
