@@ -307,13 +307,14 @@ def test_the_census_of_every_fixture_and_the_corpus():
     docs/trainjob.md)."""
     import importlib.util
 
-    from .conftest import REPO, require_shared
+    from . import upstream
+    from .conftest import REPO
 
-    require_shared()
+    upstream.need(*upstream.CORPUS)
     spec = importlib.util.spec_from_file_location("trainjob_census", REPO / "tools" / "trainjob_census.py")
     census = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(census)
-    data = census.census(REPO.parent / "shared" / "corpus")
+    data = census.census(census.corpus_files())
     named = set(data["cluster runtimes referenced"])
     assert named <= set(bundle_catalog.BUILT_IN) | {r.name for r in bundle_catalog.catalog()}
     assert len(named) <= 12

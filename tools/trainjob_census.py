@@ -1,8 +1,11 @@
-"""Count what `--target trainjob` (defaults) writes over every fixture and the shared corpus (issue 31):
+"""Count what `--target trainjob` (defaults) writes over every fixture and the upstream corpus (issue 31):
 namespaced TrainingRuntimes, ClusterTrainingRuntimes referenced, and the share of TrainJobs whose
 `spec.trainer` holds the image and numNodes.
 
-    PYTHONPATH=$PWD python tools/trainjob_census.py [--corpus ../shared/corpus] [--why] [--json]
+    PYTHONPATH=$PWD python tools/trainjob_census.py [--corpus DIR] [--why] [--json]
+
+The corpus is the upstream example jobs of tests/upstream.py (Go modules pinned in
+tools/upstream-modules.txt, fetched by `bash tools/install-ground-truth.sh upstream`), or the files of DIR.
 
 Each fixture runs with its own `args` (the CLI's option parser reads them) plus `--target trainjob`;
 corpus files with --accept-mpi-ssh --ssh-secret mpi-ssh (as the tests convert them). A runtime written
@@ -34,19 +37,28 @@ def _options(case: Path) -> ConvertOptions:
     return dataclasses.replace(options, target="trainjob", trainer_runtime=ConvertOptions.trainer_runtime)
 
 
-def sources(corpus: Path | None):
+def corpus_files(directory: Path | None = None) -> list[tuple[str, Path]]:
+    """(label, path) of the YAML and JSON files of `directory`, else of the upstream corpus (tests/upstream.py)."""
+    if directory is not None:
+        found = sorted(directory.rglob("*.yaml")) + sorted(directory.rglob("*.json"))
+        return [(str(p.relative_to(directory.parent)), p) for p in found]
+    from tests import upstream
+
+    return [(f"corpus/{f.name}", f.path) for f in upstream.corpus()]
+
+
+def sources(corpus: list[tuple[str, Path]] | None):
     """(label, text, options) of every fixture job and every corpus file."""
     for inp in sorted((REPO / "fixtures").glob("*/*/input.yaml")):
         if (inp.parent / "expected-error.txt").exists():
             continue
         yield str(inp.parent.relative_to(REPO)), inp.read_text(), _options(inp.parent)
-    if corpus and corpus.is_dir():
-        options = ConvertOptions(accept_mpi_ssh=True, ssh_secret="mpi-ssh", target="trainjob")
-        for path in sorted(corpus.rglob("*.yaml")) + sorted(corpus.rglob("*.json")):
-            yield str(path.relative_to(corpus.parent)), path.read_text(), options
+    options = ConvertOptions(accept_mpi_ssh=True, ssh_secret="mpi-ssh", target="trainjob")
+    for label, path in corpus or ():
+        yield label, path.read_text(), options
 
 
-def census(corpus: Path | None) -> dict:
+def census(corpus: list[tuple[str, Path]] | None) -> dict:
     counts = collections.Counter()
     cluster_runtimes = collections.Counter()
     why = collections.Counter()
@@ -83,11 +95,11 @@ def census(corpus: Path | None) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
+    ap.add_argument("--corpus", type=Path, help="a directory of job files (default: the upstream corpus)")
     ap.add_argument("--why", action="store_true", help="list the jobs on a namespaced runtime and why")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    data = census(args.corpus)
+    data = census(corpus_files(args.corpus))
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
