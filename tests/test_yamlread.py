@@ -10,7 +10,7 @@ from kf2jobset.yamlio import _loader, _strict_loader, split_documents
 from kf2jobset.yamlread import NotReadable, build, may_read
 
 from .conftest import CORPUS, FIXTURES
-from .test_yamlwriter import commented_source
+from .strategies import commented_source
 
 
 def _same(a, b, path=()):

@@ -28,9 +28,9 @@ from kf2jobset.cli import main
 from kf2jobset.staleness import SIZE_LITERALS_ANNOTATION
 
 from ..templates import case_values, fill
-from .test_nodeagent import DDP_PROBE, _check_ddp
-from .test_trainer_smoke import JS, PY, TJ, TR, agent_for, core, custom, jobset_of, tapi, tns, trainer_stack  # noqa: F401
-from .test_trainer_smoke import wait_complete
+from .ddp_probe import DDP_PROBE, check_ddp
+from .trainer_harness import PY, jobset_of, wait_complete
+from .trainer_harness import agent_for, core, custom, tapi, tns, trainer_stack  # noqa: F401 (the fixtures)
 
 REPO_FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[2] / "fixtures"
 CASES = sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml")) + sorted(p.parent for p in (REPO_FIXTURES / "targets").glob("*/*/input.yaml"))
@@ -165,11 +165,11 @@ def _planned(case, runtime: str = "auto") -> tuple[list[dict], list[dict]] | Non
     from kf2jobset.pipeline import convert_text
     from kf2jobset.yamlio import to_plain
 
-    from ..test_claims import case_options
+    from ..fixture_cases import fixture_options
 
     if "--katib" in _args(case):
         return None
-    options = dataclasses.replace(case_options(case), target="trainjob", trainer_runtime=runtime)
+    options = dataclasses.replace(fixture_options(case), target="trainjob", trainer_runtime=runtime)
     result = convert_text(fill((case / "input.yaml").read_text(), case_values(case)), "input.yaml", options)
     if result.errors or result.new_text is None:
         return None
@@ -286,7 +286,7 @@ def test_a_converted_pytorchjob_runs_to_complete_as_a_trainjob(custom, core, tns
     name = trainjob["metadata"]["name"]
     final = wait_complete(custom, tns, name, agent=agent)
     master = f"{name}-master-0-0"
-    m = _check_ddp(agent, tns, master, [f"{name}-worker-{i}-0" for i in range(3)])
+    m = check_ddp(agent, tns, master, [f"{name}-worker-{i}-0" for i in range(3)])
     assert m["master_addr"] == f"{master}.{name}"  # v1's MASTER_ADDR reaches the master pod
     jobs = {s["name"]: s for s in final["status"]["jobsStatus"]}
     assert sorted(jobs) == ["master", "worker"] and jobs["master"]["succeeded"] == 1
@@ -447,7 +447,7 @@ def test_real_torch_runs_a_converted_pytorchjob_on_torch_distributed(custom, cor
     global rank order follows v1's (master first, then the workers)."""
     import json
 
-    from .test_frameworks import framework_pythons
+    from .frameworks_harness import framework_pythons
 
     py = framework_pythons()["torch"]
     if not py.exists():
@@ -517,8 +517,8 @@ def test_real_jax_and_xgboost_run_a_converted_job_on_their_built_in_runtime(cust
     fails on a TrainJob whose numNodes was edited alone: tests/test_target_builtins.py)."""
     import json
 
-    from .test_frameworks import framework_pythons
-    from .test_frameworks import parse_verdicts
+    from .frameworks_harness import framework_pythons
+    from .frameworks_harness import parse_verdicts
 
     py = framework_pythons()[kind.lower()]
     if not py.exists():

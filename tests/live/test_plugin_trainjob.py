@@ -11,7 +11,7 @@ import yaml
 
 from kf2jobset import exitcodes
 
-from .test_plugin import FIXTURES, GROUP, JOBSET_CRD, REF, TRAINING_OPERATOR_CRDS, _need_shared, kf
+from .plugin_harness import FIXTURES, GROUP, JOBSET_CRD, REF, TRAINING_OPERATOR_CRDS, kf, need_shared
 
 pytestmark = pytest.mark.apiserver
 
@@ -21,7 +21,7 @@ TJ = ("trainer.kubeflow.org", "v1alpha1")
 
 @pytest.fixture(scope="module")
 def trainer_crds(apiserver):
-    _need_shared()
+    need_shared()
     if not TRAINER.is_dir():
         pytest.skip(f"the real Trainer CRDs are not at {TRAINER} (needs <repo>/../shared)")
     apiserver.install_crds([str(JOBSET_CRD), *map(str, sorted(TRAINING_OPERATOR_CRDS.glob("*.yaml"))),

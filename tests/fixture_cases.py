@@ -1,0 +1,110 @@
+"""The cases the converter's tests run over: the golden fixtures (fixtures/<kind>/<case>/ with their
+``args`` file) and the jobs of the upstream corpus, with the options each is converted under."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from kf2jobset.clioptions import build_options, conversion_options
+from kf2jobset.convert import is_job
+from kf2jobset.options import ConvertOptions
+from kf2jobset.yamlio import parse_documents
+
+from .conftest import CORPUS, FIXTURES
+
+# fixtures that convert (a refusal fixture has expected-error.txt instead of the goldens)
+CONVERTED_CASES = sorted(p.parent for p in FIXTURES.glob("*/*/input.yaml")
+                         if not (p.parent / "expected-error.txt").exists())
+
+
+def fixture_args(case: Path) -> list[str]:
+    """The case's ``args`` file: one CLI argument a line, ``#`` lines and blank lines skipped."""
+    if not (case / "args").exists():
+        return []
+    return [a for a in (case / "args").read_text().splitlines() if a.strip() and not a.startswith("#")]
+
+
+def fixture_options(case: Path) -> ConvertOptions:
+    """The fixture's ``args`` file read by the CLI's own option parser."""
+    @click.command()
+    @conversion_options
+    def cmd(**kw):
+        return build_options(kw)
+
+    return cmd.main(fixture_args(case), standalone_mode=False)
+
+
+def corpus_texts() -> list[tuple[str, str]]:
+    """(where, text) for every corpus file, and for every job template Katib keeps as a YAML string inside
+    one (ConfigMap data, UI fixtures; as tests/test_corpus.py finds them)."""
+    files = sorted(CORPUS.rglob("*.yaml")) + sorted(CORPUS.rglob("*.json"))
+    out = []
+    for path in files:
+        text = path.read_text()
+        out.append((str(path.relative_to(CORPUS)), text))
+        for doc in parse_documents(text):
+            for s in _strings(doc.data):
+                if "kubeflow.org/" in s and "ReplicaSpecs" in s:
+                    out.append((f"{path.relative_to(CORPUS)} (embedded)", s))
+    return out
+
+
+def _strings(node):
+    if isinstance(node, dict):
+        for v in node.values():
+            yield from _strings(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _strings(v)
+    elif isinstance(node, str):
+        yield node
+
+
+# MPIJob v1 needs the explicit SSH decision; Katib trials have no name, so MPI needs a named Secret.
+CORPUS_OPTIONS = ConvertOptions(accept_mpi_ssh=True, katib=True, ssh_secret="mpi-ssh")
+
+
+def corpus_files():
+    return sorted(CORPUS.rglob("*.yaml")) + sorted(CORPUS.rglob("*.json")) if CORPUS.is_dir() else []
+
+
+def embedded_string_jobs(doc):
+    """Katib keeps some trial templates as YAML strings (ConfigMap data, UI fixtures)."""
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+        elif isinstance(node, str) and "kubeflow.org/" in node and "ReplicaSpecs" in node:
+            for d in parse_documents(node):
+                if is_job(d.data):
+                    found.append(d.data)
+
+    walk(doc)
+    return found
+
+
+def all_jobs():
+    """(corpus path, document) for every job and Experiment of the corpus, and every job Katib keeps as a string."""
+    out = []
+    for path in corpus_files():
+        for doc in parse_documents(path.read_text()):
+            assert doc.error is None, f"{path}: {doc.error}"
+            if is_job(doc.data) or (isinstance(doc.data, dict) and doc.data.get("kind") == "Experiment"):
+                out.append((path.relative_to(CORPUS), doc.data))
+            for job in embedded_string_jobs(doc.data):
+                out.append((path.relative_to(CORPUS), job))
+    return out
+
+
+# Corpus jobs no v1 release ran, refused as inherited (rule id): training-operator v1.5.0's XGBoost
+# examples kept the old operator's container name `xgboostjob` under kubeflow.org/v1, where every pod's
+# MASTER_PORT is read from a container named `xgboost` (docs/ground-truth.md, "No container of the
+# default name").
+NEVER_RAN = {f"training-operator-v1.5.0/examples/xgboost/xgboost-dist/xgboostjob_v1alpha1_iris_{case}.yaml": "default-container"
+             for case in ("predict", "predict_local", "train", "train_local")}
