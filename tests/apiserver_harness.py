@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import contextlib
 
-import datetime
 import hashlib
 import os
 import re
-import secrets
 import shutil
 import signal
 import socket
@@ -32,21 +30,19 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterable
 from pathlib import Path
+from .certs import CertMaker
+
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MODULE_DIR = REPO_ROOT / "tools" / "testapiserver"
 START_TIMEOUT = 60.0  # seconds; a normal start takes ~3-6 s on 2 cores
 
 
-class ToolUnavailable(RuntimeError):
-    """A tool the test servers need is missing (the caller decides: skip or fail)."""
-
-
 # ---------------------------------------------------------------------------------------------
 # locating binaries
 
 
-def _pinned_version() -> str:
+def pinned_version() -> str:
     text = (MODULE_DIR / "go.mod").read_text()
     m = re.search(r"^\s*(?:require\s+)?k8s\.io/kubernetes\s+(v\S+)", text, re.M)
     if not m:
@@ -54,18 +50,18 @@ def _pinned_version() -> str:
     return m.group(1)
 
 
-def _module_hash() -> str:
+def module_hash() -> str:
     # Same recipe as tools/install-test-apiserver.sh: sha256(go.mod + go.sum + main.go)[:12].
     data = b"".join((MODULE_DIR / n).read_bytes() for n in ("go.mod", "go.sum", "main.go"))
     return hashlib.sha256(data).hexdigest()[:12]
 
 
-def _cached_binary_path() -> Path:
+def cached_binary_path() -> Path:
     root = os.environ.get("KF2JOBSET_CACHE_DIR")
     if not root:
         xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
         root = os.path.join(xdg, "kf2jobset")
-    return Path(root) / f"testapiserver-{_pinned_version()}-{_module_hash()}" / "kube-apiserver"
+    return Path(root) / f"testapiserver-{pinned_version()}-{module_hash()}" / "kube-apiserver"
 
 
 def _project_etcd() -> str | None:
@@ -79,7 +75,7 @@ def _project_etcd() -> str | None:
     return path if path and os.access(path, os.X_OK) else None
 
 
-def _find_etcd() -> str | None:
+def find_etcd() -> str | None:
     """$KF2JOBSET_TEST_ETCD, else the project's etcd 3.6.8, else any etcd on PATH or from PyPI.
 
     The project's build comes first: Kubernetes 1.36 expects etcd >= 3.5, and an older etcd (Debian
@@ -105,149 +101,15 @@ def _find_etcd() -> str | None:
     return None
 
 
-
 # ---------------------------------------------------------------------------------------------
 # certificates (openssl CLI, else the `cryptography` package)
-
-
-class _CertMaker:
-    def __init__(self, workdir: Path) -> None:
-        self.dir = workdir
-        self.ca_crt = workdir / "ca.crt"
-        self.ca_key = workdir / "ca.key"
-        self._openssl = shutil.which("openssl")
-        if self._openssl is None:
-            try:
-                import cryptography  # noqa: F401
-            except ImportError:
-                raise ToolUnavailable("neither the openssl CLI nor the `cryptography` package is available")
-
-    def _ossl(self, *args: str) -> None:
-        subprocess.run(
-            [self._openssl, *args],  # type: ignore[list-item]
-            check=True,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            cwd=self.dir,
-        )
-
-    def make_ca(self) -> None:
-        if self._openssl:
-            self._ossl(
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "3650",
-                "-keyout", str(self.ca_key), "-out", str(self.ca_crt), "-subj", "/CN=kf2jobset-test-ca",
-            )  # fmt: skip
-        else:
-            self._py_issue(self.ca_crt, self.ca_key, "kf2jobset-test-ca", (), ca=True)
-
-    def make_keypair(self, name: str) -> tuple[Path, Path]:
-        """RSA key pair for service-account token signing: (private.pem, public.pem)."""
-        key, pub = self.dir / f"{name}.key", self.dir / f"{name}.pub"
-        if self._openssl:
-            self._ossl("genrsa", "-out", str(key), "2048")
-            self._ossl("rsa", "-in", str(key), "-pubout", "-out", str(pub))
-        else:
-            from cryptography.hazmat.primitives import serialization
-            from cryptography.hazmat.primitives.asymmetric import rsa
-
-            k = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-            key.write_bytes(
-                k.private_bytes(
-                    serialization.Encoding.PEM,
-                    serialization.PrivateFormat.TraditionalOpenSSL,
-                    serialization.NoEncryption(),
-                )
-            )
-            pub.write_bytes(
-                k.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-            )
-        return key, pub
-
-    def issue(self, stem: str, cn: str, orgs: Iterable[str] = (), server: bool = False) -> tuple[Path, Path]:
-        crt, key = self.dir / f"{stem}.crt", self.dir / f"{stem}.key"
-        orgs = tuple(orgs)
-        if self._openssl:
-            subj = "".join(f"/O={_dn_escape(o)}" for o in orgs) + f"/CN={_dn_escape(cn)}"
-            csr, ext = self.dir / f"{stem}.csr", self.dir / f"{stem}.ext"
-            if server:
-                ext.write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n")
-            else:
-                ext.write_text("extendedKeyUsage=clientAuth\n")
-            self._ossl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr), "-subj", subj)
-            self._ossl(
-                "x509", "-req", "-in", str(csr), "-CA", str(self.ca_crt), "-CAkey", str(self.ca_key),
-                "-set_serial", str(secrets.randbits(63)), "-days", "3650", "-out", str(crt),
-                "-extfile", str(ext),
-            )  # fmt: skip
-        else:
-            self._py_issue(crt, key, cn, orgs, server=server)
-        return crt, key
-
-    def _py_issue(self, crt: Path, key: Path, cn: str, orgs: tuple[str, ...], *, ca=False, server=False):
-        import ipaddress
-
-        from cryptography import x509
-        from cryptography.hazmat.primitives import hashes, serialization
-        from cryptography.hazmat.primitives.asymmetric import rsa
-        from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
-        k = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        subject = x509.Name(
-            [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in orgs]
-            + [x509.NameAttribute(NameOID.COMMON_NAME, cn)]
-        )
-        now = datetime.datetime.now(datetime.timezone.utc)
-        if ca:
-            issuer, signer = subject, k
-        else:
-            ca_cert = x509.load_pem_x509_certificate(self.ca_crt.read_bytes())
-            issuer = ca_cert.subject
-            signer = serialization.load_pem_private_key(self.ca_key.read_bytes(), password=None)
-        b = (
-            x509.CertificateBuilder()
-            .subject_name(subject)
-            .issuer_name(issuer)
-            .public_key(k.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + datetime.timedelta(days=3650))
-        )
-        if ca:
-            b = b.add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            b = b.add_extension(
-                x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True
-            )
-        elif server:
-            b = b.add_extension(
-                x509.SubjectAlternativeName(
-                    [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
-                ),
-                critical=False,
-            )
-            b = b.add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        else:
-            b = b.add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
-        cert = b.sign(signer, hashes.SHA256())
-        crt.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-        key.write_bytes(
-            k.private_bytes(
-                serialization.Encoding.PEM,
-                serialization.PrivateFormat.TraditionalOpenSSL,
-                serialization.NoEncryption(),
-            )
-        )
-
-
-def _dn_escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("/", "\\/").replace("=", "\\=").replace("+", "\\+")
 
 
 # ---------------------------------------------------------------------------------------------
 # processes
 
 
-def _free_ports(n: int) -> list[int]:
+def free_ports(n: int) -> list[int]:
     socks = []
     try:
         for _ in range(n):
@@ -260,14 +122,14 @@ def _free_ports(n: int) -> list[int]:
             s.close()
 
 
-def _tail(path: Path, n: int = 40) -> str:
+def tail(path: Path, n: int = 40) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
     except OSError:
         return ""
 
 
-def _stop(proc: subprocess.Popen | None, timeout: float = 10.0) -> None:
+def stop(proc: subprocess.Popen | None, timeout: float = 10.0) -> None:
     if proc is None or proc.poll() is not None:
         return
     proc.send_signal(signal.SIGTERM)
@@ -291,14 +153,14 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
         pass
 
 
-_PREEXEC = _die_with_parent if os.name == "posix" and os.uname().sysname == "Linux" else None
+PREEXEC = _die_with_parent if os.name == "posix" and os.uname().sysname == "Linux" else None
 
 
-def _wait_http(url: str, deadline: float, proc: subprocess.Popen, log: Path, ctx=None) -> None:
+def wait_http(url: str, deadline: float, proc: subprocess.Popen, log: Path, ctx=None) -> None:
     last = ""
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"{proc.args[0]} exited with {proc.returncode}:\n{_tail(log)}")
+            raise RuntimeError(f"{proc.args[0]} exited with {proc.returncode}:\n{tail(log)}")
         try:
             with urllib.request.urlopen(url, timeout=2, context=ctx) as r:
                 if r.status == 200:
@@ -308,10 +170,10 @@ def _wait_http(url: str, deadline: float, proc: subprocess.Popen, log: Path, ctx
         except (OSError, urllib.error.URLError) as e:
             last = str(e)
         time.sleep(0.1)
-    raise TimeoutError(f"{url} not healthy after timeout ({last}):\n{_tail(log)}")
+    raise TimeoutError(f"{url} not healthy after timeout ({last}):\n{tail(log)}")
 
 
-def _write_kubeconfig(path: Path, server: str, ca: Path, crt: Path, key: Path, user: str) -> None:
+def write_kubeconfig(path: Path, server: str, ca: Path, crt: Path, key: Path, user: str) -> None:
     path.write_text(
         f"""apiVersion: v1
 kind: Config
@@ -347,7 +209,7 @@ class LiveAPIServer:
         self.startup_seconds = 0.0
         self._etcd: subprocess.Popen | None = None
         self._apiserver: subprocess.Popen | None = None
-        self._certs = _CertMaker(workdir)
+        self._certs = CertMaker(workdir)
         self._user_count = 0
         self.apiserver_log = workdir / "kube-apiserver.log"
         self.etcd_log = workdir / "etcd.log"
@@ -362,24 +224,24 @@ class LiveAPIServer:
         sa_key, sa_pub = c.make_keypair("service-account")
         last_err: Exception | None = None
         for _attempt in range(3):  # free ports can race with other processes; retry on failure
-            etcd_client, etcd_peer, api_port = _free_ports(3)
+            etcd_client, etcd_peer, api_port = free_ports(3)
             try:
                 self._start_etcd(etcd_client, etcd_peer)
                 self._start_apiserver(api_port, etcd_client, srv_crt, srv_key, sa_key, sa_pub)
                 break
             except (RuntimeError, TimeoutError) as e:
                 last_err = e
-                _stop(self._apiserver)
-                _stop(self._etcd)
+                stop(self._apiserver)
+                stop(self._etcd)
                 shutil.rmtree(self.workdir / "etcd-data", ignore_errors=True)
-                if "address already in use" not in _tail(self.etcd_log) + _tail(self.apiserver_log):
+                if "address already in use" not in tail(self.etcd_log) + tail(self.apiserver_log):
                     break
         else:
             raise RuntimeError(f"could not start the test API server: {last_err}")
         if last_err is not None and not self.server_running():
             raise RuntimeError(f"could not start the test API server: {last_err}")
         self.kubeconfig = str(self.workdir / "admin.kubeconfig")
-        _write_kubeconfig(Path(self.kubeconfig), self.server, c.ca_crt, adm_crt, adm_key, "kf2jobset-admin")
+        write_kubeconfig(Path(self.kubeconfig), self.server, c.ca_crt, adm_crt, adm_key, "kf2jobset-admin")
         self.startup_seconds = time.monotonic() - t0
 
     def _start_etcd(self, client: int, peer: int) -> None:
@@ -400,9 +262,9 @@ class LiveAPIServer:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=_PREEXEC,
+                preexec_fn=PREEXEC,
             )
-        _wait_http(f"{curl}/health", time.monotonic() + 20, self._etcd, self.etcd_log)
+        wait_http(f"{curl}/health", time.monotonic() + 20, self._etcd, self.etcd_log)
 
     def _start_apiserver(self, port, etcd_client, srv_crt, srv_key, sa_key, sa_pub) -> None:
         cmd = [
@@ -434,19 +296,19 @@ class LiveAPIServer:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=_PREEXEC,
+                preexec_fn=PREEXEC,
             )
         self.server = f"https://127.0.0.1:{port}"
         ctx = ssl.create_default_context(cafile=str(self._certs.ca_crt))
         # /readyz (not just /healthz): RBAC bootstrap roles, CRD informers etc. are in place.
-        _wait_http(f"{self.server}/readyz", time.monotonic() + START_TIMEOUT, self._apiserver, self.apiserver_log, ctx)
+        wait_http(f"{self.server}/readyz", time.monotonic() + START_TIMEOUT, self._apiserver, self.apiserver_log, ctx)
 
     def server_running(self) -> bool:
         return all(p is not None and p.poll() is None for p in (self._apiserver, self._etcd))
 
     def stop(self) -> None:
-        _stop(self._apiserver)
-        _stop(self._etcd)
+        stop(self._apiserver)
+        stop(self._etcd)
 
     # ---- helpers for tests
     @property
@@ -457,7 +319,7 @@ class LiveAPIServer:
         }
 
     def log_tail(self, n: int = 40) -> str:
-        return _tail(self.apiserver_log, n)
+        return tail(self.apiserver_log, n)
 
     def api_client(self, kubeconfig: str | None = None):
         from kubernetes import config
@@ -470,7 +332,7 @@ class LiveAPIServer:
         stem = f"user-{self._user_count}-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}"
         crt, key = self._certs.issue(stem, name, groups)
         path = self.workdir / f"{stem}.kubeconfig"
-        _write_kubeconfig(path, self.server, self._certs.ca_crt, crt, key, name)
+        write_kubeconfig(path, self.server, self._certs.ca_crt, crt, key, name)
         return str(path)
 
     def install_crds(self, paths: Iterable[str | os.PathLike], timeout: float = 60.0) -> list[str]:
@@ -596,7 +458,6 @@ class LiveAPIServer:
         raise TimeoutError(f"CRD {name} still present after {timeout}s")
 
 
-
 @contextlib.contextmanager
 def temporary_namespace(api_client, test_name: str):
     """A new namespace named after the test; deleted afterwards (it stays Terminating when no
@@ -617,17 +478,3 @@ def temporary_namespace(api_client, test_name: str):
             core.delete_namespace(name)
         except ApiException:
             pass
-
-
-# public names (the underscore names above are kept as they were in tests/live/conftest.py)
-pinned_version = _pinned_version
-module_hash = _module_hash
-cached_binary_path = _cached_binary_path
-find_etcd = _find_etcd
-CertMaker = _CertMaker
-free_ports = _free_ports
-tail = _tail
-stop = _stop
-wait_http = _wait_http
-write_kubeconfig = _write_kubeconfig
-PREEXEC = _PREEXEC

@@ -6,6 +6,8 @@ import os
 import re
 from pathlib import Path
 
+import pytest
+
 
 def requested(config, directory: Path, marker: str) -> bool:
     if os.environ.get("KF2JOBSET_E2E") == "1":
@@ -18,3 +20,33 @@ def requested(config, directory: Path, marker: str) -> bool:
         if p == directory or directory in p.parents:
             return True
     return False
+
+
+class NotAsked(pytest.Module):
+    """A test module of a suite not asked for: one skipped item with the reason, the module never imported
+    (the e2e modules build their case lists at import, converting every fixture: seconds of a default run
+    spent on tests that are skipped anyway)."""
+
+    reason = ""
+
+    def collect(self):
+        item = NotAskedItem.from_parent(self, name="not-asked")
+        item.add_marker(pytest.mark.skip(reason=self.reason))
+        return [item]
+
+
+class NotAskedItem(pytest.Item):
+    def runtest(self) -> None:  # never called: its skip marker holds it
+        raise AssertionError("a test of a suite not asked for ran")
+
+    def reportinfo(self):
+        return self.path, 0, self.name
+
+
+def not_asked(module_path: Path, parent, reason: str) -> NotAsked | None:
+    """For pytest_pycollect_makemodule: the stand-in of a test module (test_*.py) of a suite not asked for."""
+    if not module_path.name.startswith("test_"):
+        return None
+    module = NotAsked.from_parent(parent, path=module_path)
+    module.reason = reason
+    return module

@@ -1,4 +1,5 @@
-"""Shared test helpers: repo paths, golden-file handling, the real JobSet CRD (upstream files: tests/upstream.py)."""
+"""Shared test helpers: repo paths, golden-file handling, the real JobSet CRD (upstream files: tests/upstream.py),
+and how the README's `python -m pytest` spreads over the machine's cores."""
 from __future__ import annotations
 
 import os
@@ -9,6 +10,41 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"
 UPDATE_GOLDEN = os.environ.get("KF2JOBSET_UPDATE_GOLDEN") == "1"
+# Workers of the whole default suite (pytest-xdist, in the test extras); 0 runs it in this one process.
+WORKERS = int(os.environ.get("KF2JOBSET_TEST_WORKERS", "2"))
+
+# assertions in the helper modules (harness moved out of the test modules) explain themselves as in tests
+pytest.register_assert_rewrite(*(".".join(p.relative_to(REPO).with_suffix("").parts)
+                                  for p in sorted(Path(__file__).parent.rglob("*.py"))
+                                  if not p.name.startswith(("test_", "conftest", "__init__"))))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which turns -n into workers
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """The whole default suite (no path, test selection or -n given; the e2e suites not asked for) runs
+    on WORKERS workers, one test file at a time each (module fixtures are built once), tests/live on one
+    worker (they share one test API server)."""
+    if (WORKERS < 2 or os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get("KF2JOBSET_E2E") == "1"
+            or not config.pluginmanager.hasplugin("xdist") or config.option.numprocesses is not None
+            or config.args_source != pytest.Config.ArgsSource.TESTPATHS or config.option.collectonly
+            or config.option.usepdb or config.option.markexpr or config.option.keyword):
+        return
+    config.option.numprocesses = WORKERS
+    config.option.dist = "loadfile"
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    if config.option.dist != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class OneApiServer(LoadFileScheduling):
+        """A test file per unit of work, but tests/live as one unit: its session fixture starts the API server."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return "tests/live" if nodeid.startswith("tests/live/") else super()._split_scope(nodeid)
+
+    return OneApiServer(config, log)
 
 
 def mapping_fixture_dirs() -> list[str]:
@@ -97,3 +133,11 @@ def held_jobsets(data: dict) -> list[dict]:
             obj["metadata"].pop("generateName", None)
             out.append(obj)
     return out
+
+
+@pytest.fixture(scope="session")
+def kustomize() -> str:
+    """The real kustomize binary (tests/ground_truth_tools.py)."""
+    from .ground_truth_tools import kustomize_binary
+
+    return kustomize_binary()

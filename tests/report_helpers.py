@@ -7,6 +7,7 @@ import json
 from kf2jobset.options import ConvertOptions
 from kf2jobset.pipeline import convert_text
 from kf2jobset.report import build_report
+from kf2jobset.report.build import job_report
 from kf2jobset.resources import data_dir
 
 
@@ -30,3 +31,21 @@ def report_for(text: str, path: str = "job.yaml", fail_on: str = "breaking", **o
     opts = ConvertOptions(**options)
     result = convert_text(text, path, opts)
     return build_report([result], opts, fail_on)
+
+
+def conversion_findings(text: str, path: str, options: ConvertOptions) -> list[tuple]:
+    """(conversion, finding) for every finding of every job in the text, as `report` makes them."""
+    result = convert_text(text, path, options)
+    out = []
+    for doc, res in zip(result.documents, result.results):
+        for conv in res.conversions:
+            embedded = ()  # claims are about the conversion's own objects; the location does not matter here
+            report = job_report(conv, doc, embedded, options)
+            out += [(conv, f) for f in report.findings]
+    return out
+
+
+def stable_json(data: dict) -> str:
+    """The report's JSON as the goldens hold it: the tool's version masked."""
+    data = dict(data, tool=dict(data["tool"], version="VERSION"))
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

@@ -1,7 +1,12 @@
 """Hypothesis strategies: valid Kubeflow v1 jobs of every kind, as a user could write them."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from hypothesis import strategies as st
+
+from .conftest import FIXTURES
 
 NAME = st.from_regex(r"[a-z][a-z0-9]{0,7}(-[a-z0-9]{1,6})?", fullmatch=True)
 NAMESPACE = st.one_of(st.none(), st.sampled_from(["default", "ml", "team-a"]))
@@ -119,3 +124,37 @@ def mpi_job(draw):
 
 
 ANY_JOB = st.one_of(*(v1_job(k) for k in DEFAULTS), mpi_job())
+
+
+def _comment_sources():
+    """Jobs with comments: two of benchmarks/bench.py's and the first 25 fixtures converted without args."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    try:
+        import bench
+    finally:
+        sys.path.pop(0)
+    texts = [bench.PYTORCH.format(i=7, ns=1, workers=3), bench.TFJOB.format(i=8, workers=2)]
+    texts += [(case / "input.yaml").read_text() for case in sorted(p.parent for p in FIXTURES.glob("*/*/input.yaml")) if not (case / "args").exists()][:25]
+    return texts
+
+
+COMMENT_SOURCES = _comment_sources()
+
+
+@st.composite
+def commented_source(draw):
+    """A job text with comments added above, beside and after blank lines, and an indent to write it at."""
+    text = draw(st.sampled_from(COMMENT_SOURCES))
+    lines = text.splitlines()
+    out = []
+    for n, line in enumerate(lines):
+        choice = draw(st.sampled_from(["none", "none", "eol", "above", "blank-above"]))
+        indent = len(line) - len(line.lstrip(" "))
+        if choice == "above" and line.strip():
+            out.append(" " * draw(st.sampled_from([indent, indent + 2, 0])) + f"# above {n}")
+        elif choice == "blank-above":
+            out += ["", " " * indent + f"# after a blank {n}"]
+        if choice == "eol" and line.strip() and "#" not in line and not line.rstrip().endswith(("|", ">", "|-")):
+            line += " " * draw(st.integers(1, 30)) + f"# eol {n}"
+        out.append(line)
+    return "\n".join(out) + "\n", draw(st.sampled_from(["", "  ", "    "]))

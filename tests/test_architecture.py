@@ -181,3 +181,64 @@ def test_every_relative_import_names_a_module_of_the_package():
                 if base not in mods and not any(f"{base}.{a.name}" in mods for a in node.names):
                     bad.append(f"{name}: from {'.' * node.level}{node.module or ''} names no module")
     assert bad == []
+
+
+# ---- the tests and tools: harness lives in helper modules, never in a test module another one imports
+
+TEST_TREES = ("tests", "tools", "benchmarks")
+# Modules outside the package over 600 lines, each with why it is not split yet (the list should shrink).
+LONG_MODULES: dict[str, str] = {}
+
+
+def _tree_modules() -> dict[str, Path]:
+    mods = {}
+    for tree in TEST_TREES:
+        for p in (REPO / tree).rglob("*.py"):
+            parts = p.relative_to(REPO).with_suffix("").parts
+            mods[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
+    return mods
+
+
+def imported_modules(name: str, path: Path) -> set[str]:
+    """Every dotted module name an import of the file may refer to (the module and each `from` name in it)."""
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = ".".join(package[:len(package) - node.level + 1] + ([node.module] if node.module else [])) \
+                if node.level else (node.module or "")
+            out |= {base} | {f"{base}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+    return out
+
+
+def test_imports(mods: dict[str, Path]) -> list[str]:
+    """(importer, test module) pairs: a test module is one pytest collects, test_*.py."""
+    return sorted(f"{name} imports {t}" for name, path in mods.items() for t in imported_modules(name, path)
+                  if t in mods and t != name and mods[t].name.startswith("test_"))
+
+
+test_imports.__test__ = False  # a helper, not a test
+
+
+def test_no_module_imports_a_test_module():
+    """Harness shared by several test modules lives in a helper module (conftest.py for fixtures)."""
+    assert test_imports(_tree_modules()) == []
+
+
+def test_the_test_import_rule_bites(tmp_path):
+    (tmp_path / "tests" / "e2e").mkdir(parents=True)
+    (tmp_path / "tests" / "e2e" / "test_a.py").write_text("from .test_b import helper\nfrom ..harness import x\n")
+    (tmp_path / "tests" / "e2e" / "test_b.py").write_text("")
+    (tmp_path / "tests" / "harness.py").write_text("")
+    mods = {"tests.e2e.test_a": tmp_path / "tests/e2e/test_a.py", "tests.e2e.test_b": tmp_path / "tests/e2e/test_b.py",
+            "tests.harness": tmp_path / "tests/harness.py"}
+    assert test_imports(mods) == ["tests.e2e.test_a imports tests.e2e.test_b"]
+
+
+def test_no_test_or_tool_module_is_over_600_lines():
+    long = sorted(f"{p.relative_to(REPO)}: {n}" for p in _tree_modules().values()
+                  if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600
+                  and str(p.relative_to(REPO)) not in LONG_MODULES)
+    assert long == []

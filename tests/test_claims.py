@@ -16,39 +16,15 @@ from pathlib import Path
 import pytest
 
 from kf2jobset import claims as claim_rules
-from kf2jobset.clioptions import options_from_args
 from kf2jobset.options import ConvertOptions
-from kf2jobset.pipeline import convert_text
-from kf2jobset.report.build import job_report
 from kf2jobset.yamlio import parse_documents, to_plain
 
-from . import upstream
 from .conftest import FIXTURES
-from .test_report_k8syaml import JOB as K8S_BASE
+from .fixture_cases import CONVERTED_CASES, CORPUS_OPTIONS, corpus_texts, fixture_options
+from .jobs import OCTAL_PYTORCHJOB
+from .report_helpers import conversion_findings
 
 PACKAGE = Path(__file__).resolve().parent.parent / "kf2jobset"
-CASES = sorted(p.parent for p in FIXTURES.glob("*/*/input.yaml") if not (p.parent / "expected-error.txt").exists())
-CORPUS_OPTIONS = ConvertOptions(accept_mpi_ssh=True, katib=True, ssh_secret="mpi-ssh")  # as tests/test_corpus.py
-
-
-def case_options(case: Path) -> ConvertOptions:
-    """The fixture's `args` file read by the CLI's own option parser."""
-    args = []
-    if (case / "args").exists():
-        args = [a for a in (case / "args").read_text().splitlines() if a.strip() and not a.startswith("#")]
-    return options_from_args(args)
-
-
-def judged(text: str, path: str, options: ConvertOptions) -> list[tuple]:
-    """(conversion, finding) for every finding of every job in the text, as `report` makes them."""
-    result = convert_text(text, path, options)
-    out = []
-    for doc, res in zip(result.documents, result.results):
-        for conv in res.conversions:
-            embedded = ()  # claims are about the conversion's own objects; the location does not matter here
-            report = job_report(conv, doc, embedded, options)
-            out += [(conv, f) for f in report.findings]
-    return out
 
 
 def false_claims(pairs) -> list[str]:
@@ -65,38 +41,15 @@ def unaccounted(pairs) -> list[str]:
     return sorted({f"{f.code} ({f.message[:80]})" for _, f in pairs if not f.claims and not (f.unchecked or "").strip()})
 
 
-def corpus_texts():
-    out = []
-    for name, path in upstream.require_corpus():
-        text = path.read_text()
-        out.append((name, text))
-        # Katib keeps some trial templates as YAML strings (ConfigMap data, UI fixtures): tests/test_corpus.py
-        for doc in parse_documents(text):
-            for s in _strings(doc.data):
-                if "kubeflow.org/" in s and "ReplicaSpecs" in s:
-                    out.append((f"{name} (embedded)", s))
-    return out
-
-
-def _strings(node):
-    if isinstance(node, dict):
-        for v in node.values():
-            yield from _strings(v)
-    elif isinstance(node, list):
-        for v in node:
-            yield from _strings(v)
-    elif isinstance(node, str):
-        yield node
-
-
 @pytest.fixture(scope="module")
 def fixture_findings():
-    return {case: judged((case / "input.yaml").read_text(), "input.yaml", case_options(case)) for case in CASES}
+    return {case: conversion_findings((case / "input.yaml").read_text(), "input.yaml", fixture_options(case))
+            for case in CONVERTED_CASES}
 
 
 @pytest.fixture(scope="module")
 def corpus_findings():
-    return {where: judged(text, where, CORPUS_OPTIONS) for where, text in corpus_texts()}
+    return {where: conversion_findings(text, where, CORPUS_OPTIONS) for where, text in corpus_texts()}
 
 
 def test_every_fixture_claim_holds(fixture_findings):
@@ -208,14 +161,14 @@ def test_uncheckable_codes_are_listed_with_reasons(fixture_findings, corpus_find
     assert len(checked) >= 40
 
 
-# tests/test_report_k8syaml.py's job with octal replicas and a YAML 1.1 boolean on the master's pod
-K8S_JOB = K8S_BASE.replace("{workers}", "010").replace("        spec:\n          containers:",
+# the octal job of tests/test_report_k8syaml.py, with octal replicas and a YAML 1.1 boolean on the master's pod
+K8S_JOB = OCTAL_PYTORCHJOB.replace("{workers}", "010").replace("        spec:\n          containers:",
                                                        "        spec:\n          hostNetwork: yes\n          containers:", 1)
 
 
 def test_yaml_reading_claims_hold():
     """K8S001/K8S002 say the JobSet holds what Kubernetes read from the v1 text (no fixture has one)."""
-    pairs = judged(K8S_JOB, "job.yaml", ConvertOptions())
+    pairs = conversion_findings(K8S_JOB, "job.yaml", ConvertOptions())
     readings = [f for _, f in pairs if f.code.startswith("K8S")]
     assert {f.code for f in readings} == {"K8S001", "K8S002"} and all(f.claims for f in readings)
     assert {c.value for f in readings for c in f.claims} == {True, 420, 8}

@@ -23,6 +23,7 @@ from kf2jobset.crdnulls import null_paths, pruned_nulls, schema_at
 
 from . import upstream
 from .conftest import FIXTURES
+from .jobs import pytorchjob
 
 FIXTURE = FIXTURES / "pytorchjob" / "null-values" / "input.yaml"
 
@@ -85,9 +86,8 @@ def test_the_fixture_converts_with_one_stderr_line_for_the_nulls_that_held_value
 
 
 def test_the_issue_reproducer_shape_converts():
-    doc = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "nulls"},
-           "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {"spec": {"containers": [
-               {"name": "pytorch", "image": "example.com/train:1", "resources": {"limits": {"cpu": None, "memory": "1Gi"}}}]}}}}}}
+    doc = pytorchjob("nulls", workers=0, image="example.com/train:1", restart_policy=None,
+                     container={"resources": {"limits": {"cpu": None, "memory": "1Gi"}}})
     result = CliRunner().invoke(main, ["convert", "-"], input=yaml.safe_dump(doc), catch_exceptions=False)
     assert result.exit_code == 0, result.stderr
     assert "JS072" in result.stderr and "quantity None" not in result.stderr

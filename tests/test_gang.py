@@ -18,7 +18,7 @@ from kf2jobset.pipeline import convert_text
 from kf2jobset.quantity import go_sum
 
 from .conftest import FIXTURES
-from .test_sizes_check import cli, set_replicas
+from .jobset_edits import convert_cli, set_replicas
 
 SP = FIXTURES / "scheduling" / "scheduler-plugins"
 
@@ -116,12 +116,12 @@ def test_yunikorn_task_groups_of_the_replica_count_are_guarded_by_check(tmp_path
     work = tmp_path / "repo"
     work.mkdir()
     shutil.copy(FIXTURES / "scheduling/yunikorn-tfjob/input.yaml", work / "job.yaml")
-    assert cli("--in-place", work).exit_code == 0
+    assert convert_cli("--in-place", work).exit_code == 0
     text = (work / "job.yaml").read_text()
     assert "yunikorn.apache.org/task-groups worker minMember" in text
     assert "applicationId: tf_job_20240521_001" in text
     (work / "job.yaml").write_text(set_replicas(text, "worker", 6))
-    res = cli("--check", work)
+    res = convert_cli("--check", work)
     assert res.exit_code == exitcodes.FINDINGS and "task-groups worker minMember" in res.stdout, res.stdout
 
 

@@ -9,49 +9,23 @@ PyTorchJob with if/range/include, so only rendering shows it. The promise: what 
 """
 from __future__ import annotations
 
-import os
 import shutil
-import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from .conftest import REPO
+from .ground_truth_tools import helm_binary, helm_env
 
 CHART = REPO / "fixtures" / "helm" / "train-chart"
 PLUGIN = REPO / "helm-plugin"
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
-def _helm_binary(name: str) -> str:
-    given = os.environ.get(f"KF2JOBSET_{name.upper()}")
-    if given:
-        return given
-    proc = subprocess.run(["bash", str(REPO / "tools" / "install-ground-truth.sh"), "--print-paths", name],
-                          capture_output=True, text=True, timeout=60)
-    path = proc.stdout.strip().rpartition("=")[2]
-    if proc.returncode != 0 or not path or not os.access(path, os.X_OK):
-        reason = f"{name} not built: run `bash tools/install-ground-truth.sh {name}` (about 2.5 min cold)"
-        if IN_CI:
-            pytest.fail(f"ground truth missing in CI: {reason}", pytrace=False)
-        pytest.skip(reason)
-    return path
 
 
 @pytest.fixture
 def env(tmp_path) -> dict:
-    """Helm's homes in tmp; `kf2jobset` on PATH is this checkout's (a wrapper, not an installed one)."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    wrapper = bin_dir / "kf2jobset"
-    wrapper.write_text(f"#!/bin/sh\nPYTHONPATH='{REPO}' exec '{sys.executable}' -m kf2jobset \"$@\"\n")
-    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
-    return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-            "HELM_CACHE_HOME": str(tmp_path / "cache"), "HELM_CONFIG_HOME": str(tmp_path / "config"),
-            "HELM_DATA_HOME": str(tmp_path / "data"), "HELM_PLUGINS": str(tmp_path / "plugins")}
+    return helm_env(tmp_path)
 
 
 def _run(cmd: list, env: dict, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -117,12 +91,12 @@ def _check_fails(helm: str, major: int, env: dict) -> subprocess.CompletedProces
 @pytest.mark.parametrize("name", ["helm3", "helm4"])
 @pytest.mark.parametrize("extra", [(), ("--target", "trainjob")])
 def test_the_post_renderer_writes_what_convert_writes_for_the_rendered_chart(name, env, extra):
-    _check_renders(_helm_binary(name), int(name[-1]), env, extra)
+    _check_renders(helm_binary(name), int(name[-1]), env, extra)
 
 
 @pytest.mark.parametrize("name", ["helm3", "helm4"])
 def test_an_invalid_job_fails_helm(name, env):
-    got = _check_fails(_helm_binary(name), int(name[-1]), env)
+    got = _check_fails(helm_binary(name), int(name[-1]), env)
     assert "spec.pytorchReplicaSpecs.Master.replicas: Master replicas must be exactly 1, got 2" in got.stderr
 
 

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from kf2jobset.cli import main
 
 from .conftest import FIXTURES
-from .test_helm_post_renderer import _helm_binary, env  # noqa: F401 (env: the fixture, Helm's homes in tmp)
+from .ground_truth_tools import helm_binary, helm_env
 
 SOURCE = FIXTURES / "helm" / "source"
 CASES = sorted(p.parent.parent for p in SOURCE.glob("*/chart/Chart.yaml"))
@@ -55,6 +55,11 @@ def _convert_in_place(chart: Path, args: tuple):
     return CliRunner().invoke(main, ["convert", str(chart), "--in-place", *args], catch_exceptions=False)
 
 
+@pytest.fixture
+def env(tmp_path) -> dict:
+    return helm_env(tmp_path)
+
+
 @pytest.fixture(scope="module")
 def converted(tmp_path_factory):
     """case, args -> (the original chart, the converted copy, the CLI's result); each converted once."""
@@ -85,7 +90,7 @@ def _documents(text: str) -> list:
 @pytest.mark.parametrize("name", ["helm3", "helm4"])
 @pytest.mark.parametrize("param", PARAMS, ids=_id)
 def test_the_converted_chart_renders_what_the_post_renderer_writes(param, name, converted, env):
-    helm = _helm_binary(name)
+    helm = helm_binary(name)
     case, args = param
     original, chart, result = converted(case, args)
     assert result.exit_code == 0, result.output
@@ -105,7 +110,7 @@ def test_the_converted_chart_renders_what_the_post_renderer_writes(param, name, 
 @pytest.mark.parametrize("name", ["helm3", "helm4"])
 @pytest.mark.parametrize("param", PARAMS, ids=_id)
 def test_the_converted_chart_lints(param, name, converted, env):
-    helm = _helm_binary(name)
+    helm = helm_binary(name)
     _, chart, result = converted(*param)
     assert result.exit_code == 0, result.output
     proc = subprocess.run([helm, "lint", str(chart)], capture_output=True, text=True, env=env, timeout=120)
@@ -198,7 +203,7 @@ def test_a_construct_that_cannot_be_placed_is_refused_with_its_line(tmp_path, te
 def test_a_release_name_too_long_for_the_jobset_fails_like_the_post_renderer(name, converted, env):
     """The JobSet name comes from the release: at JobSet's name-length limit both render, one character
     over it both fail (the converted template says why with `fail`)."""
-    helm = _helm_binary(name)
+    helm = helm_binary(name)
     case = SOURCE / "mpijob-nccl"
     original, chart, result = converted(case, ())
     assert result.exit_code == 0, result.output

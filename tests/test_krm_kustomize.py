@@ -17,7 +17,6 @@ import pytest
 import yaml
 
 from .conftest import REPO
-from .test_kustomize_real import kustomize  # noqa: F401  (the session fixture: real kustomize)
 
 FIXTURES = REPO / "fixtures"
 JOBS = [FIXTURES / "pytorchjob" / "master-workers" / "input.yaml", FIXTURES / "tfjob" / "chief-ps-workers" / "input.yaml",

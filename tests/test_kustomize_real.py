@@ -7,7 +7,6 @@ lists, which is why kf2jobset writes JSON6902 operations for JobSets.)
 """
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -18,9 +17,8 @@ import yaml
 
 from kf2jobset.repo import patches as P
 
-from .conftest import REPO
+from .ground_truth_tools import KUSTOMIZE_VERSION
 
-KUSTOMIZE_VERSION = "v5.7.1"
 
 BASE = """\
 apiVersion: kubeflow.org/v1
@@ -126,21 +124,6 @@ spec:
         "    - op: add\n      path: /spec/pytorchReplicaSpecs/Worker/template/spec/tolerations\n"
         "      value: [{key: gpu, operator: Exists}]\n", {}),
 }
-
-
-@pytest.fixture(scope="session")
-def kustomize() -> str:
-    """Real kustomize: $KF2JOBSET_KUSTOMIZE, else built once from tools/kustomize (Go; cached)."""
-    given = os.environ.get("KF2JOBSET_KUSTOMIZE")
-    if given:
-        return given
-    script = REPO / "tools" / "install-ground-truth.sh"
-    print(f"\n[kf2jobset tests] building kustomize {KUSTOMIZE_VERSION} from tools/kustomize if not cached "
-          "(about 1 min the first time)...", file=sys.__stderr__, flush=True)
-    proc = subprocess.run(["bash", str(script), "kustomize"], capture_output=True, text=True, timeout=1200)
-    if proc.returncode != 0:
-        pytest.fail(f"could not build real kustomize (needs Go and the Go module proxy): {proc.stderr[-2000:]}")
-    return proc.stdout.strip().splitlines()[-1]
 
 
 def _tree(root: Path, kustomization: str, files: dict) -> Path:

@@ -14,7 +14,7 @@ from kf2jobset.pipeline import convert_text
 from kf2jobset.repo import patches as P
 from kf2jobset.repo.run import CHECK, IN_PLACE
 
-from .test_repo import PYTORCHJOB, do_run, jobsets, snapshot
+from .repo_harness import PYTORCHJOB, do_run, jobsets, snapshot
 
 safe = YAML(typ="safe", pure=True)
 

@@ -15,28 +15,18 @@ from click.testing import CliRunner
 from kf2jobset.cli import main
 
 from .conftest import FIXTURES, check_golden, mapping_fixture_dirs
-from .report_helpers import validate_report
+from .fixture_cases import CONVERTED_CASES, fixture_args
+from .report_helpers import stable_json, validate_report
 
-CASES = sorted(p.parent for p in FIXTURES.glob("*/*/input.yaml") if not (p.parent / "expected-error.txt").exists())
-
-
-def case_args(case) -> list[str]:
-    if not (case / "args").exists():
-        return []
-    return [a for a in (case / "args").read_text().splitlines() if a.strip() and not a.startswith("#")]
+CASES = CONVERTED_CASES
 
 
 def run_report(case, tmp_path, monkeypatch):
     monkeypatch.chdir(case)
     out = tmp_path / "report.json"
-    result = CliRunner().invoke(main, ["report", "input.yaml", *case_args(case), "--format", "markdown",
+    result = CliRunner().invoke(main, ["report", "input.yaml", *fixture_args(case), "--format", "markdown",
                                        "--format", f"json:{out}"], catch_exceptions=False)
     return result, json.loads(out.read_text())
-
-
-def stable_json(data: dict) -> str:
-    data = dict(data, tool=dict(data["tool"], version="VERSION"))
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.parent.name}/{c.name}")

@@ -21,7 +21,8 @@ from kf2jobset.report.render_json import as_dict
 from . import upstream
 from .conftest import FIXTURES
 from .report_helpers import validate_report
-from .test_report_golden import CASES, case_args
+from .fixture_cases import CONVERTED_CASES as CASES
+from .fixture_cases import fixture_args
 
 CORPUS_OPTIONS = {
     "default": ConvertOptions(accept_mpi_ssh=True, katib=True, ssh_secret="mpi-ssh"),
@@ -62,7 +63,7 @@ def _options_from_args(args: list[str]) -> ConvertOptions:
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.parent.name}/{c.name}")
 def test_fixture_has_no_unexplained_difference(case):
-    options = _options_from_args(case_args(case))
+    options = _options_from_args(fixture_args(case))
     result = convert_text((case / "input.yaml").read_text(), "input.yaml", options)
     report = build_report([result], options)
     assert report.jobs or not result.conversions

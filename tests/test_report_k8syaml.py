@@ -9,6 +9,7 @@ import pytest
 from kf2jobset import k8syaml
 from kf2jobset.yamlio import parse_documents
 
+from .jobs import OCTAL_PYTORCHJOB
 from .report_helpers import report_for
 
 
@@ -54,35 +55,10 @@ def test_kubernetes_value_is_a_pure_copy():
     assert data["a"] == 10 and data["b"] == "yes"  # the input is untouched
 
 
-JOB = """\
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: oct}
-spec:
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 1
-      template:
-        spec:
-          containers:
-            - name: pytorch
-              image: trainer:1
-              volumeMounts: [{name: cfg, mountPath: /cfg}]
-          volumes:
-            - name: cfg
-              configMap: {name: cfg, defaultMode: 0644}
-    Worker:
-      replicas: {workers}
-      template:
-        spec:
-          containers:
-            - name: pytorch
-              image: trainer:1
-"""
 
 
 def test_copied_octal_is_flagged_but_means_the_same():
-    report = report_for(JOB.replace("{workers}", "2"))
+    report = report_for(OCTAL_PYTORCHJOB.replace("{workers}", "2"))
     (f,) = [f for f in report.findings if f.code.startswith("K8S")]
     assert (f.code, f.category) == ("K8S002", "unchanged")
     assert "`0644` is the number 420 to Kubernetes" in f.message
@@ -92,7 +68,7 @@ def test_copied_octal_is_flagged_but_means_the_same():
 
 def test_octal_replicas_are_compared_the_kubernetes_way():
     """`replicas: 010` is 8 workers to Kubernetes: the operator ran 8, and so does the JobSet."""
-    text = JOB.replace("{workers}", "010")
+    text = OCTAL_PYTORCHJOB.replace("{workers}", "010")
     report = report_for(text)
     k8s = next(f for f in report.findings if f.code == "K8S002" and "replicas" in f.source_path)
     assert k8s.category == "rewritten" and "converts with 8" in k8s.message
@@ -103,7 +79,7 @@ def test_octal_replicas_are_compared_the_kubernetes_way():
 
 
 def test_plain_yes_in_a_string_field_is_rejected_by_kubernetes():
-    text = JOB.replace("{workers}", "1").replace("image: trainer:1\n              volumeMounts",
+    text = OCTAL_PYTORCHJOB.replace("{workers}", "1").replace("image: trainer:1\n              volumeMounts",
                                                   "image: trainer:1\n              env: [{name: DEBUG, value: yes}]\n              volumeMounts")
     result = convert_text(text, "job.yaml", ConvertOptions())
     [problem] = [p for e in result.errors for p in e.problems]

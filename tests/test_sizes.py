@@ -22,6 +22,7 @@ from kf2jobset.runtime.jobset_view import jobset_world
 from kf2jobset.runtime.operator_view import operator_world
 from kf2jobset.staleness import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION, parse_sized_for, sized_for
 
+from .jobs import pytorchjob
 from .strategies import ANY_JOB
 
 OPTIONS = ConvertOptions(accept_mpi_ssh=True, mpi_hostfile="generated")
@@ -109,9 +110,7 @@ def test_sizes_follow_for_pytorch_jax_paddle_every_size():
 
 def test_mutation_a_literal_size_is_caught():
     """WORLD_SIZE written as the literal it was converted with: the edited JobSet then differs."""
-    doc = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "m", "namespace": "ml"},
-           "spec": {"pytorchReplicaSpecs": {t: {"replicas": n, "template": {"spec": {"containers": [
-               {"name": "pytorch", "image": "example.com/x:1"}]}}} for t, n in {"Master": 1, "Worker": 3}.items()}}}
+    doc = pytorchjob("m", namespace="ml", workers=3, image="example.com/x:1", restart_policy=None)
     conv = convert_job(doc, OPTIONS)
     for rj in conv.jobset["spec"]["replicatedJobs"]:
         for e in rj["template"]["spec"]["template"]["spec"]["containers"][0]["env"]:

@@ -11,13 +11,13 @@ import re
 import shutil
 
 import pytest
-from click.testing import CliRunner
 
 from kf2jobset import exitcodes
-from kf2jobset.cli import main
 from kf2jobset.staleness import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION, resized_jobsets
 
 from .conftest import FIXTURES
+from .jobset_edits import convert_cli, set_replicas
+
 
 GOLDENS = sorted(p for p in FIXTURES.rglob("expected.yaml"))
 # (fixture, flags, replicatedJob to edit, the literal the message must name)
@@ -31,17 +31,6 @@ LITERAL_CASES = [
 ]
 
 
-def cli(*args):
-    return CliRunner().invoke(main, ["convert", *map(str, args)])
-
-
-def set_replicas(text: str, rjob: str, new: int) -> str:
-    """The replicas line right after `- name: <rjob>` in the JobSet's replicatedJobs, edited by hand."""
-    pattern = re.compile(rf"(\n(\s*)- name: {re.escape(rjob)}\n\2  replicas: )(\d+)")
-    assert pattern.search(text), f"no replicatedJob {rjob} in the JobSet"
-    return pattern.sub(lambda m: m.group(1) + str(new), text, count=1)
-
-
 @pytest.mark.parametrize("golden", GOLDENS, ids=lambda p: str(p.parent.relative_to(FIXTURES)))
 def test_no_false_alarm_on_anything_kf2jobset_wrote(golden):
     assert resized_jobsets(golden.read_text()) == []
@@ -53,11 +42,11 @@ def _converted(tmp_path, case, flags):
     work = tmp_path / "repo"
     work.mkdir()
     shutil.copy(src, work / "job.yaml")
-    res = cli("--in-place", *flags, work)
+    res = convert_cli("--in-place", *flags, work)
     assert res.exit_code == 0, res.stderr
     text = (work / "job.yaml").read_text()
     assert SIZED_FOR_ANNOTATION in text and SIZE_LITERALS_ANNOTATION in text
-    checked = cli("--check", *flags, work)
+    checked = convert_cli("--check", *flags, work)
     assert checked.exit_code == 0 and "resized" not in checked.stdout, checked.stdout + checked.stderr
     return work, text
 
@@ -69,14 +58,14 @@ def test_a_resized_jobset_with_literals_fails_check_naming_them(tmp_path, case, 
     was = int(re.search(rf"\n(\s*)- name: {re.escape(rjob)}\n\1  replicas: (\d+)", text).group(2))
     new = was + delta if was + delta >= 1 else was + 1  # one worker cannot shrink: it grows by one
     (work / "job.yaml").write_text(set_replicas(text, rjob, new))
-    res = cli("--check", *flags, work)
+    res = convert_cli("--check", *flags, work)
     assert res.exit_code == exitcodes.FINDINGS, res.stdout + res.stderr
     (line,) = res.stdout.splitlines()
     assert ": resized: " in line and f"{rjob} {was} -> {new}" in line and literal in line, line
     assert "1 left: 1 resized" in res.stderr
     # converting does not regenerate the values: it warns on every run and writes nothing
     before = (work / "job.yaml").read_bytes()
-    again = cli("--in-place", *flags, work)
+    again = convert_cli("--in-place", *flags, work)
     assert again.exit_code == 0 and (work / "job.yaml").read_bytes() == before
     assert "resized: replicas changed since conversion" in again.stderr
 
@@ -85,11 +74,11 @@ def test_a_jobset_whose_values_follow_the_size_may_be_resized(tmp_path):
     work = tmp_path / "repo"
     work.mkdir()
     shutil.copy(FIXTURES / "pytorchjob/master-workers/input.yaml", work / "job.yaml")
-    assert cli("--in-place", work).exit_code == 0
+    assert convert_cli("--in-place", work).exit_code == 0
     text = (work / "job.yaml").read_text()
     assert SIZED_FOR_ANNOTATION not in text
     (work / "job.yaml").write_text(set_replicas(text, "worker", 7))
-    res = cli("--check", work)
+    res = convert_cli("--check", work)
     assert res.exit_code == 0 and res.stdout == "", res.stdout + res.stderr
 
 
@@ -103,9 +92,9 @@ def test_a_volcano_gang_of_every_pod_is_a_literal_too(tmp_path):
         "  pytorchReplicaSpecs:", 1)
     assert "schedulingPolicy" in job
     (work / "job.yaml").write_text(job)
-    assert cli("--in-place", "--scheduler", "volcano", work).exit_code == 0
+    assert convert_cli("--in-place", "--scheduler", "volcano", work).exit_code == 0
     text = (work / "job.yaml").read_text()
     assert "minMember: 4" in text and "kf2jobset.dev/size-literals: PodGroup resnet-ddp minMember" in text
     (work / "job.yaml").write_text(set_replicas(text, "worker", 5))
-    res = cli("--check", "--scheduler", "volcano", work)
+    res = convert_cli("--check", "--scheduler", "volcano", work)
     assert res.exit_code == exitcodes.FINDINGS and "PodGroup resnet-ddp minMember" in res.stdout, res.stdout

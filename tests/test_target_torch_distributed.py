@@ -27,27 +27,22 @@ from kf2jobset.validate import check_jobset
 from kf2jobset.yamlio import to_plain
 
 from .conftest import FIXTURES, check_golden
-from .report_helpers import validate_report
-from .test_claims import CASES as FIXTURE_CASES
-from .test_claims import case_options, corpus_texts, judged
+from .fixture_cases import CONVERTED_CASES as FIXTURE_CASES
+from .fixture_cases import corpus_texts, fixture_args, fixture_options
+from .report_helpers import conversion_findings, stable_json, validate_report
 from .templates import case_values, fill
-from .test_report_golden import stable_json
 
 TARGET_CASES = sorted(p.parent for p in (FIXTURES / "targets").glob("*/*/input.yaml"))
 
 
-def _args(case) -> list[str]:
-    return [a for a in (case / "args").read_text().splitlines() if a.strip() and not a.startswith("#")]
-
-
 @pytest.mark.parametrize("case", TARGET_CASES, ids=lambda c: f"{c.parent.name}/{c.name}")
 def test_target_goldens(case, tmp_path, monkeypatch):
-    result = CliRunner().invoke(main, ["convert", str(case / "input.yaml"), *_args(case)], catch_exceptions=False)
+    result = CliRunner().invoke(main, ["convert", str(case / "input.yaml"), *fixture_args(case)], catch_exceptions=False)
     assert result.exit_code == 0, result.stderr
     check_golden(case / "expected.yaml", result.stdout)
     monkeypatch.chdir(case)
     out = tmp_path / "report.json"
-    report = CliRunner().invoke(main, ["report", "input.yaml", *_args(case), "--format", "markdown",
+    report = CliRunner().invoke(main, ["report", "input.yaml", *fixture_args(case), "--format", "markdown",
                                        "--format", f"json:{out}"], catch_exceptions=False)
     data = json.loads(out.read_text())
     validate_report(data)
@@ -71,7 +66,7 @@ def _all_jobs(runtime: str, filled: bool = False):
     case's values put in (as they will be applied)."""
     out = []
     for case in FIXTURE_CASES + TARGET_CASES:
-        options = dataclasses.replace(case_options(case), target="trainjob", katib=False, trainer_runtime=runtime)
+        options = dataclasses.replace(fixture_options(case), target="trainjob", katib=False, trainer_runtime=runtime)
         text = (case / "input.yaml").read_text()
         out.append((case.name, fill(text, case_values(case)) if filled else text, options))
     for where, text in corpus_texts():
@@ -84,7 +79,7 @@ def _all_jobs(runtime: str, filled: bool = False):
 def judged_trainjobs(request):
     pairs = []
     for name, text, options in _all_jobs(request.param):
-        pairs += [(name, conv, f) for conv, f in judged(text, name, options)]
+        pairs += [(name, conv, f) for conv, f in conversion_findings(text, name, options)]
     return request.param, pairs
 
 
@@ -200,7 +195,7 @@ def test_rank_world_size_and_master_address_are_v1s_on_every_pod(name, conv):
 ])
 def test_jobs_that_do_not_fit_keep_a_generated_runtime_and_say_why(case, words):
     case = FIXTURES / case
-    options = dataclasses.replace(case_options(case), target="trainjob")
+    options = dataclasses.replace(fixture_options(case), target="trainjob")
     result = convert_text((case / "input.yaml").read_text(), "input.yaml", options)
     (conv,) = [c for r in result.results for c in r.conversions]
     assert any(o["kind"] == "TrainingRuntime" for o in conv.objects) and conv.layout is None
@@ -245,7 +240,7 @@ def test_a_prediction_that_loses_the_rank_is_caught_by_the_report(monkeypatch):
     monkeypatch.setattr(builtin, "trainer_env", without_rank)
     case = FIXTURES / "pytorchjob" / "master-workers"
     options = ConvertOptions(target="trainjob")
-    pairs = judged((case / "input.yaml").read_text(), "input.yaml", options)
+    pairs = conversion_findings((case / "input.yaml").read_text(), "input.yaml", options)
     assert any(f.category == "unexplained" and "RANK" in f.message for _, f in pairs)
 
 

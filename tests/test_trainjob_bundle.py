@@ -23,7 +23,7 @@ from kf2jobset.targets import bundle, bundle_catalog, bundle_target, trainer_bui
 from kf2jobset.yamlio import to_plain
 
 from .conftest import FIXTURES
-from .test_claims import case_options
+from .fixture_cases import corpus_texts, fixture_options
 
 TRAINER = {trainer_build.ANCESTOR_LABEL: "trainer"}
 
@@ -168,7 +168,7 @@ def test_an_mpijob_runs_its_launcher_command_from_the_trainjobs_args():
 
 
 def _convert(case, **kw):
-    options = dataclasses.replace(case_options(FIXTURES / case), target="trainjob", **kw)
+    options = dataclasses.replace(fixture_options(FIXTURES / case), target="trainjob", **kw)
     result = convert_text((FIXTURES / case / "input.yaml").read_text(), "input.yaml", options)
     (conv,) = result.conversions
     return conv
@@ -288,8 +288,6 @@ def test_a_katib_tfjob_sweep_runs_its_trials_on_the_bundle():
 
 
 def test_the_bundle_path_writes_no_namespaced_runtime_for_the_corpus_tf_examples():
-    from .test_claims import corpus_texts
-
     seen = 0
     for where, text in corpus_texts():
         if "tensorflow" not in where or "mpi" in where:

@@ -25,6 +25,7 @@ from kf2jobset.runtime.compare import effective
 from kf2jobset.runtime.pods import Pod, resolve_env
 
 from .conftest import FIXTURES
+from .jobs import pytorchjob
 
 OPTIONS = ConvertOptions(accept_mpi_ssh=True)
 
@@ -140,12 +141,8 @@ def test_the_operators_own_variable_still_wins_as_under_v1():
 
 
 def test_a_user_helper_name_renames_kf2jobsets_helper_and_addresses_still_resolve():
-    doc = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "pt"},
-           "spec": {"pytorchReplicaSpecs": {
-               "Master": {"replicas": 1, "template": {"spec": {"containers": [
-                   {"name": "pytorch", "image": "i", "env": [{"name": "KF2JOBSET_JOBSET_NAME", "value": "mine"}]}]}}},
-               "Worker": {"replicas": 1, "template": {"spec": {"containers": [
-                   {"name": "pytorch", "image": "i", "env": [{"name": "KF2JOBSET_JOBSET_NAME", "value": "mine"}]}]}}}}}}
+    doc = pytorchjob("pt", workers=1, image="i", restart_policy=None,
+                     container={"env": [{"name": "KF2JOBSET_JOBSET_NAME", "value": "mine"}]})
     conv = convert_job(doc, OPTIONS)
     got = _pod_env(_rjob_containers(conv, "Worker")[0]["env"])
     assert got["KF2JOBSET_JOBSET_NAME"] == "mine"

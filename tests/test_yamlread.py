@@ -11,7 +11,7 @@ from kf2jobset.yamlread import NotReadable, build, may_read
 
 from . import upstream
 from .conftest import FIXTURES
-from .test_yamlwriter import commented_source
+from .strategies import commented_source
 
 
 def _same(a, b, path=()):

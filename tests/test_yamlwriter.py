@@ -18,7 +18,7 @@ from kf2jobset.yamlio import Style, _prepare, dump_with_ruamel
 from kf2jobset.yamlwriter import NotWritable, write_document
 
 from .conftest import FIXTURES
-from .strategies import ANY_JOB
+from .strategies import ANY_JOB, COMMENT_SOURCES, commented_source
 
 STYLES = [Style(), Style(2, 2, 0), Style(2, 6, 4)]
 
@@ -216,41 +216,6 @@ def test_other_indentation_goes_to_ruamel():
 
 
 # ---- comments carried over from the source (text/comments.py attaches them; the writer writes them)
-
-def _comment_sources():
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    try:
-        import bench
-    finally:
-        sys.path.pop(0)
-    texts = [bench.PYTORCH.format(i=7, ns=1, workers=3), bench.TFJOB.format(i=8, workers=2)]
-    texts += [(case / "input.yaml").read_text() for case in CASES if not (case / "args").exists()][:25]
-    return texts
-
-
-COMMENT_SOURCES = _comment_sources()
-
-
-@st.composite
-def commented_source(draw):
-    text = draw(st.sampled_from(COMMENT_SOURCES))
-    lines = text.splitlines()
-    out = []
-    for n, line in enumerate(lines):
-        choice = draw(st.sampled_from(["none", "none", "eol", "above", "blank-above"]))
-        indent = len(line) - len(line.lstrip(" "))
-        if choice == "above" and line.strip():
-            out.append(" " * draw(st.sampled_from([indent, indent + 2, 0])) + f"# above {n}")
-        elif choice == "blank-above":
-            out += ["", " " * indent + f"# after a blank {n}"]
-        if choice == "eol" and line.strip() and "#" not in line and not line.rstrip().endswith(("|", ">", "|-")):
-            line += " " * draw(st.integers(1, 30)) + f"# eol {n}"
-        out.append(line)
-    return "\n".join(out) + "\n", draw(st.sampled_from(["", "  ", "    "]))
-
 
 @settings(max_examples=int(__import__("os").environ.get("KF2JOBSET_WRITER_EXAMPLES", "150")), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])

@@ -13,7 +13,8 @@
 #   training-operator        Kubeflow Training Operator v1.9.4 tools/testtrainingoperator
 #   jobset-controller        JobSet controller v0.12.0        tools/testjobset
 #   mpi-operator             MPI Operator v0.8.2 (MPIJob kubeflow.org/v2beta1) tools/testmpioperator
-#   training-operator-v1.8.1 Kubeflow Training Operator v1.8.1 (MXJob: removed in v1.9.0) tools/testtrainingoperatorv181
+#   training-operator-v1.8.1 Kubeflow Training Operator v1.8.1 (MXJob: removed in v1.9.0) tools/testtrainingoperator
+#                            built with -modfile=v1.8.1.mod (the same program, v1.8.1 pinned)
 #   trainer-controller       Kubeflow Trainer v2.3.0 (TrainJob trainer.kubeflow.org/v1alpha1) tools/testtrainer
 #   coscheduling-scheduler   kube-scheduler v1.36.3 + scheduler-plugins v0.35.4-devel Coscheduling tools/testcoscheduling
 #                            (gang-scheduling run; not in the default set)
@@ -25,7 +26,8 @@
 #
 # Each binary is built from its project-owned Go module into
 #   ${KF2JOBSET_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kf2jobset}/<module>-<version>-<hash>/<NAME>
-# where <hash> covers the module's go.mod, go.sum, *.go files and the build flags, so any change
+# where <hash> covers the module's go.mod (or the -modfile the component names) with its .sum, *.go files
+# and the build flags, so any change
 # rebuilds. Binaries never go into the work tree. Builds run one at a time (a lock in the cache
 # directory), at low priority (nice), with GOTOOLCHAIN=local and -mod=readonly (go.mod/go.sum are
 # never rewritten). Idempotent; progress on stderr; non-zero exit with a message when a build fails.
@@ -39,7 +41,7 @@ all=(upstream etcd kube-apiserver kube-controller-manager training-operator jobs
 say() { printf 'install-ground-truth: %s\n' "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
 
-# name -> module dir, version, package to build, extra ldflags
+# name -> module dir, version, package to build, extra ldflags[, the module file when not go.mod]
 spec() {
   local k8s="k8s.io/component-base/version"
   local kver="v1.36.3"
@@ -48,7 +50,7 @@ spec() {
     etcd)                    echo "testetcd|v3.6.8|.|" ;;
     kube-controller-manager) echo "testcontrollermanager|$kver|.|$kflags" ;;
     training-operator)       echo "testtrainingoperator|$(pin training-operator)|.|" ;;
-    training-operator-v1.8.1) echo "testtrainingoperatorv181|$(pin training-operator-v1.8.1)|.|" ;;
+    training-operator-v1.8.1) echo "testtrainingoperator|$(pin training-operator-v1.8.1)|.||v1.8.1.mod" ;;
     jobset-controller)       local v; v="$(pin jobset)"
                              echo "testjobset|$v|sigs.k8s.io/jobset|-X sigs.k8s.io/jobset/pkg/version.GitVersion=$v" ;;
     mpi-operator)            local v; v="$(pin mpi-operator)"
@@ -89,13 +91,15 @@ binary_path() {  # NAME -> cache path of its binary (built or not)
     bash "$here/install-test-apiserver.sh" --print-path
     return
   fi
-  local s mod version pkg ldflags dir hash
+  local s mod version pkg ldflags modfile dir hash
   s="$(spec "$name")" || die "unknown component: $name (one of: ${all[*]})"
-  IFS='|' read -r mod version pkg ldflags <<<"$s"
+  IFS='|' read -r mod version pkg ldflags modfile <<<"$s"
+  modfile="${modfile:-go.mod}"
   dir="$here/$mod"
-  [ -f "$dir/go.mod" ] || die "missing $dir/go.mod"
-  hash="$( { cat "$dir/go.mod" "$dir/go.sum"; find "$dir" -maxdepth 1 -name '*.go' | LC_ALL=C sort | xargs -r cat;
-            printf '%s\n' "$pkg" "$ldflags"; } | sha256sum | cut -c1-12)"
+  [ -f "$dir/$modfile" ] || die "missing $dir/$modfile"
+  # go.mod builds keep the hash they always had; another module file adds its name (two builds, one dir)
+  hash="$( { cat "$dir/$modfile" "$dir/${modfile%.mod}.sum"; find "$dir" -maxdepth 1 -name '*.go' | LC_ALL=C sort | xargs -r cat;
+            printf '%s\n' "$pkg" "$ldflags"; [ "$modfile" = go.mod ] || printf '%s\n' "$modfile"; } | sha256sum | cut -c1-12)"
   echo "$cache_root/$mod-$version-$hash/$name"
 }
 
@@ -110,9 +114,10 @@ build() {  # NAME -> builds if needed; prints the path
     bash "$here/install-test-apiserver.sh" | tail -1
     return
   fi
-  local s mod version pkg ldflags binary out_dir tmp start
+  local s mod version pkg ldflags modfile binary out_dir tmp start
   s="$(spec "$name")"
-  IFS='|' read -r mod version pkg ldflags <<<"$s"
+  IFS='|' read -r mod version pkg ldflags modfile <<<"$s"
+  modfile="${modfile:-go.mod}"
   binary="$(binary_path "$name")"
   out_dir="$(dirname "$binary")"
   if [ -x "$binary" ]; then
@@ -122,10 +127,10 @@ build() {  # NAME -> builds if needed; prints the path
   fi
   command -v go >/dev/null 2>&1 || die "Go toolchain not found: need go >= 1.26 on PATH to build $here/$mod ($name)"
   local need_go have_go
-  need_go="$(awk '$1 == "go" {print $2; exit}' "$here/$mod/go.mod")"
+  need_go="$(awk '$1 == "go" {print $2; exit}' "$here/$mod/$modfile")"
   have_go="$(GOTOOLCHAIN=local go env GOVERSION 2>/dev/null | sed 's/^go//')"
   if [ "$(printf '%s\n%s\n' "$need_go" "$have_go" | sort -V | head -1)" != "$need_go" ]; then
-    die "Go toolchain too old: have go$have_go, $here/$mod/go.mod needs go$need_go (GOTOOLCHAIN=local)"
+    die "Go toolchain too old: have go$have_go, $here/$mod/$modfile needs go$need_go (GOTOOLCHAIN=local)"
   fi
   mkdir -p "$cache_root" "$out_dir"
   # one build at a time on this machine (2 cores), whichever component
@@ -136,13 +141,13 @@ build() {  # NAME -> builds if needed; prints the path
     echo "$binary"
     return
   fi
-  say "building $name $version from tools/$mod into $out_dir (cold on 2 cores: ~1.5 min for etcd, up to ~5 min for kube-controller-manager)"
+  say "building $name $version from tools/$mod ($modfile) into $out_dir (cold on 2 cores: ~1.5 min for etcd, up to ~5 min for kube-controller-manager)"
   tmp="$out_dir/$name.tmp.$$"
   start=$(date +%s)
   if ! (
     cd "$here/$mod"
     GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false" CGO_ENABLED=0 \
-      nice -n 10 go build -trimpath -ldflags "-s -w $ldflags" -o "$tmp" "$pkg"
+      nice -n 10 go build -modfile="$modfile" -trimpath -ldflags "-s -w $ldflags" -o "$tmp" "$pkg"
   ) >&2 </dev/null; then
     rm -f "$tmp"
     die "go build of tools/$mod ($name) failed (see the messages above)"

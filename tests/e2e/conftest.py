@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from ..apiserver_harness import ToolUnavailable
-from ..asked import requested
+from ..tool_errors import ToolUnavailable
+from ..asked import not_asked, requested
 from .stack import GroundTruthStack, start_stack
 
 E2E_DIR = Path(__file__).resolve().parent
@@ -38,18 +38,24 @@ def _requested(config: pytest.Config) -> bool:
     return requested(config, E2E_DIR, "e2e")
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    mine = [i for i in items if E2E_DIR in Path(str(i.fspath)).resolve().parents]
-    for item in mine:
-        item.add_marker(pytest.mark.e2e)
+def _skip_reason(config: pytest.Config) -> str | None:
     if os.environ.get("KF2JOBSET_SKIP_E2E") == "1":
-        skip = pytest.mark.skip(reason="KF2JOBSET_SKIP_E2E=1: end-to-end tests (real operator/JobSet) skipped")
-    elif not _requested(config):
-        skip = pytest.mark.skip(reason="e2e suite runs only when asked: python -m pytest tests/e2e (or KF2JOBSET_E2E=1)")
-    else:
-        return
-    for item in mine:
-        item.add_marker(skip)
+        return "KF2JOBSET_SKIP_E2E=1: end-to-end tests (real operator/JobSet) skipped"
+    if not _requested(config):
+        return "e2e suite runs only when asked: python -m pytest tests/e2e (or KF2JOBSET_E2E=1)"
+    return None
+
+
+def pytest_pycollect_makemodule(module_path: Path, parent) -> pytest.Module | None:
+    """Not asked for (or skipped): each test module is one skip with the reason, not imported."""
+    reason = _skip_reason(parent.config)
+    return not_asked(module_path, parent, reason) if reason else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if E2E_DIR in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.e2e)
 
 
 @contextmanager

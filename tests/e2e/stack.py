@@ -33,7 +33,7 @@ controller and webhooks. The Training Operator does not run there.
 **MXJob** was removed from the Training Operator in v1.9.0; v1.8.1 is its last release. So
 ``GroundTruthStack(..., flavour="training-operator-v1.8.1")`` is a third instance: its own etcd +
 kube-apiserver, the MXJob CRD read from the v1.8.1 module (``manifests/base/crds/kubeflow.org_mxjobs.yaml``),
-the Training Operator v1.8.1 (tools/testtrainingoperatorv181) run with ``--enable-scheme=mxjob`` and its
+the Training Operator v1.8.1 (tools/testtrainingoperator built with v1.8.1.mod) run with ``--enable-scheme=mxjob`` and its
 MXJob validating webhook (the ``mxjob`` entry of the module's ``manifests/base/webhook``; it only adds a
 deprecation warning), kube-controller-manager and the same JobSet controller and webhooks. Only MXJob
 runs there: every other kind is v1.9.4's, so the other five CRDs, schemes and webhooks would only cost
@@ -61,34 +61,24 @@ PATH and raises :class:`ToolUnavailable` with the reason otherwise.
 
 from __future__ import annotations
 
-import base64
-import copy
 import json
 import os
 import shutil
 import ssl
 import subprocess
 import time
-from collections.abc import Iterable
 from pathlib import Path
 
 import yaml
 
-from .. import upstream
-from ..apiserver_harness import (
-    PREEXEC,
-    REPO_ROOT,
-    LiveAPIServer,
-    ToolUnavailable,
-    free_ports,
-    stop,
-    tail,
-    wait_http,
-)
+from ..apiserver_harness import PREEXEC, LiveAPIServer, free_ports, stop, tail, wait_http
+from .stack_binaries import COMPONENTS, locate_binaries, module_dir
+from .stack_objects import (TRAINER_GROUP, TRAINER_VERSION, VOLCANO_PODGROUP_CRD, expect_denied, expect_denied_cluster,
+                            expect_mutated, expect_webhook_called, jobset_webhook_configs, operator_webhook_configs,
+                            sentinel_jobset, sentinel_mxjob, sentinel_pytorchjob, sentinel_runtime, sentinel_trainjob,
+                            trainer_crds, trainer_runtimes, trainer_webhook_configs)
 
-TOOLS = REPO_ROOT / "tools"
-INSTALL_SCRIPT = TOOLS / "install-ground-truth.sh"
-COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "training-operator", "jobset-controller")
+
 MPI_COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "mpi-operator", "jobset-controller")
 MXJOB_FLAVOUR = "training-operator-v1.8.1"  # the last operator with MXJob (removed in v1.9.0)
 MXJOB_COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "training-operator-v1.8.1", "jobset-controller")
@@ -111,27 +101,6 @@ FLAVOURS = {"training-operator": COMPONENTS, "mpi-operator": MPI_COMPONENTS, "vo
             MXJOB_FLAVOUR: MXJOB_COMPONENTS, "jobset-admission": ADMISSION_COMPONENTS,
             TRAINER_FLAVOUR: TRAINER_COMPONENTS}
 
-TRAINER_GROUP, TRAINER_VERSION = "trainer.kubeflow.org", "v1alpha1"
-
-VOLCANO_PODGROUP_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "podgroups.scheduling.volcano.sh"},
-    "spec": {
-        "group": "scheduling.volcano.sh",
-        "names": {"kind": "PodGroup", "listKind": "PodGroupList", "plural": "podgroups", "singular": "podgroup"},
-        "scope": "Namespaced",
-        "versions": [
-            {
-                "name": "v1beta1",
-                "served": True,
-                "storage": True,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
-                "subresources": {"status": {}},
-            }
-        ],
-    },
-}
 
 # upstream modules, by their names in tools/upstream-modules.txt (the versions the components are built from)
 OPERATOR_MODULE = "training-operator"
@@ -142,7 +111,6 @@ MPI_OPERATOR_MODULE = "mpi-operator"
 TRAINER_MODULE = "trainer"
 
 OPERATOR_WEBHOOK_CONFIG = "validator.training-operator.kubeflow.org"  # its name when deployed
-JOBSET_WEBHOOK_PREFIX = "jobset-"  # config/default's namePrefix
 
 COMPONENT_TIMEOUT = 60.0
 PORT_NAMES = (
@@ -164,159 +132,8 @@ PORT_NAMES = (
 # binaries and upstream modules
 
 
-def _script(*args: str, timeout: float) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        ["bash", str(INSTALL_SCRIPT), *args],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def locate_binaries(build: bool = True, components: Iterable[str] = COMPONENTS) -> dict[str, str]:
-    """Paths of the binaries (default: the five of the v1 stack; :data:`MPI_COMPONENTS` for the
-    mpi-operator stack); builds the missing ones (Go needed) unless ``build`` is False."""
-    components = tuple(components)
-    if not shutil.which("bash"):
-        raise ToolUnavailable("bash not found (tools/install-ground-truth.sh needs it)")
-    proc = _script("--print-paths", timeout=120)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{INSTALL_SCRIPT.name} --print-paths failed:\n{proc.stderr[-3000:]}")
-    paths = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
-    missing = [n for n in components if not os.access(paths.get(n, ""), os.X_OK)]
-    if not missing:
-        return paths
-    if not build:
-        raise ToolUnavailable(f"not built: {', '.join(missing)} (run tools/install-ground-truth.sh)")
-    if shutil.which("go") is None:
-        raise ToolUnavailable(
-            f"Go toolchain not found: `go` (>= 1.26) is not on PATH, so {', '.join(missing)} cannot be "
-            f"built from the project-owned modules under tools/ (see tools/README-ground-truth.md)"
-        )
-    proc = _script(*missing, timeout=60 * 60)  # cold: a few minutes per component on 2 cores
-    if proc.returncode != 0:
-        raise RuntimeError(
-            f"tools/install-ground-truth.sh {' '.join(missing)} failed (exit {proc.returncode}):\n"
-            + proc.stderr[-4000:]
-        )
-    return locate_binaries(build=False, components=components)
-
-
-def module_dir(name: str) -> Path:
-    """The directory of upstream module `name` (tools/upstream-modules.txt) in the Go module cache, or
-    ToolUnavailable naming the command that downloads it (tests/upstream.py)."""
-    reason = upstream.absent(name)
-    if reason:
-        raise ToolUnavailable(reason)
-    return upstream.module_dir(name)
-
-
 # ---------------------------------------------------------------------------------------------
 # webhook configurations from the upstream manifests
-
-
-def _json_pointer_set(doc: dict, pointer: str, value, op: str) -> None:
-    parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.lstrip("/").split("/")]
-    target = doc
-    for p in parts[:-1]:
-        target = target[int(p)] if isinstance(target, list) else target[p]
-    last = parts[-1]
-    if isinstance(target, list):
-        if op == "add":  # RFC 6902: insert before the index, "-" appends
-            target.insert(len(target) if last == "-" else int(last), value)
-        else:
-            target[int(last)] = value
-    else:
-        if op == "replace" and last not in target:
-            raise ValueError(f"replace of a missing member: {pointer}")
-        target[last] = value
-
-
-def apply_json6902(doc: dict, ops: Iterable[dict]) -> dict:
-    """Apply the ``replace`` and ``add`` operations of a kustomize JSON6902 patch (all upstream uses here)."""
-    doc = copy.deepcopy(doc)
-    for op in ops:
-        if op.get("op") not in ("replace", "add"):
-            raise ValueError(f"unsupported patch op {op!r}")
-        _json_pointer_set(doc, op["path"], op["value"], op["op"])
-    return doc
-
-
-def loopback_webhooks(doc: dict, name: str, port: int, ca_pem: bytes) -> dict:
-    """An upstream webhook configuration pointed at https://127.0.0.1:<port><path> with our CA."""
-    doc = copy.deepcopy(doc)
-    doc["metadata"] = {"name": name, "labels": {"app.kubernetes.io/managed-by": "kf2jobset-e2e"}}
-    for wh in doc["webhooks"]:
-        path = wh["clientConfig"]["service"]["path"]
-        wh["clientConfig"] = {
-            "url": f"https://127.0.0.1:{port}{path}",
-            "caBundle": base64.b64encode(ca_pem).decode(),
-        }
-    return doc
-
-
-def _load_all(path: Path) -> list[dict]:
-    return [d for d in yaml.safe_load_all(path.read_text()) if d]
-
-
-def operator_webhook_configs(module: Path, port: int, ca_pem: bytes, only: Iterable[str] = ()) -> list[dict]:
-    """The operator's ValidatingWebhookConfiguration; ``only``: keep just these webhooks (by name)."""
-    base = module / "manifests" / "base" / "webhook"
-    (doc,) = _load_all(base / "manifests.yaml")
-    ops = yaml.safe_load((base / "patch.yaml").read_text())  # service names and the config's name
-    doc = apply_json6902(doc, ops)
-    only = set(only)
-    if only:
-        doc["webhooks"] = [w for w in doc["webhooks"] if w["name"] in only]
-        if {w["name"] for w in doc["webhooks"]} != only:
-            raise RuntimeError(f"{base / 'manifests.yaml'} has no webhook(s) {sorted(only)}")
-    return [loopback_webhooks(doc, doc["metadata"]["name"], port, ca_pem)]
-
-
-def jobset_webhook_configs(module: Path, port: int, ca_pem: bytes) -> list[dict]:
-    comp = module / "config" / "components" / "webhook"
-    patches = {  # as config/components/webhook/kustomization.yaml targets them
-        "MutatingWebhookConfiguration": comp / "patches" / "mutating-patch.yaml",
-        "ValidatingWebhookConfiguration": comp / "patches" / "validating-patch.yaml",
-    }
-    out = []
-    for doc in _load_all(comp / "manifests.yaml"):
-        doc = apply_json6902(doc, yaml.safe_load(patches[doc["kind"]].read_text()))
-        out.append(loopback_webhooks(doc, JOBSET_WEBHOOK_PREFIX + doc["metadata"]["name"], port, ca_pem))
-    return out
-
-
-def trainer_webhook_configs(module: Path, port: int, ca_pem: bytes) -> list[dict]:
-    """Trainer's MutatingWebhookConfiguration + ValidatingWebhookConfiguration as its kustomization makes them
-    (``manifests/base/webhook``: the two patches set the names and the runtimes' objectSelectors)."""
-    base = module / "manifests" / "base" / "webhook"
-    patches = {
-        "MutatingWebhookConfiguration": base / "patch_mutating.yaml",
-        "ValidatingWebhookConfiguration": base / "patch_validating.yaml",
-    }
-    out = []
-    for doc in _load_all(base / "manifests.yaml"):
-        doc = apply_json6902(doc, yaml.safe_load(patches[doc["kind"]].read_text()))
-        out.append(loopback_webhooks(doc, doc["metadata"]["name"], port, ca_pem))
-    return out
-
-
-def trainer_crds() -> list[Path]:
-    """Trainer v2.3.0's CRDs (github.com/kubeflow/trainer/v2 manifests/base/crds), or ToolUnavailable with why."""
-    reason = upstream.absent("trainer")
-    if reason:
-        raise ToolUnavailable(f"{reason}: no Trainer CRDs or built-in runtimes to install")
-    return upstream.trainer_crds()
-
-
-def trainer_runtimes() -> list[dict]:
-    """The built-in ClusterTrainingRuntimes Trainer installs by default (its manifests/base/runtimes/*.yaml)."""
-    trainer_crds()  # the same module: ToolUnavailable with why
-    docs = []
-    for path in upstream.trainer_runtimes():
-        docs += [d for d in _load_all(path) if d.get("kind") == "ClusterTrainingRuntime"]
-    return docs
 
 
 # ---------------------------------------------------------------------------------------------
@@ -593,7 +410,7 @@ class GroundTruthStack:
             while time.monotonic() < deadline:
                 try:
                     out = custom.create_namespaced_custom_object(
-                        TRAINER_GROUP, TRAINER_VERSION, "default", "trainjobs", _sentinel_trainjob(), dry_run="All")
+                        TRAINER_GROUP, TRAINER_VERSION, "default", "trainjobs", sentinel_trainjob(), dry_run="All")
                     if (out["spec"].get("runtimePatches") or [{}])[0].get("time"):
                         return
                     last = json.dumps(out["spec"])
@@ -660,42 +477,42 @@ class GroundTruthStack:
         with self.api_client() as api:
             custom = client.CustomObjectsApi(api)
             checks = {
-                "training-operator validating": lambda: _expect_denied(
+                "training-operator validating": lambda: expect_denied(
                     custom,
                     "kubeflow.org",
                     "v1",
                     "pytorchjobs",
-                    _sentinel_pytorchjob(),
+                    sentinel_pytorchjob(),
                     "validator.pytorchjob.training-operator.kubeflow.org",
                 ),
-                "jobset validating": lambda: _expect_denied(
+                "jobset validating": lambda: expect_denied(
                     custom,
                     "jobset.x-k8s.io",
                     "v1alpha2",
                     "jobsets",
-                    _sentinel_jobset(coordinator="missing"),
+                    sentinel_jobset(coordinator="missing"),
                     "vjobset.kb.io",
                 ),
-                "jobset mutating": lambda: _expect_mutated(custom),
+                "jobset mutating": lambda: expect_mutated(custom),
             }
             if self.flavour in ("mpi-operator", "jobset-admission"):  # no training-operator webhooks there
                 del checks["training-operator validating"]
             elif self.flavour == TRAINER_FLAVOUR:  # Trainer's three validating webhooks instead
                 del checks["training-operator validating"]
                 checks.update({
-                    "trainer clustertrainingruntime validating": lambda: _expect_denied_cluster(
-                        custom, "clustertrainingruntimes", _sentinel_runtime("ClusterTrainingRuntime"),
+                    "trainer clustertrainingruntime validating": lambda: expect_denied_cluster(
+                        custom, "clustertrainingruntimes", sentinel_runtime("ClusterTrainingRuntime"),
                         "validator.clustertrainingruntime.trainer.kubeflow.org"),
-                    "trainer trainingruntime validating": lambda: _expect_denied(
-                        custom, TRAINER_GROUP, TRAINER_VERSION, "trainingruntimes", _sentinel_runtime("TrainingRuntime"),
+                    "trainer trainingruntime validating": lambda: expect_denied(
+                        custom, TRAINER_GROUP, TRAINER_VERSION, "trainingruntimes", sentinel_runtime("TrainingRuntime"),
                         "validator.trainingruntime.trainer.kubeflow.org"),
-                    "trainer trainjob validating": lambda: _expect_denied(
+                    "trainer trainjob validating": lambda: expect_denied(
                         custom, TRAINER_GROUP, TRAINER_VERSION, "trainjobs",
-                        _sentinel_trainjob(runtime="kf2jobset-no-such-runtime"), "validator.trainjob.trainer.kubeflow.org"),
+                        sentinel_trainjob(runtime="kf2jobset-no-such-runtime"), "validator.trainjob.trainer.kubeflow.org"),
                 })
-            elif self.flavour == MXJOB_FLAVOUR:  # v1.8.1's MXJob webhook denies nothing (see _expect_webhook_called)
-                checks["training-operator validating"] = lambda: _expect_webhook_called(
-                    api, custom, "kubeflow.org", "v1", "mxjobs", _sentinel_mxjob(), MXJOB_WEBHOOK)
+            elif self.flavour == MXJOB_FLAVOUR:  # v1.8.1's MXJob webhook denies nothing (see expect_webhook_called)
+                checks["training-operator validating"] = lambda: expect_webhook_called(
+                    api, custom, "kubeflow.org", "v1", "mxjobs", sentinel_mxjob(), MXJOB_WEBHOOK)
             pending = dict(checks)
             last: dict[str, str] = {}
             while pending and time.monotonic() < deadline:
@@ -724,125 +541,6 @@ class GroundTruthStack:
 
     def kubectl_env(self) -> dict[str, str]:
         return dict(os.environ, KUBECONFIG=self.kubeconfig)
-
-
-def _sentinel_pytorchjob() -> dict:
-    return {
-        "apiVersion": "kubeflow.org/v1",
-        "kind": "PyTorchJob",
-        "metadata": {"name": "kf2jobset-webhook-probe"},
-        "spec": {
-            "pytorchReplicaSpecs": {  # lower-case replica key: the operator's webhook refuses it
-                "worker": {"replicas": 1, "template": {"spec": {"containers": [{"name": "pytorch", "image": "x"}]}}}
-            }
-        },
-    }
-
-
-def _sentinel_mxjob() -> dict:
-    return {
-        "apiVersion": "kubeflow.org/v1",
-        "kind": "MXJob",
-        "metadata": {"name": "kf2jobset-webhook-probe"},
-        "spec": {
-            "jobMode": "MXTrain",
-            "mxReplicaSpecs": {
-                "Scheduler": {"replicas": 1, "template": {"spec": {"containers": [{"name": "mxnet", "image": "x"}]}}}
-            },
-        },
-    }
-
-
-def _sentinel_jobset(coordinator: str | None = None) -> dict:
-    js = {
-        "apiVersion": "jobset.x-k8s.io/v1alpha2",
-        "kind": "JobSet",
-        "metadata": {"name": "kf2jobset-webhook-probe"},
-        "spec": {
-            "replicatedJobs": [
-                {
-                    "name": "w",
-                    "replicas": 1,
-                    "template": {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}},
-                }
-            ]
-        },
-    }
-    if coordinator:
-        js["spec"]["coordinator"] = {"replicatedJob": coordinator}
-    return js
-
-
-def _sentinel_runtime(kind: str) -> dict:
-    """A (Cluster)TrainingRuntime whose trainer-ancestor replicatedJob has no ``node`` container: Trainer's
-    runtime webhooks refuse it (validateReplicatedJobs)."""
-    return {
-        "apiVersion": f"{TRAINER_GROUP}/{TRAINER_VERSION}",
-        "kind": kind,
-        "metadata": {"name": "kf2jobset-webhook-probe"},
-        "spec": {"template": {"spec": {"replicatedJobs": [{
-            "name": "node",
-            "template": {
-                "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
-                "spec": {"template": {"spec": {"containers": [{"name": "not-node", "image": "x"}]}}},
-            },
-        }]}}},
-    }
-
-
-def _sentinel_trainjob(runtime: str = "torch-distributed") -> dict:
-    return {
-        "apiVersion": f"{TRAINER_GROUP}/{TRAINER_VERSION}",
-        "kind": "TrainJob",
-        "metadata": {"name": "kf2jobset-webhook-probe"},
-        "spec": {"runtimeRef": {"name": runtime}, "runtimePatches": [{"manager": "kf2jobset.example/probe"}]},
-    }
-
-
-def _expect_denied_cluster(custom, plural, body, webhook) -> tuple[bool, str]:
-    return _expect_denied(custom, TRAINER_GROUP, TRAINER_VERSION, plural, body, webhook, cluster=True)
-
-
-def _expect_denied(custom, group, version, plural, body, webhook, cluster: bool = False) -> tuple[bool, str]:
-    from kubernetes.client.rest import ApiException
-
-    try:
-        if cluster:
-            custom.create_cluster_custom_object(group, version, plural, body, dry_run="All")
-        else:
-            custom.create_namespaced_custom_object(group, version, "default", plural, body, dry_run="All")
-    except ApiException as e:
-        try:
-            text = json.loads(e.body).get("message", "")
-        except (TypeError, ValueError):
-            text = str(e.body)
-        return (f'admission webhook "{webhook}" denied the request' in text), text
-    return False, "admitted"
-
-
-WEBHOOK_CALLS = "apiserver_admission_webhook_admission_duration_seconds_count{"
-
-
-def _expect_webhook_called(api, custom, group, version, plural, body, webhook) -> tuple[bool, str]:
-    """A dry-run create that the API server passed through ``webhook`` (its admission metric counts the
-    call). For a webhook that denies nothing: v1.8.1's MXJob webhook only returns a deprecation warning,
-    and that warning has a newline in it, so the API server drops it (warning headers must not contain
-    control characters) and the answer carries no trace of the webhook."""
-    custom.create_namespaced_custom_object(group, version, "default", plural, body, dry_run="All")
-    resp = api.call_api("GET", api.configuration.host + "/metrics")
-    resp.read()
-    calls = sum(float(line.rsplit(" ", 1)[1]) for line in resp.data.decode().splitlines()
-                if line.startswith(WEBHOOK_CALLS) and f'name="{webhook}"' in line)
-    return calls > 0, f"{webhook}: {calls:.0f} calls in the API server's admission metrics"
-
-
-def _expect_mutated(custom) -> tuple[bool, str]:
-    out = custom.create_namespaced_custom_object(
-        "jobset.x-k8s.io", "v1alpha2", "default", "jobsets", _sentinel_jobset(), dry_run="All"
-    )
-    pod_spec = out["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
-    # the mutating webhook defaults restartPolicy to OnFailure; the CRD has no such default
-    return pod_spec.get("restartPolicy") == "OnFailure", json.dumps(pod_spec)
 
 
 def start_stack(workdir: Path, binaries: dict[str, str] | None = None, flavour: str = "training-operator") -> GroundTruthStack:

@@ -23,8 +23,9 @@ import pytest
 import yaml
 
 from ..apiserver_harness import PREEXEC, free_ports, stop
-from .stack import INSTALL_SCRIPT, start_stack, wait_for
-from .test_scheduler_plugins import PG, convert
+from .stack import start_stack, wait_for
+from .stack_binaries import INSTALL_SCRIPT
+from .gang_harness import PG, convert_for_gang
 
 pytestmark = pytest.mark.skipif(not os.environ.get("KF2JOBSET_GANG_RUN"),
                                 reason="the coscheduling scheduler run is not in the default set: KF2JOBSET_GANG_RUN=1 runs it")
@@ -91,7 +92,7 @@ def test_v1_job_and_jobset_start_all_or_nothing() -> None:
             for i in range(3):  # room for 3 of a gang's 4 pods
                 add_node(f"node-{i}")
             job = _job("gang")
-            conv = convert(job)
+            conv = convert_for_gang(job)
             custom.create_namespaced_custom_object("kubeflow.org", "v1", v1_ns, "pytorchjobs", job)
             (pg,) = [c for c in conv.companions if c["kind"] == "PodGroup"]
             custom.create_namespaced_custom_object(*PG[:2], js_ns, PG[2], dict(pg, metadata=dict(pg["metadata"], namespace=js_ns)))

@@ -42,18 +42,11 @@ from pathlib import Path
 import pytest
 
 from ..conftest import FIXTURES
-from .nodeagent import NodeAgent
 from .conftest import running_stack
+from .differential_cases import Case, corpus_cases, fixture_cases
+from .frameworks_harness import MUTATION_TIMEOUT, FrameworkRunner, logical, result_table, summary, venv_cache_root
+from .nodeagent import NodeAgent
 from .stack import MXJOB_FLAVOUR
-from .test_differential import Case, corpus_cases, fixture_cases
-from .test_frameworks import (
-    MUTATION_TIMEOUT,
-    FrameworkRunner,
-    _cache_root,
-    logical,
-    result_table,
-    summary,
-)
 
 PARALLEL = int(os.environ.get("KF2JOBSET_MX_PARALLEL", "2"))
 
@@ -70,7 +63,7 @@ ALL = mx_cases()
 
 def mxnet_python() -> tuple[Path, str]:
     """(the venv's python, why it is unusable or "")."""
-    root = _cache_root() / "frameworks"
+    root = venv_cache_root() / "frameworks"
     py = root / "mxnet" / "bin" / "python"
     if os.access(py, os.X_OK):
         return py, ""

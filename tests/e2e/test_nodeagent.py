@@ -19,48 +19,24 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import shutil
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import yaml
 
-from .nodeagent import OWN_COMMAND, NodeAgent
+from .ddp_probe import DDP_PROBE, check_ddp, last_json, node_agents
+from .nodeagent import OWN_COMMAND
 from .stack import wait_for
+
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "fixtures" / "pytorchjob" / "master-workers" / "input.yaml"
 JS = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
 KF = ("kubeflow.org", "v1", "pytorchjobs")
 PY = sys.executable
-
-
-
-
-@contextmanager
-def node_agents(kubeconfig: str, namespace: str):
-    """``make(programs, **kw)`` -> a started NodeAgent running only ``namespace``; all stopped afterwards."""
-    agents: list[NodeAgent] = []
-
-    def make(programs: dict, **kw) -> NodeAgent:
-        a = NodeAgent(kubeconfig, programs, namespaces={namespace}, **kw)
-        a.start()
-        agents.append(a)
-        return a
-
-    try:
-        yield make
-    finally:
-        for a in agents:
-            if a.events:
-                print("\n[nodeagent events]\n" + "\n".join(a.events[-30:]))
-            a.stop()
-            shutil.rmtree(a.workdir, ignore_errors=True)
 
 
 @pytest.fixture
@@ -77,12 +53,6 @@ def _pod(core, ns: str, name: str) -> dict:
 def _phase(core, ns: str, name: str, phases=("Succeeded", "Failed"), timeout: float = 90) -> dict:
     return wait_for(lambda: (lambda p: p if p["status"].get("phase") in phases else None)(_pod(core, ns, name)),
                     timeout, what=f"pod {name} in {phases}")
-
-
-def _last_json(text: str) -> dict:
-    lines = [line for line in text.splitlines() if line.startswith("{")]
-    assert lines, f"no JSON report in the output:\n{text}"
-    return json.loads(lines[-1])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -168,7 +138,7 @@ def test_plain_pod_env_mounts_dns(api, namespace, agent_for):
     out = agent.log(namespace, "probe", "main")
     print(out)
     assert final["status"]["phase"] == "Succeeded", json.dumps(final["status"], indent=1)
-    report = _last_json(out)
+    report = last_json(out)
     ip = final["status"]["podIP"]
     env = report["env"]
 
@@ -205,81 +175,6 @@ def test_plain_pod_env_mounts_dns(api, namespace, agent_for):
 # ---------------------------------------------------------------------------------------------
 # (b)/(c) the PyTorch fixture, both worlds
 
-DDP_PROBE = r"""
-import json, os, socket, sys, time
-def resolve(name, wait=60):
-    deadline = time.time() + wait
-    while True:
-        try:
-            return socket.gethostbyname(name)
-        except socket.gaierror:
-            if time.time() > deadline:
-                raise
-            time.sleep(0.2)
-rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
-me = {"rank": rank, "hostname": socket.gethostname(), "master_addr": addr, "master_ip": resolve(addr)}
-if rank == 0:
-    srv = socket.socket()
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("0.0.0.0", port))
-    srv.listen(16)
-    srv.settimeout(120)
-    peers, conns = {}, []
-    while len(peers) < world - 1:
-        conn, (peer_ip, _) = srv.accept()
-        info = json.loads(conn.recv(4096).decode())
-        info["peer_ip"] = peer_ip
-        peers[info["rank"]] = info
-        conns.append(conn)
-    me["peers"] = peers
-    # while the workers still run (a finished pod has no DNS record): every worker's address by the
-    # naming scheme of its world (v1: <job>-worker-i, JobSet: <js>-worker-i-0.<subdomain>)
-    me["workers"] = {i: resolve(addr.replace("-master-0", f"-worker-{i}"), wait=30) for i in range(world - 1)}
-    for conn in conns:
-        conn.sendall(b"ok")
-        conn.close()
-else:
-    deadline = time.time() + 90
-    while True:
-        try:
-            s = socket.create_connection((addr, port), timeout=2)
-            break
-        except OSError:
-            if time.time() > deadline:
-                raise
-            time.sleep(0.3)
-    me["own_ip"] = s.getsockname()[0]
-    s.sendall(json.dumps(me).encode())
-    s.settimeout(120)
-    assert s.recv(2) == b"ok"
-print(json.dumps(me), flush=True)
-"""
-
-
-def _check_ddp(agent: NodeAgent, namespace: str, master: str, workers: list[str]) -> dict:
-    """master/workers: pod hostnames. From the agent's records: a finished JobSet deletes its
-    remaining Jobs (and so pods), and JobSet pod names have a random suffix."""
-    runs = {x.hostname: x for x in agent.launches(namespace) if x.container == "pytorch"}
-    assert sorted(runs) == sorted([master, *workers]), sorted(runs)
-    m = _last_json(agent.log(namespace, runs[master].pod, "pytorch"))
-    master_ip = runs[master].pod_ip
-    assert m["rank"] == 0 and m["master_ip"] == master_ip and m["hostname"] == master
-    assert len(m["peers"]) == len(workers)
-    by_rank = {}
-    for w in workers:
-        r = _last_json(agent.log(namespace, runs[w].pod, "pytorch"))
-        ip = runs[w].pod_ip
-        assert r["master_ip"] == master_ip, (w, r)  # MASTER_ADDR reaches the master pod
-        assert r["own_ip"] == ip and m["peers"][str(r["rank"])]["peer_ip"] == ip
-        assert r["hostname"] == w
-        assert str(r["rank"]) == dict(runs[w].env)["RANK"]
-        by_rank[r["rank"]] = w
-    assert sorted(by_rank) == list(range(1, len(workers) + 1))
-    for i, ip in m["workers"].items():  # the master resolves each worker's name to that worker
-        assert ip == runs[by_rank[int(i) + 1]].pod_ip, (i, ip, by_rank)
-    return m
-
 
 def test_converted_jobset_completes(api, namespace, agent_for):
     from kubernetes import client
@@ -306,7 +201,7 @@ def test_converted_jobset_completes(api, namespace, agent_for):
     print(f"\nJobSet Completed after {time.monotonic() - t0:.1f}s: {json.dumps(final['status'], indent=1)}")
     master = f"{name}-master-0-0"
     workers = [f"{name}-worker-{i}-0" for i in range(3)]
-    m = _check_ddp(agent, namespace, master, workers)
+    m = check_ddp(agent, namespace, master, workers)
     assert m["master_addr"] == f"{master}.{name}"
     assert final["status"].get("terminalState") == "Completed"
 
@@ -338,7 +233,7 @@ def test_operator_pytorchjob_succeeds(api, namespace, agent_for):
     print(f"\nPyTorchJob Succeeded after {time.monotonic() - t0:.1f}s: {json.dumps(final['status'], indent=1)}")
     master = f"{name}-master-0"
     workers = [f"{name}-worker-{i}" for i in range(3)]
-    m = _check_ddp(agent, namespace, master, workers)
+    m = check_ddp(agent, namespace, master, workers)
     assert m["master_addr"] == master  # the per-pod Service of the master, through the search path
     for w in workers:
         inits = [x for x in agent.launches(namespace, w) if x.init]

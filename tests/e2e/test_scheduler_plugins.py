@@ -22,12 +22,12 @@ import yaml
 from ..conftest import FIXTURES
 from .conftest import running_stack
 from .stack import GroundTruthStack, wait_for
+from .gang_harness import FLAG, PG, convert_for_gang
 
-PG = ("scheduling.x-k8s.io", "v1alpha1", "podgroups")
+
 LABEL = "scheduling.x-k8s.io/pod-group"
 REPLICA_TYPE = "training.kubeflow.org/replica-type"
 RJOB = "jobset.sigs.k8s.io/replicatedjob-name"
-FLAG = "scheduler-plugins"  # the stack's --gang-scheduler-name
 CASES = [c for c in ("scheduler-plugins", "scheduler-plugins-tfjob", "scheduler-plugins-min-resources")
          if re.search(os.environ.get("KF2JOBSET_GANG_ONLY", ""), c)]
 PLURALS = {"PyTorchJob": "pytorchjobs", "TFJob": "tfjobs", "PaddleJob": "paddlejobs"}
@@ -37,17 +37,6 @@ PLURALS = {"PyTorchJob": "pytorchjobs", "TFJob": "tfjobs", "PaddleJob": "paddlej
 def gang_stack() -> Iterator[GroundTruthStack]:
     with running_stack(FLAG) as s:  # the stack flavour runs the operator with --gang-scheduler-name=FLAG
         yield s
-
-
-def convert(job: dict):
-    from kf2jobset.options import ConvertOptions
-    from kf2jobset.pipeline import convert_text
-
-    result = convert_text(yaml.safe_dump(job, sort_keys=False), "job.yaml",
-                          ConvertOptions(scheduler="scheduler-plugins", gang_scheduler_name=FLAG))
-    assert not result.errors, result.errors
-    (conv,) = [c for r in result.results for c in r.conversions]
-    return conv
 
 
 def pods_of(core, ns: str, n: int, what: str) -> list:
@@ -63,7 +52,7 @@ def test_operator_podgroup_and_pods_match_kf2jobset(gang_stack: GroundTruthStack
 
     job = yaml.safe_load((FIXTURES / "scheduling" / case / "input.yaml").read_text())
     job["metadata"].pop("namespace", None)
-    conv = convert(job)
+    conv = convert_for_gang(job)
     (pg_model,) = [c for c in conv.companions if c.get("kind") == "PodGroup"]
     order_free = "JS091" not in {n.code for n in conv.notes}
     templates = {rj["name"]: rj["template"]["spec"]["template"] for rj in conv.jobset["spec"]["replicatedJobs"]}

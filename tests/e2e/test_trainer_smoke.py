@@ -32,137 +32,24 @@ not start: FAIL.
 """
 from __future__ import annotations
 
-import copy
 import json
 import re
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 import yaml
 
-from ..apiserver_harness import temporary_namespace
-from .conftest import running_stack
-from .. import upstream
-from .stack import TRAINER_FLAVOUR, wait_for
-from .test_frameworks import framework_pythons
-from .test_nodeagent import DDP_PROBE, _check_ddp, _last_json, node_agents
+from .ddp_probe import DDP_PROBE, check_ddp, last_json
+from .frameworks_harness import framework_pythons
+from .stack import wait_for
+from .trainer_harness import (FRAMEWORK, JS, PY, TJ, TR, conditions, container, converted_jobset, env_map, jobset_of,
+                              plain_runtime, rjobs, trainjob, wait_complete)
+from .trainer_harness import agent_for, core, custom, tapi, tns, trainer_stack  # noqa: F401 (the fixtures)
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURE = REPO / "fixtures" / "pytorchjob" / "master-workers" / "input.yaml"
-PY = sys.executable
-TJ = ("trainer.kubeflow.org", "v1alpha1", "trainjobs")
-TR = ("trainer.kubeflow.org", "v1alpha1", "trainingruntimes")
-JS = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
+
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
-FRAMEWORK = "trainer.kubeflow.org/framework"
 COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 PET = ("PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT")
-
-
-# ---------------------------------------------------------------------------------------------
-# fixtures
-
-
-@pytest.fixture(scope="module")
-def trainer_stack():
-    upstream.need("trainer")
-    with running_stack(TRAINER_FLAVOUR) as stack:
-        yield stack
-
-
-@pytest.fixture
-def tapi(trainer_stack):
-    with trainer_stack.api_client() as api:
-        yield api
-
-
-@pytest.fixture
-def tns(tapi, request):
-    with temporary_namespace(tapi, request.node.name) as name:
-        yield name
-
-
-@pytest.fixture
-def custom(tapi):
-    from kubernetes import client
-
-    return client.CustomObjectsApi(tapi)
-
-
-@pytest.fixture
-def core(tapi):
-    from kubernetes import client
-
-    return client.CoreV1Api(tapi)
-
-
-# ---------------------------------------------------------------------------------------------
-# helpers
-
-
-def trainjob(name: str, runtime: str = "torch-distributed", kind: str | None = None, trainer: dict | None = None,
-             patches: list | None = None, labels: dict | None = None) -> dict:
-    spec: dict = {"runtimeRef": {"name": runtime, **({"kind": kind} if kind else {})}}
-    if trainer is not None:
-        spec["trainer"] = trainer
-    if patches is not None:
-        spec["runtimePatches"] = patches
-    meta: dict = {"name": name}
-    if labels:
-        meta["labels"] = labels
-    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": meta, "spec": spec}
-
-
-def jobset_of(custom, ns: str, name: str, timeout: float = 30) -> dict:
-    from kubernetes.client.rest import ApiException
-
-    def get():
-        try:
-            return custom.get_namespaced_custom_object(*JS[:2], ns, JS[2], name)
-        except ApiException as e:
-            if e.status == 404:
-                return None
-            raise
-    return wait_for(get, timeout, what=f"JobSet {ns}/{name} built by the Trainer controller")
-
-
-def rjobs(js: dict) -> dict[str, dict]:
-    return {r["name"]: r for r in js["spec"]["replicatedJobs"]}
-
-
-def container(rjob: dict, name: str) -> dict:
-    (c,) = [c for c in rjob["template"]["spec"]["template"]["spec"]["containers"] if c["name"] == name]
-    return c
-
-
-def env_map(c: dict) -> dict:
-    return {e["name"]: e.get("value", e.get("valueFrom")) for e in c.get("env") or []}
-
-
-def conditions(obj: dict) -> dict[str, dict]:
-    return {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
-
-
-def converted_jobset() -> dict:
-    """What kf2jobset emits today for the master + 3 workers PyTorchJob fixture (the JobSet only)."""
-    out = subprocess.run([PY, "-m", "kf2jobset", "convert", str(FIXTURE)], cwd=REPO, capture_output=True, text=True,
-                         timeout=120)
-    assert out.returncode == 0, out.stderr
-    (js,) = [d for d in yaml.safe_load_all(out.stdout) if d and d["kind"] == "JobSet"]
-    return js
-
-
-def plain_runtime(name: str, js: dict, framework: str = "torch") -> dict:
-    """A TrainingRuntime without mlPolicy (Trainer's PlainML path) holding a JobSet's spec as its template."""
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime",
-        "metadata": {"name": name, "labels": {FRAMEWORK: framework}},
-        "spec": {"template": {"metadata": {"labels": {"kf2jobset.dev/runtime-label": "kept"}},
-                              "spec": copy.deepcopy(js["spec"])}},
-    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -539,25 +426,6 @@ TORCH_PROBE = "\n".join([
 ]) + "\n" + DDP_PROBE
 
 
-@pytest.fixture
-def agent_for(trainer_stack, tns, netns_ok):
-    """``agent_for(programs)`` -> a started NodeAgent running only this test's namespace."""
-    with node_agents(trainer_stack.kubeconfig, tns) as make:
-        yield lambda programs: make(programs, subnet="10.248")
-
-
-def wait_complete(custom, ns: str, name: str, timeout: float = 180, agent=None) -> dict:
-    def done():
-        obj = custom.get_namespaced_custom_object(*TJ[:2], ns, TJ[2], name)
-        conds = conditions(obj)
-        if conds.get("Failed", {}).get("status") == "True":
-            logs = "".join(f"\n--- {x.pod}/{x.container}:\n{agent.log(ns, x.pod, x.container)[-2000:]}"
-                           for x in (agent.launches(ns) if agent else []))
-            raise AssertionError(f"TrainJob failed: {json.dumps(obj['status'], indent=1)}{logs}")
-        return obj if conds.get("Complete", {}).get("status") == "True" else None
-    return wait_for(done, timeout, interval=0.5, what=f"TrainJob {name} Complete")
-
-
 def test_torch_trainjob_runs_to_complete(custom, tns, agent_for):
     name, image = "torch-run", "kf2jobset.test/torch-probe:1"
     agent = agent_for({image: [PY, "-c", TORCH_PROBE]})
@@ -576,7 +444,7 @@ def test_torch_trainjob_runs_to_complete(custom, tns, agent_for):
 
     runs = {x.hostname: x for x in agent.launches(tns) if x.container == "node"}
     assert sorted(runs) == [f"{name}-node-0-0", f"{name}-node-0-1"], sorted(runs)
-    reports = {h: _last_json(agent.log(tns, r.pod, "node")) for h, r in runs.items()}
+    reports = {h: last_json(agent.log(tns, r.pod, "node")) for h, r in runs.items()}
     master_ip = runs[f"{name}-node-0-0"].pod_ip
     for h, r in reports.items():
         env = dict(runs[h].env)
@@ -597,7 +465,7 @@ def test_converted_pytorchjob_in_a_training_runtime_runs_to_complete(custom, tns
     final = wait_complete(custom, tns, name)
     print(f"\n[trainer] converted PyTorchJob as a TrainJob Complete after {time.monotonic() - t0:.1f}s")
     master = f"{name}-master-0-0"
-    m = _check_ddp(agent, tns, master, [f"{name}-worker-{i}-0" for i in range(3)])
+    m = check_ddp(agent, tns, master, [f"{name}-worker-{i}-0" for i in range(3)])
     assert m["master_addr"] == f"{master}.{name}"  # the JobSet is named after the TrainJob: addresses hold
     # successPolicy targets master (v1: the master's success is the job's): Complete once the master Job succeeded
     jobs = {s["name"]: s for s in final["status"]["jobsStatus"]}

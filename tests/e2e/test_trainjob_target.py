@@ -17,7 +17,6 @@ Knob: ``KF2JOBSET_TJ_ONLY=REGEX`` (fixture paths, e.g. ``jaxjob|xgboost``) narro
 """
 from __future__ import annotations
 
-import copy
 import os
 import re
 import time
@@ -29,187 +28,19 @@ from click.testing import CliRunner
 from kf2jobset.cli import main
 from kf2jobset.staleness import SIZE_LITERALS_ANNOTATION
 
-from ..templates import case_values, fill
-from .test_nodeagent import DDP_PROBE, _check_ddp
-from .test_trainer_smoke import JS, PY, TJ, TR, agent_for, core, custom, jobset_of, tapi, tns, trainer_stack  # noqa: F401
-from .test_trainer_smoke import wait_complete
+from .ddp_probe import DDP_PROBE, check_ddp
+from .trainer_harness import PY, jobset_of, wait_complete
+from .trainer_harness import agent_for, core, custom, tapi, tns, trainer_stack  # noqa: F401 (the fixtures)
+from .trainjob_harness import (DMLC_ORDER, LAGGED, REPO_FIXTURES, convert_case, create_object,
+                               create_trainjob_after_its_runtime, differences, named_in, planned_objects,
+                               v1_jax_or_xgboost_job, v1_pytorchjob, v1_tfjob)
+from .trainjob_harness import bundle  # noqa: F401 (the fixture)
 
-REPO_FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[2] / "fixtures"
 CASES = sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml")) + sorted(p.parent for p in (REPO_FIXTURES / "targets").glob("*/*/input.yaml"))
 ONLY = os.environ.get("KF2JOBSET_TJ_ONLY")
 if ONLY:  # a regex over fixture paths, for local runs
     CASES = [c for c in CASES if re.search(ONLY, str(c.relative_to(REPO_FIXTURES)))]
-CORE_KINDS = {"ConfigMap": "configmaps", "Secret": "secrets"}
-
-
-def _args(case) -> list[str]:
-    if not (case / "args").exists():
-        return []
-    return [a for a in (case / "args").read_text().splitlines() if a.strip() and not a.startswith("#")]
-
-
-def _convert(case, *extra) -> list[dict] | None:
-    if "--katib" in _args(case):
-        return None
-    text = fill((case / "input.yaml").read_text(), case_values(case))
-    result = CliRunner().invoke(main, ["convert", "-", *_args(case), *extra], input=text, catch_exceptions=False)
-    if result.exit_code != 0:
-        return None
-    return [d for d in yaml.safe_load_all(result.stdout) if isinstance(d, dict)]
-
-
-def _strip(obj: dict, ns: str) -> dict:
-    obj = copy.deepcopy(obj)
-    obj["metadata"]["namespace"] = ns
-    if not obj["metadata"].get("name"):  # a template (generateName): a fixed name here
-        obj["metadata"].pop("generateName", None)
-        obj["metadata"]["name"] = "trial-abcdefgh"
-    return obj
-
-
-def _create(custom, core, obj: dict, ns: str, dry_run: str | None = None):
-    kind = obj["kind"]
-    kw = {"dry_run": dry_run} if dry_run else {}
-    if kind in CORE_KINDS:
-        return getattr(core, f"create_namespaced_{'config_map' if kind == 'ConfigMap' else 'secret'}")(ns, obj, **kw)
-    group, version = obj["apiVersion"].split("/")
-    plural = {"TrainJob": "trainjobs", "TrainingRuntime": "trainingruntimes", "JobSet": "jobsets",
-              "PodGroup": "podgroups"}[kind]
-    return custom.create_namespaced_custom_object(group, version, ns, plural, obj, **kw)
-
-
-LAGGED: list = []  # TrainJobs Trainer's webhook refused at first because its runtime cache lagged
-
-
-def _create_trainjob_after_its_runtime(custom, core, obj: dict, ns: str):
-    """Trainer's webhook looks the runtime up in the controller's informer cache, which can lag the API
-    server by a moment: a TrainJob created right after its runtime (what `kubectl apply -f` of
-    kf2jobset's file does) may be refused once with "must be created before the TrainJob". Applying
-    again is the remedy (TJ001 says so); here: retry for up to 10 s, and count it."""
-    from kubernetes.client.exceptions import ApiException
-
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            return _create(custom, core, obj, ns)
-        except ApiException as e:
-            if obj["kind"] != "TrainJob" or "must be created before the TrainJob" not in str(e.body) or time.monotonic() > deadline:
-                raise
-            LAGGED.append(obj["metadata"]["name"])
-            time.sleep(0.2)
-
-
-def _comparable(js: dict) -> dict:
-    """The spec as a pod sees it. Trainer server-side-applies the JobSet from Go structs, which omit an
-    empty env value (`value: ""`: the variable is set to "" either way) and may add empty objects
-    (`metadata: {}`, `resources: {}`); it writes `suspend: false` explicitly (the TrainJob's)."""
-    spec = copy.deepcopy(js["spec"])
-    spec.pop("suspend", None)
-
-    def clean(node):
-        if isinstance(node, dict):
-            if "name" in node and node.get("value") == "" and "valueFrom" not in node:
-                node.pop("value")
-            for k in list(node):
-                clean(node[k])
-                if node[k] == {}:
-                    node.pop(k)
-        elif isinstance(node, list):
-            for x in node:
-                clean(x)
-        return node
-    return clean(spec)
-
-
-DMLC_ORDER: dict = {}  # how this controller process ordered the DMLC_* (for the summary)
-
-
-def _either_order(expected: dict, built: dict) -> dict:
-    """On xgboost-distributed Trainer v2.3 puts the plugin's DMLC_* before or after the trainer env, as the
-    controller process happens to order its PlainML and XGBoost plugins (kf2jobset/targets/xgboost_distributed.py):
-    a JobSet with the other of those two orders is taken as the predicted one; any other order is not."""
-    from kf2jobset.targets.xgboost_distributed import DMLC_ENV
-
-    def env(js):
-        rjobs = js["spec"]["replicatedJobs"]
-        return rjobs[0]["template"]["spec"]["template"]["spec"]["containers"][0].get("env") or [] if len(rjobs) == 1 else []
-    want, have = env(expected), env(built)
-    names = [e["name"] for e in want]
-    if not set(DMLC_ENV) <= set(names) or names[:len(DMLC_ENV)] != list(DMLC_ENV):
-        return built
-    swapped = want[len(DMLC_ENV):] + want[:len(DMLC_ENV)]  # the trainer env first, then the DMLC_*
-    if [e["name"] for e in have] != [e["name"] for e in swapped]:
-        if [e["name"] for e in have] == names:
-            DMLC_ORDER["before the trainer env"] = DMLC_ORDER.get("before the trainer env", 0) + 1
-        return built
-    DMLC_ORDER["after the trainer env"] = DMLC_ORDER.get("after the trainer env", 0) + 1
-    built = copy.deepcopy(built)
-    n = len(have) - len(DMLC_ENV)
-    env(built)[:] = have[n:] + have[:n]
-    return built
-
-
-def differences(expected: dict, built: dict) -> list[str]:
-    """Where the JobSet Trainer built differs from kf2jobset's (after the same server's defaulting)."""
-    from deepdiff import DeepDiff
-
-    built = _either_order(expected, built)
-    diff = DeepDiff(_comparable(expected), _comparable(built), ignore_order=False)
-    return [f"{k}: {v}" for k, v in diff.items()]
-
-
-def _planned(case, runtime: str = "auto") -> tuple[list[dict], list[dict]] | None:
-    """(objects `convert --target trainjob` writes, the JobSet each TrainJob must make Trainer build): on a
-    generated runtime, the JobSet `--target jobset` writes; on torch-distributed, the one kf2jobset predicts
-    (the report compares that one with the v1 pods)."""
-    import dataclasses
-
-    from kf2jobset.pipeline import convert_text
-    from kf2jobset.yamlio import to_plain
-
-    from ..test_claims import case_options
-
-    if "--katib" in _args(case):
-        return None
-    options = dataclasses.replace(case_options(case), target="trainjob", trainer_runtime=runtime)
-    result = convert_text(fill((case / "input.yaml").read_text(), case_values(case)), "input.yaml", options)
-    if result.errors or result.new_text is None:
-        return None
-    written = [d for d in yaml.safe_load_all(result.new_text) if isinstance(d, dict)]
-    return written, [_named(to_plain(c.jobset)) for r in result.results for c in r.conversions]
-
-
-def _named(jobset: dict) -> dict:
-    """A JobSet planned for a TrainJob named at creation carries the report model's stand-in name (in
-    PET_MASTER_ADDR, on torch-distributed): here it gets the name _strip gives the TrainJob."""
-    import json
-
-    from kf2jobset.runtime.jobset_view import stand_in_name
-
-    if jobset["metadata"].get("name"):
-        return jobset
-    return json.loads(json.dumps(jobset).replace(stand_in_name(jobset["metadata"]), "trial-abcdefgh"))
-
-
 RUNTIME_PATHS = {"auto": 0, "generated": 0}  # TrainJobs sent per --trainer-runtime, for the summary
-
-
-@pytest.fixture
-def bundle(custom):
-    """kf2jobset's compat bundle installed as the platform installs it (`kf2jobset runtimes | kubectl apply`);
-    the real API server and Trainer's webhook take every runtime of it."""
-    from kubernetes.client.exceptions import ApiException
-
-    out = CliRunner().invoke(main, ["runtimes"], catch_exceptions=False)
-    names = []
-    for obj in (d for d in yaml.safe_load_all(out.stdout) if d):
-        try:
-            custom.create_cluster_custom_object("trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes", obj)
-        except ApiException as e:
-            if e.status != 409:  # installed by an earlier test of this stack
-                raise
-        names.append(obj["metadata"]["name"])
-    return names
 
 
 @pytest.mark.parametrize("runtime", ["auto", "generated"])
@@ -220,7 +51,7 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(cus
     sent, shared, problems = 0, {}, []  # shared: TrainJobs per ClusterTrainingRuntime (built-in or bundle)
     t0 = time.monotonic()
     for i, case in enumerate(CASES):
-        planned = _planned(case, runtime)
+        planned = planned_objects(case, runtime)
         if not planned:
             continue
         trainjob_out, jobsets = planned
@@ -235,16 +66,16 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(cus
 
         core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=ns)))
         # the JobSet as this API server (JobSet's defaulting webhook) would store it
-        expected = [_create(custom, core, _strip(js, ns), ns, dry_run="All") for js in jobsets]
+        expected = [create_object(custom, core, named_in(js, ns), ns, dry_run="All") for js in jobsets]
         for obj in trainjob_out:
             # (Volcano's PodGroup CRD is not in this stack; the JobSet does not wait for it)
             if obj.get("kind") in ("TrainingRuntime", "ConfigMap", "Secret", "TrainJob"):
                 try:
-                    _create_trainjob_after_its_runtime(custom, core, _strip(obj, ns), ns)
+                    create_trainjob_after_its_runtime(custom, core, named_in(obj, ns), ns)
                 except Exception as e:  # noqa: BLE001 - the server's words
                     problems.append(f"{case.relative_to(REPO_FIXTURES)}: {obj['kind']} refused: {getattr(e, 'body', e)}")
         for want, tj in zip(expected, trainjobs):
-            name = _strip(tj, ns)["metadata"]["name"]
+            name = named_in(tj, ns)["metadata"]["name"]
             try:
                 built = jobset_of(custom, ns, name, timeout=30)
             except Exception as e:  # noqa: BLE001
@@ -273,41 +104,41 @@ def test_the_comparison_bites(custom, core, tns):
     """A runtime template that moves rank 0 (RANK read from another label) or loses an env var gives a
     JobSet that differs from kf2jobset's: the check above would see it."""
     case = REPO_FIXTURES / "pytorchjob" / "master-workers"
-    out = _convert(case, "--target", "trainjob", "--trainer-runtime", "generated")
-    (js,) = [o for o in _convert(case) if o["kind"] == "JobSet"]
-    expected = _create(custom, core, _strip(js, tns), tns, dry_run="All")
+    out = convert_case(case, "--target", "trainjob", "--trainer-runtime", "generated")
+    (js,) = [o for o in convert_case(case) if o["kind"] == "JobSet"]
+    expected = create_object(custom, core, named_in(js, tns), tns, dry_run="All")
     runtime = next(o for o in out if o["kind"] == "TrainingRuntime")
     trainjob = next(o for o in out if o["kind"] == "TrainJob")
     env = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["env"]
     rank = next(e for e in env if e["name"] == "RANK")
     rank["valueFrom"]["fieldRef"]["fieldPath"] = "metadata.labels['jobset.sigs.k8s.io/job-index']"
     runtime["metadata"]["name"] = trainjob["spec"]["runtimeRef"]["name"] = "mutated"
-    _create(custom, core, _strip(runtime, tns), tns)
-    _create(custom, core, _strip(trainjob, tns), tns)
+    create_object(custom, core, named_in(runtime, tns), tns)
+    create_object(custom, core, named_in(trainjob, tns), tns)
     built = jobset_of(custom, tns, trainjob["metadata"]["name"])
     assert any("job-index" in d for d in differences(expected, built))
     # and a TrainJob naming a runtime that does not exist is refused by Trainer's webhook
     from kubernetes.client.exceptions import ApiException
 
-    missing = _strip(trainjob, tns)
+    missing = named_in(trainjob, tns)
     missing["metadata"]["name"] = "no-runtime"
     missing["spec"]["runtimeRef"]["name"] = "not-there"
     with pytest.raises(ApiException) as info:
-        _create(custom, core, missing, tns)
+        create_object(custom, core, missing, tns)
     assert "must be created before the TrainJob" in str(info.value.body)
 
 
 def test_a_converted_pytorchjob_runs_to_complete_as_a_trainjob(custom, core, tns, agent_for):
     case = REPO_FIXTURES / "pytorchjob" / "master-workers"
-    out = _convert(case, "--target", "trainjob", "--trainer-runtime", "generated")
+    out = convert_case(case, "--target", "trainjob", "--trainer-runtime", "generated")
     agent = agent_for({"registry.example.com/vision/resnet": [PY, "-c", DDP_PROBE]})
     for obj in out:
-        _create_trainjob_after_its_runtime(custom, core, _strip(obj, tns), tns)
+        create_trainjob_after_its_runtime(custom, core, named_in(obj, tns), tns)
     trainjob = next(o for o in out if o["kind"] == "TrainJob")
     name = trainjob["metadata"]["name"]
     final = wait_complete(custom, tns, name, agent=agent)
     master = f"{name}-master-0-0"
-    m = _check_ddp(agent, tns, master, [f"{name}-worker-{i}-0" for i in range(3)])
+    m = check_ddp(agent, tns, master, [f"{name}-worker-{i}-0" for i in range(3)])
     assert m["master_addr"] == f"{master}.{name}"  # v1's MASTER_ADDR reaches the master pod
     jobs = {s["name"]: s for s in final["status"]["jobsStatus"]}
     assert sorted(jobs) == ["master", "worker"] and jobs["master"]["succeeded"] == 1
@@ -368,11 +199,11 @@ def test_a_pytorchjob_on_torch_distributed_keeps_its_ranks_and_runs_to_complete(
     import json
 
     case = REPO_FIXTURES / "pytorchjob" / "master-workers"
-    out = _convert(case, "--target", "trainjob")
+    out = convert_case(case, "--target", "trainjob")
     (trainjob,) = out
     assert trainjob["spec"]["runtimeRef"]["name"] == "torch-distributed"
     agent = agent_for({"registry.example.com/vision/resnet": [PY, "-c", RANK_PROBE]})
-    _create_trainjob_after_its_runtime(custom, core, _strip(trainjob, tns), tns)
+    create_trainjob_after_its_runtime(custom, core, named_in(trainjob, tns), tns)
     name = trainjob["metadata"]["name"]
     wait_complete(custom, tns, name, agent=agent)
     runs = {x.hostname: x for x in agent.launches(tns) if x.container == "node"}
@@ -404,7 +235,7 @@ def test_a_katib_trial_as_a_trainjob_builds_the_planned_jobset_and_its_primary_p
     from kf2jobset.yamlio import to_plain
 
     case = REPO_FIXTURES / "targets" / "trainjob" / "katib-torch-trials"
-    planned = _planned(case)
+    planned = planned_objects(case)
     assert planned is None  # (the fixture-wide tests leave Katib Experiments out)
     from kf2jobset.options import ConvertOptions
     from kf2jobset.pipeline import convert_text
@@ -423,9 +254,9 @@ def test_a_katib_trial_as_a_trainjob_builds_the_planned_jobset_and_its_primary_p
     trial["metadata"]["name"] = trial_name
     expected = as_trial(to_plain(conv.jobset))
     expected["metadata"]["name"] = trial_name
-    want = _create(custom, core, _strip(expected, tns), tns, dry_run="All")
+    want = create_object(custom, core, named_in(expected, tns), tns, dry_run="All")
     agent = agent_for({"registry.example.com/mnist-ddp": [PY, "-c", RANK_PROBE]})
-    _create_trainjob_after_its_runtime(custom, core, _strip(trial, tns), tns)
+    create_trainjob_after_its_runtime(custom, core, named_in(trial, tns), tns)
     built = jobset_of(custom, tns, trial_name)
     assert differences(want, built) == []
     wait_complete(custom, tns, trial_name, agent=agent)
@@ -451,15 +282,6 @@ dist.destroy_process_group()
 """
 
 
-def _v1_pytorchjob(name: str, image: str, workers: int, command: list, nproc: str | None = None) -> dict:
-    pod = {"spec": {"containers": [{"name": "pytorch", "image": image, "command": command}]}}
-    spec = {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": copy.deepcopy(pod)},
-                                    "Worker": {"replicas": workers, "template": copy.deepcopy(pod)}}}
-    if nproc:
-        spec["nprocPerNode"] = nproc
-    return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": name}, "spec": spec}
-
-
 @pytest.mark.parametrize("launcher", ["python", "torchrun"])
 def test_real_torch_runs_a_converted_pytorchjob_on_torch_distributed(custom, core, tns, agent_for, tmp_path, launcher):
     """Real torch (the frameworks venv) on the built-in path: a v1 script that reads MASTER_ADDR, RANK and
@@ -468,7 +290,7 @@ def test_real_torch_runs_a_converted_pytorchjob_on_torch_distributed(custom, cor
     global rank order follows v1's (master first, then the workers)."""
     import json
 
-    from .test_frameworks import framework_pythons
+    from .frameworks_harness import framework_pythons
 
     py = framework_pythons()["torch"]
     if not py.exists():
@@ -477,7 +299,7 @@ def test_real_torch_runs_a_converted_pytorchjob_on_torch_distributed(custom, cor
     script.write_text(V1_DDP_SCRIPT)
     name, image, workers = f"v1-{launcher}", f"kf2jobset.test/v1-{launcher}:1", 2
     nproc = "2" if launcher == "torchrun" else None
-    job = _v1_pytorchjob(name, image, workers, ["torchrun", "train.py"] if nproc else ["python", "train.py"], nproc)
+    job = v1_pytorchjob(name, image, workers, ["torchrun", "train.py"] if nproc else ["python", "train.py"], nproc)
     result = CliRunner().invoke(main, ["convert", "-", "--target", "trainjob"], input=yaml.safe_dump(job),
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.stderr
@@ -485,7 +307,7 @@ def test_real_torch_runs_a_converted_pytorchjob_on_torch_distributed(custom, cor
     assert trainjob["spec"]["runtimeRef"]["name"] == "torch-distributed"
     argv = [str(py), "-m", "torch.distributed.run", str(script)] if nproc else [str(py), str(script)]
     agent = agent_for({image: argv})
-    _create_trainjob_after_its_runtime(custom, core, _strip(trainjob, tns), tns)
+    create_trainjob_after_its_runtime(custom, core, named_in(trainjob, tns), tns)
     wait_complete(custom, tns, name, timeout=300, agent=agent)
     runs = {x.hostname: x for x in agent.launches(tns) if x.container == "node"}
     nodes = 1 + workers
@@ -512,18 +334,6 @@ def test_real_torch_runs_a_converted_pytorchjob_on_torch_distributed(custom, cor
 PROGRAMS = REPO_FIXTURES.parent / "tests" / "e2e" / "programs"
 
 
-def _v1_job(kind: str, name: str, image: str, pods: int) -> dict:
-    """A v1 JAXJob (workers only) or XGBoostJob (a master, the rest workers) of `pods` identical pods."""
-    pod = {"spec": {"containers": [{"name": kind.lower(), "image": image}]}}
-    if kind == "JAX":
-        specs = {"jaxReplicaSpecs": {"Worker": {"replicas": pods, "restartPolicy": "OnFailure", "template": pod}}}
-    else:
-        specs = {"xgbReplicaSpecs": {"Master": {"replicas": 1, "restartPolicy": "Never", "template": copy.deepcopy(pod)},
-                                     "Worker": {"replicas": pods - 1, "restartPolicy": "ExitCode",
-                                                "template": copy.deepcopy(pod)}}}
-    return {"apiVersion": "kubeflow.org/v1", "kind": f"{kind}Job", "metadata": {"name": name}, "spec": specs}
-
-
 @pytest.mark.parametrize("kind, pods, nodes", [("JAX", 2, 2), ("JAX", 2, 3), ("XGBoost", 2, 2), ("XGBoost", 2, 3)],
                          ids=["jax", "jax-numNodes-edited", "xgboost", "xgboost-numNodes-edited"])
 def test_real_jax_and_xgboost_run_a_converted_job_on_their_built_in_runtime(custom, core, tns, agent_for, kind, pods, nodes):
@@ -538,14 +348,14 @@ def test_real_jax_and_xgboost_run_a_converted_job_on_their_built_in_runtime(cust
     fails on a TrainJob whose numNodes was edited alone: tests/test_target_builtins.py)."""
     import json
 
-    from .test_frameworks import framework_pythons
-    from .test_frameworks import parse_verdicts
+    from .frameworks_harness import framework_pythons
+    from .frameworks_harness import parse_verdicts
 
     py = framework_pythons()[kind.lower()]
     if not py.exists():
         pytest.fail(f"{py} missing: run `bash tools/install-frameworks.sh` (or KF2JOBSET_SKIP_E2E=1)", pytrace=False)
     name, image = f"v1-{kind.lower()}-{nodes}", f"kf2jobset.test/v1-{kind.lower()}:1"
-    job = _v1_job(kind, name, image, pods)
+    job = v1_jax_or_xgboost_job(kind, name, image, pods)
     result = CliRunner().invoke(main, ["convert", "-", "--target", "trainjob"], input=yaml.safe_dump(job),
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.stderr
@@ -567,7 +377,7 @@ def test_real_jax_and_xgboost_run_a_converted_job_on_their_built_in_runtime(cust
     program = PROGRAMS / {"JAX": "jax_prog.py", "XGBoost": "xgb_prog.py"}[kind]
     agent = agent_for({image: [str(py), str(program), "--role", "node", "--index", "0", "--timeout", "150"]})
     t0 = time.monotonic()
-    _create_trainjob_after_its_runtime(custom, core, _strip(trainjob, tns), tns)
+    create_trainjob_after_its_runtime(custom, core, named_in(trainjob, tns), tns)
     wait_complete(custom, tns, name, timeout=420, agent=agent)
     runs = {x.hostname: x for x in agent.launches(tns) if x.container == "node"}
     hosts = [f"{name}-node-0-{i}" for i in range(nodes)]
@@ -617,13 +427,6 @@ time.sleep(8 if task["type"] == "chief" else 60)
 """
 
 
-def _v1_tfjob(name: str, image: str, workers: int) -> dict:
-    spec = {"replicas": 1, "restartPolicy": "Never",
-            "template": {"spec": {"containers": [{"name": "tensorflow", "image": image, "command": ["python", "task.py"]}]}}}
-    specs = {"Chief": spec, "PS": copy.deepcopy(spec), "Worker": {**copy.deepcopy(spec), "replicas": workers}}
-    return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": name}, "spec": {"tfReplicaSpecs": specs}}
-
-
 def test_a_tfjob_on_the_bundle_gives_every_pod_its_task_and_runs_to_complete(custom, core, tns, agent_for, bundle):
     """A chief + PS + 3 workers TFJob on kf2jobset-tensorflow-chief-ps: one TrainJob, no namespaced runtime;
     every pod's TF_CONFIG names its own role and index (the role from $(KF2JOBSET_REPLICA_TYPE), the index
@@ -632,13 +435,13 @@ def test_a_tfjob_on_the_bundle_gives_every_pod_its_task_and_runs_to_complete(cus
     import json
 
     name, image = "tf-bundle", "kf2jobset.test/tf-probe:1"
-    result = CliRunner().invoke(main, ["convert", "-", "--target", "trainjob"], input=yaml.safe_dump(_v1_tfjob(name, image, 3)),
+    result = CliRunner().invoke(main, ["convert", "-", "--target", "trainjob"], input=yaml.safe_dump(v1_tfjob(name, image, 3)),
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.stderr
     (trainjob,) = [d for d in yaml.safe_load_all(result.stdout) if d]
     assert trainjob["spec"]["runtimeRef"]["name"] == "kf2jobset-tensorflow-chief-ps" and trainjob["spec"]["trainer"]["numNodes"] == 3
     agent = agent_for({image: [PY, "-c", TF_PROBE]})
-    _create_trainjob_after_its_runtime(custom, core, _strip(trainjob, tns), tns)
+    create_trainjob_after_its_runtime(custom, core, named_in(trainjob, tns), tns)
     wait_complete(custom, tns, name, timeout=240, agent=agent)
     reports = {}
     for run in agent.launches(tns):
@@ -661,10 +464,10 @@ def test_a_pytorchjob_on_the_bundle_keeps_ranks_and_the_masters_success_rule(cus
     import json
 
     case = REPO_FIXTURES / "targets" / "trainjob" / "pytorch-bundle"
-    (trainjob,) = _convert(case)
+    (trainjob,) = convert_case(case)
     assert trainjob["spec"]["runtimeRef"]["name"] == "kf2jobset-pytorch"
     agent = agent_for({"registry.example.com/nlp/bert-finetune": [PY, "-c", RANK_PROBE]})
-    _create_trainjob_after_its_runtime(custom, core, _strip(trainjob, tns), tns)
+    create_trainjob_after_its_runtime(custom, core, named_in(trainjob, tns), tns)
     name = trainjob["metadata"]["name"]
     final = wait_complete(custom, tns, name, timeout=240, agent=agent)
     runs = {x.hostname: x for x in agent.launches(tns) if x.container == "node"}
@@ -711,7 +514,7 @@ def test_an_mpijob_on_the_bundle_runs_its_launcher_command_against_its_workers(c
     from kubernetes import client
 
     case = REPO_FIXTURES / "mpijob-v2beta1" / "openmpi"
-    out = _convert(case, "--target", "trainjob")
+    out = convert_case(case, "--target", "trainjob")
     trainjob = next(o for o in out if o["kind"] == "TrainJob")
     assert trainjob["spec"]["runtimeRef"]["name"] == "kf2jobset-mpi" and trainjob["spec"]["trainer"]["numNodes"] == 2
     probe = tmp_path / "mpirun"
@@ -730,7 +533,7 @@ def test_an_mpijob_on_the_bundle_runs_its_launcher_command_against_its_workers(c
         metadata=client.V1ObjectMeta(name="pi-ssh"), type="kubernetes.io/ssh-auth",
         string_data={"ssh-privatekey": "not a key", "ssh-publickey": "not a key"}))
     for obj in out:
-        _create_trainjob_after_its_runtime(custom, core, _strip(obj, tns), tns)
+        create_trainjob_after_its_runtime(custom, core, named_in(obj, tns), tns)
     wait_complete(custom, tns, "pi", timeout=240, agent=agent)
     launches = agent.launches(tns)
     (launcher,) = [x for x in launches if x.hostname == "pi-launcher-0-0"]

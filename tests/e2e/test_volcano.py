@@ -20,7 +20,7 @@ import yaml
 from ..conftest import FIXTURES
 from .conftest import running_stack
 from .stack import GroundTruthStack, wait_for
-from .test_differential import _options
+from .differential_cases import options_from_args
 
 CASES = ("volcano", "volcano-every-job")  # with a schedulingPolicy, and without one (the operator's gang anyway)
 PLURALS = {"PyTorchJob": "pytorchjobs", "TFJob": "tfjobs"}
@@ -39,7 +39,7 @@ def volcano_stack() -> Iterator[GroundTruthStack]:
 def _convert(job: dict, args: list[str]):
     from kf2jobset.pipeline import convert_text
 
-    result = convert_text(yaml.safe_dump(job, sort_keys=False), "job.yaml", _options(args))
+    result = convert_text(yaml.safe_dump(job, sort_keys=False), "job.yaml", options_from_args(args))
     assert not result.errors, result.errors
     (conv,) = [c for r in result.results for c in r.conversions]
     return conv

@@ -17,21 +17,19 @@ from pathlib import Path
 
 import pytest
 
-from ..asked import requested
+from ..asked import not_asked, requested
 from .harness import netns_available
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCHERS_DIR = Path(__file__).resolve().parent
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if requested(config, LAUNCHERS_DIR, "launchers"):
-        return
-    skip = pytest.mark.skip(reason="real-launcher tests run with the ground truth: python -m pytest tests/launchers "
-                                   "(or KF2JOBSET_E2E=1)")
-    for item in items:
-        if LAUNCHERS_DIR in Path(str(item.fspath)).resolve().parents:
-            item.add_marker(skip)
+def pytest_pycollect_makemodule(module_path: Path, parent) -> pytest.Module | None:
+    """Not asked for: each test module is one skip with the reason, not imported."""
+    if requested(parent.config, LAUNCHERS_DIR, "launchers"):
+        return None
+    return not_asked(module_path, parent, "real-launcher tests run with the ground truth: python -m pytest "
+                                          "tests/launchers (or KF2JOBSET_E2E=1)")
 
 
 def launchers_root() -> Path:

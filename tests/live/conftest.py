@@ -47,21 +47,8 @@ from pathlib import Path
 
 import pytest
 
-from ..apiserver_harness import (  # noqa: F401 - re-exported for the live tests
-    START_TIMEOUT,
-    LiveAPIServer,
-    ToolUnavailable,
-    _cached_binary_path,
-    _CertMaker,
-    _find_etcd,
-    _free_ports,
-    _module_hash,
-    _pinned_version,
-    _stop,
-    _tail,
-    _wait_http,
-    _write_kubeconfig,
-)
+from ..apiserver_harness import LiveAPIServer, cached_binary_path, find_etcd
+from ..tool_errors import ToolUnavailable
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MODULE_DIR = REPO_ROOT / "tools" / "testapiserver"
@@ -109,7 +96,7 @@ def _locate_binaries() -> tuple[str, str]:
             _unavailable(f"KF2JOBSET_TEST_APISERVER={env_bin} is not an executable file")
         binary = env_bin
     else:
-        cached = _cached_binary_path()
+        cached = cached_binary_path()
         if os.access(cached, os.X_OK):
             binary = str(cached)
         elif shutil.which("go") is None:
@@ -120,11 +107,11 @@ def _locate_binaries() -> tuple[str, str]:
             )
         else:
             binary = _run_install_script()
-    etcd = _find_etcd()
+    etcd = find_etcd()
     if etcd is None:
         if shutil.which("go") is not None or IN_CI:
             _run_install_script()  # installs etcd as well
-            etcd = _find_etcd()
+            etcd = find_etcd()
         if etcd is None:
             _unavailable("etcd not found (run tools/install-test-apiserver.sh or set KF2JOBSET_TEST_ETCD)")
     return binary, etcd  # type: ignore[return-value]

@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from .. import upstream
+from ..jobs import pytorchjob
 
 pytestmark = pytest.mark.apiserver
 
@@ -155,19 +156,7 @@ def test_cel_rule_startup_policy_vs_depends_on_rejected(crds, custom, namespace)
 
 
 def test_pytorchjob_v1_accepted(crds, custom, namespace):
-    body = {
-        "apiVersion": "kubeflow.org/v1",
-        "kind": "PyTorchJob",
-        "metadata": {"name": "pt"},
-        "spec": {
-            "pytorchReplicaSpecs": {
-                "Master": {
-                    "replicas": 1,
-                    "template": {"spec": {"containers": [{"name": "pytorch", "image": "busybox"}]}},
-                }
-            }
-        },
-    }
+    body = pytorchjob("pt", workers=0, image="busybox", restart_policy=None)
     out = custom.create_namespaced_custom_object(
         "kubeflow.org", "v1", namespace, "pytorchjobs", body, field_validation="Strict"
     )

@@ -22,26 +22,23 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
 from kf2jobset import exitcodes
 from kf2jobset.convert import is_job
-from kf2jobset.live.plugin import plugin
 
-from ..test_corpus import NEVER_RAN
 from .. import upstream
+from ..fixture_cases import NEVER_RAN
 from .conftest import mxjob_crd
+from .plugin_harness import FIXTURES, GROUP, Result, kf
 
 pytestmark = pytest.mark.apiserver
 
 
-GROUP = "kubeflow.org"
 JS = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
 RUN = uuid.uuid4().hex[:6]  # label value of everything this module creates
 RUN_LABEL = "kf2jobset-test/run"
 PLURALS = {"TFJob": "tfjobs", "PyTorchJob": "pytorchjobs", "MPIJob": "mpijobs", "XGBoostJob": "xgboostjobs",
            "PaddleJob": "paddlejobs", "JAXJob": "jaxjobs", "MXJob": "mxjobs"}
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 def corpus_jobs() -> list[tuple[str, dict]]:
@@ -60,26 +57,6 @@ def corpus_jobs() -> list[tuple[str, dict]]:
 
 # ---------------------------------------------------------------------------------------------
 # running the plugin
-
-
-class Result:
-    def __init__(self, code: int, stdout: str, stderr: str):
-        self.code, self.stdout, self.stderr = code, stdout, stderr
-
-    def __repr__(self) -> str:
-        return f"exit {self.code}\n--- stdout\n{self.stdout[-3000:]}\n--- stderr\n{self.stderr[-3000:]}"
-
-
-def kf(kubeconfig: str | None, *args: str, env: dict | None = None, via_main: bool = False) -> Result:
-    """The plugin in-process (`kubectl kf2jobset ...`; via_main: `kf2jobset live ...`)."""
-    argv = list(args) + (["--kubeconfig", kubeconfig] if kubeconfig else [])
-    if via_main:
-        from kf2jobset.cli import main
-
-        res = CliRunner().invoke(main, ["live", *argv], env=env, catch_exceptions=False)
-    else:
-        res = CliRunner().invoke(plugin, argv, env=env, catch_exceptions=False, prog_name="kubectl kf2jobset")
-    return Result(res.exit_code, res.stdout, res.stderr)
 
 
 def console_script() -> str:

@@ -12,7 +12,7 @@ import yaml
 from kf2jobset import exitcodes
 
 from .. import upstream
-from .test_plugin import FIXTURES, GROUP, kf
+from .plugin_harness import FIXTURES, GROUP, kf
 
 pytestmark = pytest.mark.apiserver
 

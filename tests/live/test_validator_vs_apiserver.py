@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ..apiserver_harness import ToolUnavailable
+from ..tool_errors import ToolUnavailable
 from .conftest import _unavailable
 
 pytestmark = pytest.mark.apiserver
@@ -23,7 +23,8 @@ COUNT, SEED = 250, 21
 
 @pytest.fixture(scope="module")
 def admission_server():
-    from tests.e2e.stack import ADMISSION_COMPONENTS, locate_binaries
+    from tests.e2e.stack import ADMISSION_COMPONENTS
+    from tests.e2e.stack_binaries import locate_binaries
     from tools.validator_vs_apiserver import server_for, start_admission_stack
 
     try:

@@ -1,6 +1,10 @@
-// Command testtrainingoperator runs the Kubeflow Training Operator v1.9.4 controllers and
-// validating webhooks (github.com/kubeflow/training-operator, the packages behind
-// cmd/training-operator.v1) for kf2jobset's end-to-end tests. See tools/README-ground-truth.md.
+// Command testtrainingoperator runs the Kubeflow Training Operator controllers and validating
+// webhooks (github.com/kubeflow/training-operator, the packages behind cmd/training-operator.v1)
+// for kf2jobset's end-to-end tests. See tools/README-ground-truth.md.
+//
+// One program, two builds: go.mod pins v1.9.4 (every kind but MXJob), v1.8.1.mod pins v1.8.1, the
+// last release with MXJob (removed in v1.9.0), built with -modfile=v1.8.1.mod. The packages this
+// file uses have the same API in both releases.
 //
 // It is kf2jobset's own entry point, not a copy of upstream's: the reconcilers and webhooks are
 // upstream's, unchanged, but everything listens on loopback and the webhook server takes its

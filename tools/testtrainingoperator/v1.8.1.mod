@@ -1,4 +1,4 @@
-module github.com/kf2jobset/kf2jobset/tools/testtrainingoperatorv181
+module github.com/kf2jobset/kf2jobset/tools/testtrainingoperator
 
 go 1.26.0
 
