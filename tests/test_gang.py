@@ -144,6 +144,22 @@ def test_scheduler_yunikorn_writes_task_groups_from_schedulingPolicy():
     assert next(rj for rj in conv.jobset["spec"]["replicatedJobs"] if rj["name"] == "worker")["dependsOn"]
 
 
+def test_scheduler_yunikorn_joins_pods_without_an_id_to_the_application_the_others_name():
+    """The launcher's labels were pruned (yunikorn-split): under --scheduler yunikorn it joins the workers'
+    application rather than one named after the JobSet, which would split the gang in two."""
+    conv = _convert((FIXTURES / "scheduling/yunikorn-split/input.yaml").read_text(), scheduler="yunikorn")
+    pods = {rj["name"]: rj["template"]["spec"]["template"] for rj in conv.jobset["spec"]["replicatedJobs"]}
+    assert pods["worker"]["metadata"]["labels"]["applicationId"] == "mpi_job_pi"
+    assert pods["launcher"]["metadata"]["labels"] == {"yunikorn.apache.org/app-id": "mpi_job_pi"}
+    (note,) = [n for n in conv.notes if n.code == "JS094"]
+    assert "application id mpi_job_pi (the one your templates name)" in note.message
+    # when the templates name none, the JobSet's name joins them
+    text = (FIXTURES / "scheduling/yunikorn-split/input.yaml").read_text().replace("applicationId: mpi_job_pi", "tier: x")
+    conv = _convert(text, scheduler="yunikorn")
+    assert {rj["template"]["spec"]["template"]["metadata"]["labels"].get("yunikorn.apache.org/app-id")
+            for rj in conv.jobset["spec"]["replicatedJobs"]} == {"pi"}
+
+
 def test_mpi_operator_made_its_own_podgroup():
     """mpi-operator v0.8 (podgroup.go): the schedulerName set over yours, a timeout of 0 when none was given,
     and minResources per resource (requests, else limits) with the launcher counted first."""
