@@ -105,7 +105,11 @@ TRAINER_COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "jobs
 # pins (tools/testtrainingoperator/go.mod), read from the Go module cache.
 SCHEDULER_PLUGINS_MODULE = ("testtrainingoperator", "sigs.k8s.io/scheduler-plugins")
 SCHEDULER_PLUGINS_PODGROUP_CRD = Path("config") / "crd" / "bases" / "scheduling.x-k8s.io_podgroups.yaml"
+# "mpi-operator-volcano": the mpi-operator stack with mpi-operator run with --gang-scheduling=volcano and the
+# same schema-less Volcano PodGroup CRD: mpi-operator's own PodGroup and pod decoration (podgroup.go).
+MPI_FLAVOURS = ("mpi-operator", "mpi-operator-volcano")
 FLAVOURS = {"training-operator": COMPONENTS, "mpi-operator": MPI_COMPONENTS, "volcano": COMPONENTS,
+            "mpi-operator-volcano": MPI_COMPONENTS,
             "scheduler-plugins": COMPONENTS,
             MXJOB_FLAVOUR: MXJOB_COMPONENTS, "jobset-admission": ADMISSION_COMPONENTS,
             TRAINER_FLAVOUR: TRAINER_COMPONENTS}
@@ -385,7 +389,7 @@ class GroundTruthStack:
             self.timings[name] = round(now - mark, 2)
             mark = now
 
-        mpi = self.flavour == "mpi-operator"
+        mpi = self.flavour in MPI_FLAVOURS
         mx = self.flavour == MXJOB_FLAVOUR
         admission = self.flavour == "jobset-admission"
         trainer = self.flavour == TRAINER_FLAVOUR
@@ -411,7 +415,7 @@ class GroundTruthStack:
             crds = sorted((trainer_ref / "crds").glob("trainer.kubeflow.org_*.yaml"))
         else:
             crds = sorted((operator_mod / "manifests" / "base" / "crds").glob("kubeflow.org_*.yaml"))
-        if self.flavour == "volcano":
+        if self.flavour in ("volcano", "mpi-operator-volcano"):
             pg_crd = self.workdir / "volcano-podgroup-crd.yaml"
             pg_crd.write_text(yaml.safe_dump(VOLCANO_PODGROUP_CRD, sort_keys=False))
             crds.append(pg_crd)
@@ -542,7 +546,8 @@ class GroundTruthStack:
                 "--kube-api-qps=100",
                 "--kube-api-burst=200",
                 "--threadiness=4",
-                # no --gang-scheduling (no PodGroups), no --cluster-domain (hostfile: <pod>.<job>.<ns>.svc)
+                # no --cluster-domain (hostfile: <pod>.<job>.<ns>.svc); --gang-scheduling only on its flavour
+                *(["--gang-scheduling=volcano"] if self.flavour == "mpi-operator-volcano" else []),
             ],
         )
 
@@ -641,7 +646,7 @@ class GroundTruthStack:
             self.logs["kube-controller-manager"],
             insecure,
         )
-        operator = (("mpi-operator", "mpi-operator-probe") if self.flavour == "mpi-operator"
+        operator = (("mpi-operator", "mpi-operator-probe") if self.flavour in MPI_FLAVOURS
                     else ("trainer-controller", "trainer-probe") if self.flavour == TRAINER_FLAVOUR
                     else ("training-operator", "operator-probe"))
         for name, port in (operator, ("jobset-controller", "jobset-probe")):
@@ -701,7 +706,7 @@ class GroundTruthStack:
                 ),
                 "jobset mutating": lambda: _expect_mutated(custom),
             }
-            if self.flavour in ("mpi-operator", "jobset-admission"):  # no training-operator webhooks there
+            if self.flavour in (*MPI_FLAVOURS, "jobset-admission"):  # no training-operator webhooks there
                 del checks["training-operator validating"]
             elif self.flavour == TRAINER_FLAVOUR:  # Trainer's three validating webhooks instead
                 del checks["training-operator validating"]

@@ -50,6 +50,48 @@ def convert(job: dict):
     return conv
 
 
+def conversion_parts(job: dict, convert) -> tuple:
+    """``job`` (its namespace dropped: each world gets its own) converted, the converted PodGroup, whether its
+    minResources sum is free of PriorityClass order (no JS091), the JobSet's pod templates by replicatedJob,
+    and the JobSet's pod count."""
+    job["metadata"].pop("namespace", None)
+    conv = convert(job)
+    (pg_model,) = [c for c in conv.companions if c.get("kind") == "PodGroup"]
+    order_free = "JS091" not in {n.code for n in conv.notes}
+    templates = {rj["name"]: rj["template"]["spec"]["template"] for rj in conv.jobset["spec"]["replicatedJobs"]}
+    return conv, pg_model, order_free, templates, sum(rj["replicas"] for rj in conv.jobset["spec"]["replicatedJobs"])
+
+
+def apply_conversion(core, custom, pg_api: tuple, pg_model: dict, jobset: dict, ns: str) -> list:
+    """The conversion applied as a user would, in ``ns``: its PodGroup, then the JobSet (through the
+    webhooks); returns the pods the Job controller makes for the replicatedJobs that wait for none."""
+    pg_obj = dict(pg_model, metadata=dict(pg_model["metadata"], namespace=ns))
+    custom.create_namespaced_custom_object(*pg_api[:2], ns, pg_api[2], pg_obj)
+    custom.create_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", ns, "jobsets", jobset)
+    return pods_of(core, ns, sum(rj["replicas"] for rj in jobset["spec"]["replicatedJobs"] if not rj.get("dependsOn")),
+                   "the JobSet's pods")
+
+
+def podgroup_diffs(label: str, real_pg: dict, pg_model: dict, job: dict, jobset: dict, fields: tuple,
+                   order_free: bool) -> list[str]:
+    """The operator's PodGroup against kf2jobset's: the names (v1's after the job, kf2jobset's after the JobSet),
+    ``fields`` of the spec (minResources only where its sum is free of PriorityClass order, JS091), and no
+    other spec field set by the operator."""
+    print(f"\n{label}: real PodGroup {real_pg['metadata']['name']} {real_pg['spec']} | "
+          f"kf2jobset {pg_model['metadata']['name']} {pg_model['spec']}")
+    diffs = []
+    if real_pg["metadata"]["name"] != job["metadata"]["name"] or pg_model["metadata"]["name"] != jobset["metadata"]["name"]:
+        diffs.append(f"PodGroup names: real {real_pg['metadata']['name']!r}, kf2jobset {pg_model['metadata']['name']!r}")
+    for f in fields:
+        if f == "minResources" and not order_free:
+            continue
+        if real_pg["spec"].get(f) != pg_model["spec"].get(f):
+            diffs.append(f"PodGroup spec.{f}: real {real_pg['spec'].get(f)!r} != kf2jobset {pg_model['spec'].get(f)!r}")
+    if set(real_pg["spec"]) - set(fields):
+        diffs.append(f"PodGroup spec fields the operator set and the test does not compare: {sorted(set(real_pg['spec']) - set(fields))}")
+    return diffs
+
+
 def pods_of(core, ns: str, n: int, what: str) -> list:
     def pods():
         items = core.list_namespaced_pod(ns).items
@@ -62,12 +104,7 @@ def test_operator_podgroup_and_pods_match_kf2jobset(gang_stack: GroundTruthStack
     from kubernetes import client
 
     job = yaml.safe_load((FIXTURES / "scheduling" / case / "input.yaml").read_text())
-    job["metadata"].pop("namespace", None)
-    conv = convert(job)
-    (pg_model,) = [c for c in conv.companions if c.get("kind") == "PodGroup"]
-    order_free = "JS091" not in {n.code for n in conv.notes}
-    templates = {rj["name"]: rj["template"]["spec"]["template"] for rj in conv.jobset["spec"]["replicatedJobs"]}
-    n = sum(rj["replicas"] for rj in conv.jobset["spec"]["replicatedJobs"])
+    conv, pg_model, order_free, templates, n = conversion_parts(job, convert)
     diffs: list[str] = []
 
     with gang_stack.api_client() as api:
@@ -81,28 +118,14 @@ def test_operator_podgroup_and_pods_match_kf2jobset(gang_stack: GroundTruthStack
                                timeout=120, what="the operator's PodGroup")
             real_pods = pods_of(core, v1_ns, n, f"{n} operator pods")
             # the conversion, applied as a user would: the PodGroup (real CRD schema) and the JobSet (webhooks)
-            pg_obj = dict(pg_model, metadata=dict(pg_model["metadata"], namespace=js_ns))
-            custom.create_namespaced_custom_object(*PG[:2], js_ns, PG[2], pg_obj)
-            custom.create_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", js_ns, "jobsets", conv.jobset)
-            js_pods = pods_of(core, js_ns, sum(rj["replicas"] for rj in conv.jobset["spec"]["replicatedJobs"]
-                                               if not rj.get("dependsOn")), "the JobSet's pods")
+            js_pods = apply_conversion(core, custom, PG, pg_model, conv.jobset, js_ns)
             stored_pg = custom.get_namespaced_custom_object(*PG[:2], js_ns, PG[2], pg_model["metadata"]["name"])
         finally:
             for ns in (v1_ns, js_ns):
                 core.delete_namespace(ns)  # stays Terminating: no namespace controller runs
 
-    print(f"\n[e2e gang] {case}: real PodGroup {real_pg['metadata']['name']} {real_pg['spec']} | "
-          f"kf2jobset {pg_model['metadata']['name']} {pg_model['spec']}")
-    if real_pg["metadata"]["name"] != job["metadata"]["name"] or pg_model["metadata"]["name"] != conv.jobset["metadata"]["name"]:
-        diffs.append(f"PodGroup names: real {real_pg['metadata']['name']!r}, kf2jobset {pg_model['metadata']['name']!r}")
-    fields = ("minMember", "minResources", "scheduleTimeoutSeconds")
-    for f in fields:
-        if f == "minResources" and not order_free:
-            continue  # JS091: the operator's sum depends on Go map order there
-        if real_pg["spec"].get(f) != pg_model["spec"].get(f):
-            diffs.append(f"PodGroup spec.{f}: real {real_pg['spec'].get(f)!r} != kf2jobset {pg_model['spec'].get(f)!r}")
-    if set(real_pg["spec"]) - set(fields):
-        diffs.append(f"PodGroup spec fields the operator set and the test does not compare: {sorted(set(real_pg['spec']) - set(fields))}")
+    diffs += podgroup_diffs(f"[e2e gang] {case}", real_pg, pg_model, job, conv.jobset,
+                            ("minMember", "minResources", "scheduleTimeoutSeconds"), order_free)
     if stored_pg["spec"] != pg_model["spec"]:
         diffs.append(f"the API server stored kf2jobset's PodGroup as {stored_pg['spec']} (pruned or defaulted)")
 
