@@ -105,6 +105,7 @@ TRAINER_COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "jobs
 # pins (tools/testtrainingoperator/go.mod), read from the Go module cache.
 SCHEDULER_PLUGINS_MODULE = ("testtrainingoperator", "sigs.k8s.io/scheduler-plugins")
 SCHEDULER_PLUGINS_PODGROUP_CRD = Path("config") / "crd" / "bases" / "scheduling.x-k8s.io_podgroups.yaml"
+TRAINER_SCHEDULER_PLUGINS_MODULE = ("testtrainer", "sigs.k8s.io/scheduler-plugins")
 # "mpi-operator-volcano": the mpi-operator stack with mpi-operator run with --gang-scheduling=volcano and the
 # same schema-less Volcano PodGroup CRD: mpi-operator's own PodGroup and pod decoration (podgroup.go).
 MPI_FLAVOURS = ("mpi-operator", "mpi-operator-volcano")
@@ -413,6 +414,9 @@ class GroundTruthStack:
             crds = [operator_mod / "manifests" / "base" / "crds" / "kubeflow.org_mxjobs.yaml"]
         elif trainer:  # TrainJob, TrainingRuntime, ClusterTrainingRuntime
             crds = sorted((trainer_ref / "crds").glob("trainer.kubeflow.org_*.yaml"))
+            # and the PodGroup of the scheduler-plugins release Trainer pins, present before Trainer starts as its
+            # CoScheduling plugin needs (podGroupPolicy.coscheduling: tests/e2e/test_trainjob_gang.py)
+            crds.append(module_dir(*TRAINER_SCHEDULER_PLUGINS_MODULE) / SCHEDULER_PLUGINS_PODGROUP_CRD)
         else:
             crds = sorted((operator_mod / "manifests" / "base" / "crds").glob("kubeflow.org_*.yaml"))
         if self.flavour in ("volcano", "mpi-operator-volcano"):
@@ -423,7 +427,7 @@ class GroundTruthStack:
             crds.append(module_dir(*SCHEDULER_PLUGINS_MODULE) / SCHEDULER_PLUGINS_PODGROUP_CRD)
         crds.append(jobset_mod / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml")
         self.apiserver.install_crds(crds)
-        lap(f"CRDs ({'none' if admission else 'MPIJob v2beta1' if mpi else 'MXJob' if mx else '3 Trainer' if trainer else '6 kubeflow.org'} + JobSet)")
+        lap(f"CRDs ({'none' if admission else 'MPIJob v2beta1' if mpi else 'MXJob' if mx else '3 Trainer + PodGroup' if trainer else '6 kubeflow.org'} + JobSet)")
 
         op_dir = None if mpi or admission else self._webhook_cert_dir("trainer" if trainer else "training-operator", certs)
         js_dir = self._webhook_cert_dir("jobset-controller", certs)

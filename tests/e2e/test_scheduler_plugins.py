@@ -28,7 +28,9 @@ LABEL = "scheduling.x-k8s.io/pod-group"
 REPLICA_TYPE = "training.kubeflow.org/replica-type"
 RJOB = "jobset.sigs.k8s.io/replicatedjob-name"
 FLAG = "scheduler-plugins"  # the stack's --gang-scheduler-name
-CASES = [c for c in ("scheduler-plugins", "scheduler-plugins-tfjob", "scheduler-plugins-min-resources")
+# fixtures/scheduling/<case>, or a path under fixtures/ (the TrainJob target's gang: tests/e2e/test_trainjob_gang.py)
+CASES = [c for c in ("scheduler-plugins", "scheduler-plugins-tfjob", "scheduler-plugins-min-resources",
+                     "targets/trainjob/scheduler-plugins-gang")
          if re.search(os.environ.get("KF2JOBSET_GANG_ONLY", ""), c)]
 PLURALS = {"PyTorchJob": "pytorchjobs", "TFJob": "tfjobs", "PaddleJob": "paddlejobs"}
 
@@ -103,7 +105,7 @@ def pods_of(core, ns: str, n: int, what: str) -> list:
 def test_operator_podgroup_and_pods_match_kf2jobset(gang_stack: GroundTruthStack, case: str) -> None:
     from kubernetes import client
 
-    job = yaml.safe_load((FIXTURES / "scheduling" / case / "input.yaml").read_text())
+    job = yaml.safe_load((FIXTURES / (case if "/" in case else f"scheduling/{case}") / "input.yaml").read_text())
     conv, pg_model, order_free, templates, n = conversion_parts(job, convert)
     diffs: list[str] = []
 
