@@ -80,6 +80,35 @@ def mpi_operator_min_resources(job: TrainingJob, min_member: int) -> tuple[dict,
     return {k: go_sum(v) for k, v in sorted(sums.items()) if v}, order_free
 
 
+VOLCANO_QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"  # volcano's QueueNameAnnotationKey
+
+
+def mpi_operator_volcano_group(job: TrainingJob) -> tuple[dict, bool]:
+    """mpi-operator v0.8's VolcanoCtrl.newPodGroup, not the training operator's: minMember minAvailable else
+    workers + 1; the queue schedulingPolicy's, else the MPIJob's scheduling.volcano.sh/queue-name annotation, else
+    none (the PodGroup CRD defaults it to `default`); priorityClassName schedulingPolicy's, else the launcher
+    template's, else the workers'; minResources as written, else calPGMinResource (none for a gang of 0); no
+    scheduleTimeoutSeconds. Returns the spec and whether the minResources sum is free of PriorityClass order."""
+    sp = job.run_policy.scheduling
+    workers = job.replicas["Worker"].replicas if job.has("Worker") else 0
+    group: dict = {"minMember": sp.min_available if sp.min_available is not None else workers + 1}
+    queue = sp.queue or (job.annotations or {}).get(VOLCANO_QUEUE_ANNOTATION)
+    if queue:
+        group["queue"] = queue
+    templates = [(job.replicas[t].template.get("spec") or {}) for t in ("Launcher", "Worker") if job.has(t)]
+    priority = sp.priority_class or next((s["priorityClassName"] for s in templates if s.get("priorityClassName")), None)
+    if priority:
+        group["priorityClassName"] = priority
+    order_free = True
+    if sp.min_resources is not None:
+        group["minResources"] = dict(sp.min_resources)
+    elif group["minMember"]:
+        resources, order_free = mpi_operator_min_resources(job, group["minMember"])
+        if resources:
+            group["minResources"] = resources
+    return group, order_free
+
+
 def _merged(template: dict) -> dict:
     out: dict[str, list] = {}
     for c in (template.get("spec") or {}).get("containers") or []:

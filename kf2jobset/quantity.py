@@ -132,6 +132,11 @@ def _canonical(amount: Decimal, *, binary: bool = False, exponent_form: bool = F
     return f"{sign}{mantissa}{_SI_SUFFIX[exp]}"
 
 
+def canonical(amount: Decimal, *, binary: bool = False) -> str:
+    """An amount written as Quantity.String() writes it in the binary (Ki, Mi, ...) or the decimal format."""
+    return _canonical(amount, binary=binary)
+
+
 def go_sum(values) -> str | None:
     """Quantity.String() of the Go sum of `values` (Quantity.Add into a copy of the first): the format of
     the first non-zero amount, canonical form; one value is its own go_string. None when one is unreadable."""

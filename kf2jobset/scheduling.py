@@ -64,38 +64,50 @@ def scheduler_objects(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, 
     if not p.name:
         raise UnsupportedError(Problem("--scheduler volcano needs a JobSet name for its PodGroup; this job has none (use --name)",
                                        rule="volcano-name"))
+    from .gang import min_resources_note, mpi_operator_volcano_group, operator_min_resources
+
+    mpi = job.by_mpi_operator  # mpi-operator's --gang-scheduling=volcano: its own rules (podgroup.go, v0.8)
     for rj, pod in zip(p.rjobs, pods):
-        pod["spec"].setdefault("schedulerName", "volcano")
+        if mpi:  # mpi-operator set schedulerName over yours and no task-spec
+            pod["spec"]["schedulerName"] = "volcano"
+        else:
+            pod["spec"].setdefault("schedulerName", "volcano")
         ann = pod.setdefault("metadata", {}).setdefault("annotations", {})
         ann["scheduling.k8s.io/group-name"] = p.name
-        ann["volcano.sh/task-spec"] = rj.name
-    group = {"minMember": sp.min_available if sp.min_available is not None else total, "queue": sp.queue or "default"}
-    if sp.priority_class:
-        group["priorityClassName"] = sp.priority_class
-    if sp.min_resources:
-        group["minResources"] = dict(sp.min_resources)
-    else:  # the operator's own sum over the gang's pods (CalcPGMinResources)
-        from .gang import min_resources_note, operator_min_resources
-
-        resources, order_free = operator_min_resources(job, group["minMember"])
-        if resources:
-            group["minResources"] = resources
-        if not order_free:
-            notes.append(min_resources_note(group["minMember"]))
+        if not mpi:
+            ann["volcano.sh/task-spec"] = rj.name
+    if mpi:
+        group, order_free = mpi_operator_volcano_group(job)
+    else:
+        group = {"minMember": sp.min_available if sp.min_available is not None else total, "queue": sp.queue or "default"}
+        if sp.priority_class:
+            group["priorityClassName"] = sp.priority_class
+        order_free = True
+        if sp.min_resources:
+            group["minResources"] = dict(sp.min_resources)
+        else:  # the operator's own sum over the gang's pods (CalcPGMinResources)
+            resources, order_free = operator_min_resources(job, group["minMember"])
+            if resources:
+                group["minResources"] = resources
+    if not order_free:
+        notes.append(min_resources_note(group["minMember"]))
     meta = {"name": p.name}
     if p.namespace:
         meta["namespace"] = p.namespace
     notes.append(Note("JS043", "rewritten", "schedulingPolicy for Volcano: a PodGroup named after the JobSet (with the "
-                      "priorityClass, as the operator set it); pods use schedulerName volcano and the group-name annotation",
+                      "priorityClass, as the operator set it); pods use schedulerName volcano and the group-name annotation"
+                      + (" (mpi-operator's rules: minMember the workers + 1, the queue also from the MPIJob's "
+                         "scheduling.volcano.sh/queue-name annotation, the priority class also from the launcher's or "
+                         "workers' template, schedulerName set over yours, no volcano.sh/task-spec)" if mpi else ""),
                       source_path="runPolicy.schedulingPolicy" if not sp.is_empty() else None,
                       explains=(("lifecycle", "schedulingPolicy"), ("scheduling", "*")),
                       claims=(claim.equals("metadata.name", p.name, target="PodGroup"),
                               claim.equals("spec.minMember", group["minMember"], target="PodGroup"),
-                              *(claim.equals("spec.priorityClassName", sp.priority_class, target="PodGroup")
-                                for _ in [0] if sp.priority_class),
+                              *(claim.equals("spec.priorityClassName", group["priorityClassName"], target="PodGroup")
+                                for _ in [0] if group.get("priorityClassName")),
                               *(claim.equals(pod_path(rj.name) + ".metadata.annotations[scheduling.k8s.io/group-name]", p.name)
                                 for rj in p.rjobs),
-                              *(claim.equals(pod_path(rj.name) + ".spec.schedulerName",
+                              *(claim.equals(pod_path(rj.name) + ".spec.schedulerName", "volcano" if mpi else
                                              (job.replicas[rj.rtype].template.get("spec") or {}).get("schedulerName", "volcano"))
                                 for rj in p.rjobs))))
     return [{"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": meta, "spec": group}]

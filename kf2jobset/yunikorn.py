@@ -119,9 +119,9 @@ def _pod_request(template: dict) -> dict:
 
 def yunikorn_task_groups(job: TrainingJob, p: JobSetPlan, jobset: dict, notes: list[Note]) -> list[dict]:
     """`--scheduler yunikorn`: schedulingPolicy as YuniKorn reads it from the pods. A task group per
-    replicatedJob (minMember: its pods, filled in rank order up to minAvailable), the application id the JobSet's
-    name, the queue label, the pods' priorityClassName, scheduleTimeoutSeconds as the placeholder timeout.
-    What you wrote on the templates stays."""
+    replicatedJob (minMember: its pods, filled in rank order up to minAvailable), the application id the
+    templates agree on (else the JobSet's name), the queue label, the pods' priorityClassName,
+    scheduleTimeoutSeconds as the placeholder timeout. What you wrote on the templates stays."""
     sp = job.run_policy.scheduling
     if not p.name:
         raise UnsupportedError(Problem("--scheduler yunikorn needs a JobSet name for the application id; this job has "
@@ -142,6 +142,10 @@ def yunikorn_task_groups(job: TrainingJob, p: JobSetPlan, jobset: dict, notes: l
         groups.append(group)
     text = json.dumps(groups, separators=(",", ":"))
     named = {g["name"] for g in groups}
+    # pods that name no application join the one the others name, if they agree on one: the JobSet's name
+    # would split the gang in two applications
+    written = {app_id(pods[rj.name]) for rj in p.rjobs} - {None}
+    application = next(iter(written)) if len(written) == 1 else p.name
     for rj in p.rjobs:
         pod = pods[rj.name]
         pod["spec"].setdefault("schedulerName", SCHEDULER)
@@ -150,7 +154,7 @@ def yunikorn_task_groups(job: TrainingJob, p: JobSetPlan, jobset: dict, notes: l
         labels = pod.setdefault("metadata", {}).setdefault("labels", {})
         ann = pod["metadata"].setdefault("annotations", {})
         if app_id(pod) is None:
-            labels[APP_ID_KEYS[0]] = p.name
+            labels[APP_ID_KEYS[0]] = application
         if sp.queue and not (labels.get(QUEUE_LABEL) or labels.get("queue") or ann.get(QUEUE_LABEL)):
             labels[QUEUE_LABEL] = sp.queue
         if TASK_GROUPS not in ann:
@@ -163,8 +167,9 @@ def yunikorn_task_groups(job: TrainingJob, p: JobSetPlan, jobset: dict, notes: l
     partial = sp.min_available is not None and sp.min_available < sum(r.replicas for r in p.rjobs)
     notes.append(Note(
         "JS094", "approximated" if partial else "rewritten",
-        f"schedulingPolicy for YuniKorn: the pods use schedulerName yunikorn, application id {p.name} (the JobSet's "
-        f"name) and one task group per replicatedJob ({sizes}) "
+        f"schedulingPolicy for YuniKorn: the pods use schedulerName yunikorn, application id {application} ("
+        + ("the one your templates name" if written else "the JobSet's name")
+        + f") and one task group per replicatedJob ({sizes}) "
         "in yunikorn.apache.org/task-groups"
         + (", the queue label" if sp.queue else "") + (", the pods' priorityClassName" if sp.priority_class else "")
         + (", placeholderTimeoutInSeconds" if sp.schedule_timeout_seconds is not None else "")

@@ -144,6 +144,22 @@ def test_scheduler_yunikorn_writes_task_groups_from_schedulingPolicy():
     assert next(rj for rj in conv.jobset["spec"]["replicatedJobs"] if rj["name"] == "worker")["dependsOn"]
 
 
+def test_scheduler_yunikorn_joins_pods_without_an_id_to_the_application_the_others_name():
+    """The launcher's labels were pruned (yunikorn-split): under --scheduler yunikorn it joins the workers'
+    application rather than one named after the JobSet, which would split the gang in two."""
+    conv = _convert((FIXTURES / "scheduling/yunikorn-split/input.yaml").read_text(), scheduler="yunikorn")
+    pods = {rj["name"]: rj["template"]["spec"]["template"] for rj in conv.jobset["spec"]["replicatedJobs"]}
+    assert pods["worker"]["metadata"]["labels"]["applicationId"] == "mpi_job_pi"
+    assert pods["launcher"]["metadata"]["labels"] == {"yunikorn.apache.org/app-id": "mpi_job_pi"}
+    (note,) = [n for n in conv.notes if n.code == "JS094"]
+    assert "application id mpi_job_pi (the one your templates name)" in note.message
+    # when the templates name none, the JobSet's name joins them
+    text = (FIXTURES / "scheduling/yunikorn-split/input.yaml").read_text().replace("applicationId: mpi_job_pi", "tier: x")
+    conv = _convert(text, scheduler="yunikorn")
+    assert {rj["template"]["spec"]["template"]["metadata"]["labels"].get("yunikorn.apache.org/app-id")
+            for rj in conv.jobset["spec"]["replicatedJobs"]} == {"pi"}
+
+
 def test_mpi_operator_made_its_own_podgroup():
     """mpi-operator v0.8 (podgroup.go): the schedulerName set over yours, a timeout of 0 when none was given,
     and minResources per resource (requests, else limits) with the launcher counted first."""
@@ -157,3 +173,47 @@ def test_mpi_operator_made_its_own_podgroup():
     assert pg["spec"] == {"minMember": 2, "minResources": {"nvidia.com/gpu": "1"}, "scheduleTimeoutSeconds": 0}
     assert {rj["template"]["spec"]["template"]["spec"]["schedulerName"] for rj in conv.jobset["spec"]["replicatedJobs"]} \
         == {"scheduler-plugins"}
+
+
+def _volcano_mpi(text: str):
+    conv = _convert(text, scheduler="volcano")
+    (pg,) = [c for c in conv.companions if c["kind"] == "PodGroup"]
+    pods = {rj["name"]: rj["template"]["spec"]["template"] for rj in conv.jobset["spec"]["replicatedJobs"]}
+    return conv, pg, pods
+
+
+def test_volcano_for_mpijob_v2beta1_follows_mpi_operators_podgroup():
+    """mpi-operator v0.8's VolcanoCtrl (podgroup.go), not the training operator's: the queue from the MPIJob's
+    annotation, the priority class from the launcher's template, minResources per pod (requests, else limits),
+    schedulerName set over the user's, the group-name annotation and no volcano.sh/task-spec."""
+    conv, pg, pods = _volcano_mpi((FIXTURES / "scheduling/volcano-mpijob/input.yaml").read_text())
+    assert pg["apiVersion"] == "scheduling.volcano.sh/v1beta1"
+    assert pg["metadata"] == {"name": "nccl-allreduce", "namespace": "research"}
+    assert pg["spec"] == {"minMember": 3, "queue": "gpu-queue", "priorityClassName": "research-high",
+                          "minResources": {"cpu": "64500m", "memory": "513Gi", "nvidia.com/gpu": "16"}}
+    for pod in pods.values():
+        assert pod["spec"]["schedulerName"] == "volcano"  # the worker's default-scheduler too, as mpi-operator did
+        assert pod["metadata"]["annotations"] == {"scheduling.k8s.io/group-name": "nccl-allreduce"}
+    (note,) = [n for n in conv.notes if n.code == "JS043"]
+    assert "mpi-operator's rules" in note.message
+
+
+def test_volcano_for_mpijob_v2beta1_schedulingPolicy_wins_and_a_smaller_gang_counts_the_launcher_first():
+    text = (FIXTURES / "scheduling/volcano-mpijob/input.yaml").read_text().replace(
+        "    cleanPodPolicy: Running\n",
+        "    cleanPodPolicy: Running\n    schedulingPolicy:\n      queue: q2\n      priorityClass: low\n"
+        "      minAvailable: 2\n      scheduleTimeoutSeconds: 60\n")
+    _, pg, _ = _volcano_mpi(text)
+    # launcher + 1 worker (equal priorities in the cluster: the workers are the lower); no timeout for Volcano
+    assert pg["spec"] == {"minMember": 2, "queue": "q2", "priorityClassName": "low",
+                          "minResources": {"cpu": "32500m", "memory": "257Gi", "nvidia.com/gpu": "8"}}
+    _, pg, _ = _volcano_mpi(text.replace("minAvailable: 2", "minAvailable: 0"))
+    assert pg["spec"] == {"minMember": 0, "queue": "q2", "priorityClassName": "low"}  # no sum for a gang of 0
+    bare = text.replace("    schedulingPolicy:\n      queue: q2\n      priorityClass: low\n", "    schedulingPolicy:\n")
+    bare = bare.replace("  annotations:\n    scheduling.volcano.sh/queue-name: gpu-queue\n", "")
+    bare = bare.replace("          priorityClassName: research-high\n", "")
+    _, pg, _ = _volcano_mpi(bare)
+    assert "queue" not in pg["spec"] and "priorityClassName" not in pg["spec"]  # the CRD defaults the queue
+    _, pg, _ = _volcano_mpi(bare.replace("          schedulerName: default-scheduler\n",
+                                         "          schedulerName: default-scheduler\n          priorityClassName: w\n"))
+    assert pg["spec"]["priorityClassName"] == "w"  # the workers' when the launcher names none

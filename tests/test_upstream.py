@@ -23,6 +23,7 @@ BUILT_FROM = {
     "jobset": "testjobset/go.mod",
     "trainer": "testtrainer/go.mod",
     "scheduler-plugins": "testtrainingoperator/go.mod",  # the PodGroup CRD of the gang-scheduling stacks
+    "scheduler-plugins-trainer": "testtrainer/go.mod",  # the PodGroup CRD Trainer's CoScheduling plugin watches
 }
 
 

@@ -30,7 +30,7 @@ from .. import staleness
 from ..errors import Location, Problem, UnsupportedError
 from ..notes import Note
 from ..validate import check_jobset
-from . import builtin_notes
+from . import builtin_notes, trainjob_gang
 from .builtin import NodeLayout
 from .builtin_fields import PATCHABLE_POD
 
@@ -149,6 +149,7 @@ def _finish_generated(conversion, options, why: list[str]) -> None:
     meta = jobset.get("metadata") or {}
     spec = copy.deepcopy(jobset["spec"])
     _check_pod_counts(spec)
+    pod_group_policy = trainjob_gang.pod_group_policy(conversion, options, spec)
     suspend = spec.pop("suspend", None)
     managed_by = spec.pop("managedBy", None)
     labels = dict(meta.get("labels") or {})
@@ -162,7 +163,8 @@ def _finish_generated(conversion, options, why: list[str]) -> None:
         template["metadata"] = {k: v for k, v in (("labels", labels), ("annotations", shared)) if v}
     template["spec"] = spec
     framework = FRAMEWORKS[conversion.job.mapping.profile]
-    digest = hashlib.sha256(json.dumps([framework, template], sort_keys=True).encode()).hexdigest()[:10]
+    digest = hashlib.sha256(json.dumps([framework, template, *([pod_group_policy] if pod_group_policy else [])],
+                                       sort_keys=True).encode()).hexdigest()[:10]
     runtime_name = f"kf2jobset-{framework}-{digest}"
     namespace = meta.get("namespace")
     runtime = {
@@ -170,7 +172,7 @@ def _finish_generated(conversion, options, why: list[str]) -> None:
         "kind": "TrainingRuntime",
         "metadata": {"name": runtime_name, **({"namespace": namespace} if namespace else {}),
                      "labels": {FRAMEWORK_LABEL: framework, CREATED_BY[0]: CREATED_BY[1]}},
-        "spec": {"template": template},
+        "spec": {**({"podGroupPolicy": pod_group_policy} if pod_group_policy else {}), "template": template},
     }
     train_meta = {k: meta[k] for k in ("name", "generateName", "namespace") if meta.get(k)}
     if labels or kueue:

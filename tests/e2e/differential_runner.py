@@ -540,7 +540,8 @@ class LazyStackRunner:
                         raise
                     print(f"\n[differential] {self.flavour} stack start failed, retrying once: {str(e)[:300]}")
             agent = NodeAgent(stack.kubeconfig, stand_in_programs(listen_on_probes=self.listen_on_probes), namespaces=set(),
-                              scheduler_names=("default-scheduler", "yunikorn"), backoff=(0.5, 5.0), subnet=self.subnet)
+                              scheduler_names=("default-scheduler", "volcano", "yunikorn"), backoff=(0.5, 5.0),
+                              subnet=self.subnet)  # volcano: the JobSet side of scheduling/volcano-mpijob
             agent.start()
             print(f"\n[differential] {self.flavour} stack up in {stack.startup_seconds:.1f} s, with its node agent "
                   f"{time.monotonic() - t0:.1f} s: {stack.timings}")

@@ -96,7 +96,12 @@ TRAINER_COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "jobs
 # pins (tools/testtrainingoperator/go.mod; tools/upstream-modules.txt), read from the Go module cache.
 SCHEDULER_PLUGINS_MODULE = "scheduler-plugins"
 SCHEDULER_PLUGINS_PODGROUP_CRD = Path("config") / "crd" / "bases" / "scheduling.x-k8s.io_podgroups.yaml"
+TRAINER_SCHEDULER_PLUGINS_MODULE = "scheduler-plugins-trainer"  # the release tools/testtrainer/go.mod pins
+# "mpi-operator-volcano": the mpi-operator stack with mpi-operator run with --gang-scheduling=volcano and the
+# same schema-less Volcano PodGroup CRD: mpi-operator's own PodGroup and pod decoration (podgroup.go).
+MPI_FLAVOURS = ("mpi-operator", "mpi-operator-volcano")
 FLAVOURS = {"training-operator": COMPONENTS, "mpi-operator": MPI_COMPONENTS, "volcano": COMPONENTS,
+            "mpi-operator-volcano": MPI_COMPONENTS,
             "scheduler-plugins": COMPONENTS,
             MXJOB_FLAVOUR: MXJOB_COMPONENTS, "jobset-admission": ADMISSION_COMPONENTS,
             TRAINER_FLAVOUR: TRAINER_COMPONENTS}
@@ -113,27 +118,8 @@ TRAINER_MODULE = "trainer"
 OPERATOR_WEBHOOK_CONFIG = "validator.training-operator.kubeflow.org"  # its name when deployed
 
 COMPONENT_TIMEOUT = 60.0
-PORT_NAMES = (
-    "kcm",
-    "operator-webhook",
-    "operator-metrics",
-    "operator-probe",
-    "jobset-webhook",
-    "jobset-metrics",
-    "jobset-probe",
-    "mpi-operator-probe",
-    "trainer-webhook",
-    "trainer-metrics",
-    "trainer-probe",
-)
-
-
-# ---------------------------------------------------------------------------------------------
-# binaries and upstream modules
-
-
-# ---------------------------------------------------------------------------------------------
-# webhook configurations from the upstream manifests
+PORT_NAMES = ("kcm", "operator-webhook", "operator-metrics", "operator-probe", "jobset-webhook", "jobset-metrics",
+              "jobset-probe", "mpi-operator-probe", "trainer-webhook", "trainer-metrics", "trainer-probe")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -179,7 +165,7 @@ class GroundTruthStack:
             self.timings[name] = round(now - mark, 2)
             mark = now
 
-        mpi = self.flavour == "mpi-operator"
+        mpi = self.flavour in MPI_FLAVOURS
         mx = self.flavour == MXJOB_FLAVOUR
         admission = self.flavour == "jobset-admission"
         trainer = self.flavour == TRAINER_FLAVOUR
@@ -202,10 +188,13 @@ class GroundTruthStack:
         elif mx:  # v1.8.1's MXJob CRD only
             crds = [operator_mod / "manifests" / "base" / "crds" / "kubeflow.org_mxjobs.yaml"]
         elif trainer:  # TrainJob, TrainingRuntime, ClusterTrainingRuntime
-            crds = trainer_crd_files
+            crds = list(trainer_crd_files)
+            # and the PodGroup of the scheduler-plugins release Trainer pins, present before Trainer starts as its
+            # CoScheduling plugin needs (podGroupPolicy.coscheduling: tests/e2e/test_trainjob_gang.py)
+            crds.append(module_dir(TRAINER_SCHEDULER_PLUGINS_MODULE) / SCHEDULER_PLUGINS_PODGROUP_CRD)
         else:
             crds = sorted((operator_mod / "manifests" / "base" / "crds").glob("kubeflow.org_*.yaml"))
-        if self.flavour == "volcano":
+        if self.flavour in ("volcano", "mpi-operator-volcano"):
             pg_crd = self.workdir / "volcano-podgroup-crd.yaml"
             pg_crd.write_text(yaml.safe_dump(VOLCANO_PODGROUP_CRD, sort_keys=False))
             crds.append(pg_crd)
@@ -213,7 +202,7 @@ class GroundTruthStack:
             crds.append(module_dir(SCHEDULER_PLUGINS_MODULE) / SCHEDULER_PLUGINS_PODGROUP_CRD)
         crds.append(jobset_mod / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml")
         self.apiserver.install_crds(crds)
-        lap(f"CRDs ({'none' if admission else 'MPIJob v2beta1' if mpi else 'MXJob' if mx else '3 Trainer' if trainer else '6 kubeflow.org'} + JobSet)")
+        lap(f"CRDs ({'none' if admission else 'MPIJob v2beta1' if mpi else 'MXJob' if mx else '3 Trainer + PodGroup' if trainer else '6 kubeflow.org'} + JobSet)")
 
         op_dir = None if mpi or admission else self._webhook_cert_dir("trainer" if trainer else "training-operator", certs)
         js_dir = self._webhook_cert_dir("jobset-controller", certs)
@@ -336,7 +325,8 @@ class GroundTruthStack:
                 "--kube-api-qps=100",
                 "--kube-api-burst=200",
                 "--threadiness=4",
-                # no --gang-scheduling (no PodGroups), no --cluster-domain (hostfile: <pod>.<job>.<ns>.svc)
+                # no --cluster-domain (hostfile: <pod>.<job>.<ns>.svc); --gang-scheduling only on its flavour
+                *(["--gang-scheduling=volcano"] if self.flavour == "mpi-operator-volcano" else []),
             ],
         )
 
@@ -435,7 +425,7 @@ class GroundTruthStack:
             self.logs["kube-controller-manager"],
             insecure,
         )
-        operator = (("mpi-operator", "mpi-operator-probe") if self.flavour == "mpi-operator"
+        operator = (("mpi-operator", "mpi-operator-probe") if self.flavour in MPI_FLAVOURS
                     else ("trainer-controller", "trainer-probe") if self.flavour == TRAINER_FLAVOUR
                     else ("training-operator", "operator-probe"))
         for name, port in (operator, ("jobset-controller", "jobset-probe")):
@@ -495,7 +485,7 @@ class GroundTruthStack:
                 ),
                 "jobset mutating": lambda: expect_mutated(custom),
             }
-            if self.flavour in ("mpi-operator", "jobset-admission"):  # no training-operator webhooks there
+            if self.flavour in (*MPI_FLAVOURS, "jobset-admission"):  # no training-operator webhooks there
                 del checks["training-operator validating"]
             elif self.flavour == TRAINER_FLAVOUR:  # Trainer's three validating webhooks instead
                 del checks["training-operator validating"]

@@ -21,14 +21,15 @@ import yaml
 
 from ..conftest import FIXTURES
 from .conftest import running_stack
+from .gang_harness import FLAG, PG, apply_conversion, conversion_parts, convert_for_gang, podgroup_diffs, pods_of
 from .stack import GroundTruthStack, wait_for
-from .gang_harness import FLAG, PG, convert_for_gang
-
 
 LABEL = "scheduling.x-k8s.io/pod-group"
 REPLICA_TYPE = "training.kubeflow.org/replica-type"
 RJOB = "jobset.sigs.k8s.io/replicatedjob-name"
-CASES = [c for c in ("scheduler-plugins", "scheduler-plugins-tfjob", "scheduler-plugins-min-resources")
+# fixtures/scheduling/<case>, or a path under fixtures/ (the TrainJob target's gang: tests/e2e/test_trainjob_gang.py)
+CASES = [c for c in ("scheduler-plugins", "scheduler-plugins-tfjob", "scheduler-plugins-min-resources",
+                     "targets/trainjob/scheduler-plugins-gang")
          if re.search(os.environ.get("KF2JOBSET_GANG_ONLY", ""), c)]
 PLURALS = {"PyTorchJob": "pytorchjobs", "TFJob": "tfjobs", "PaddleJob": "paddlejobs"}
 
@@ -39,24 +40,12 @@ def gang_stack() -> Iterator[GroundTruthStack]:
         yield s
 
 
-def pods_of(core, ns: str, n: int, what: str) -> list:
-    def pods():
-        items = core.list_namespaced_pod(ns).items
-        return items if len(items) >= n else None
-    return wait_for(pods, timeout=180, what=what)
-
-
 @pytest.mark.parametrize("case", CASES)
 def test_operator_podgroup_and_pods_match_kf2jobset(gang_stack: GroundTruthStack, case: str) -> None:
     from kubernetes import client
 
-    job = yaml.safe_load((FIXTURES / "scheduling" / case / "input.yaml").read_text())
-    job["metadata"].pop("namespace", None)
-    conv = convert_for_gang(job)
-    (pg_model,) = [c for c in conv.companions if c.get("kind") == "PodGroup"]
-    order_free = "JS091" not in {n.code for n in conv.notes}
-    templates = {rj["name"]: rj["template"]["spec"]["template"] for rj in conv.jobset["spec"]["replicatedJobs"]}
-    n = sum(rj["replicas"] for rj in conv.jobset["spec"]["replicatedJobs"])
+    job = yaml.safe_load((FIXTURES / (case if "/" in case else f"scheduling/{case}") / "input.yaml").read_text())
+    conv, pg_model, order_free, templates, n = conversion_parts(job, convert_for_gang)
     diffs: list[str] = []
 
     with gang_stack.api_client() as api:
@@ -70,28 +59,14 @@ def test_operator_podgroup_and_pods_match_kf2jobset(gang_stack: GroundTruthStack
                                timeout=120, what="the operator's PodGroup")
             real_pods = pods_of(core, v1_ns, n, f"{n} operator pods")
             # the conversion, applied as a user would: the PodGroup (real CRD schema) and the JobSet (webhooks)
-            pg_obj = dict(pg_model, metadata=dict(pg_model["metadata"], namespace=js_ns))
-            custom.create_namespaced_custom_object(*PG[:2], js_ns, PG[2], pg_obj)
-            custom.create_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", js_ns, "jobsets", conv.jobset)
-            js_pods = pods_of(core, js_ns, sum(rj["replicas"] for rj in conv.jobset["spec"]["replicatedJobs"]
-                                               if not rj.get("dependsOn")), "the JobSet's pods")
+            js_pods = apply_conversion(core, custom, PG, pg_model, conv.jobset, js_ns)
             stored_pg = custom.get_namespaced_custom_object(*PG[:2], js_ns, PG[2], pg_model["metadata"]["name"])
         finally:
             for ns in (v1_ns, js_ns):
                 core.delete_namespace(ns)  # stays Terminating: no namespace controller runs
 
-    print(f"\n[e2e gang] {case}: real PodGroup {real_pg['metadata']['name']} {real_pg['spec']} | "
-          f"kf2jobset {pg_model['metadata']['name']} {pg_model['spec']}")
-    if real_pg["metadata"]["name"] != job["metadata"]["name"] or pg_model["metadata"]["name"] != conv.jobset["metadata"]["name"]:
-        diffs.append(f"PodGroup names: real {real_pg['metadata']['name']!r}, kf2jobset {pg_model['metadata']['name']!r}")
-    fields = ("minMember", "minResources", "scheduleTimeoutSeconds")
-    for f in fields:
-        if f == "minResources" and not order_free:
-            continue  # JS091: the operator's sum depends on Go map order there
-        if real_pg["spec"].get(f) != pg_model["spec"].get(f):
-            diffs.append(f"PodGroup spec.{f}: real {real_pg['spec'].get(f)!r} != kf2jobset {pg_model['spec'].get(f)!r}")
-    if set(real_pg["spec"]) - set(fields):
-        diffs.append(f"PodGroup spec fields the operator set and the test does not compare: {sorted(set(real_pg['spec']) - set(fields))}")
+    diffs += podgroup_diffs(f"[e2e gang] {case}", real_pg, pg_model, job, conv.jobset,
+                            ("minMember", "minResources", "scheduleTimeoutSeconds"), order_free)
     if stored_pg["spec"] != pg_model["spec"]:
         diffs.append(f"the API server stored kf2jobset's PodGroup as {stored_pg['spec']} (pruned or defaulted)")
 

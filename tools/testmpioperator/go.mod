@@ -9,6 +9,7 @@ require (
 	github.com/kubeflow/mpi-operator v0.8.2
 	k8s.io/client-go v0.35.6
 	k8s.io/klog/v2 v2.140.0
+	volcano.sh/apis v1.14.0
 )
 
 require (
@@ -59,5 +60,4 @@ require (
 	sigs.k8s.io/scheduler-plugins v0.34.7 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.2-0.20260122202528-d9cc6641c482 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
-	volcano.sh/apis v1.14.0 // indirect
 )

@@ -26,6 +26,7 @@ import (
 	kubeclientset "k8s.io/client-go/kubernetes"
 	clientgokubescheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
@@ -35,6 +36,7 @@ import (
 	informers "github.com/kubeflow/mpi-operator/pkg/client/informers/externalversions"
 	"github.com/kubeflow/mpi-operator/pkg/controller"
 	"github.com/kubeflow/mpi-operator/pkg/version"
+	volcanoclient "volcano.sh/apis/pkg/client/clientset/versioned"
 )
 
 func main() {
@@ -46,8 +48,8 @@ func main() {
 	if opt.PrintVersion {
 		version.PrintVersionAndExit("v2")
 	}
-	if opt.GangSchedulingName != "" {
-		klog.Fatal("--gang-scheduling is not supported by this entry point (the tests run without a gang scheduler)")
+	if opt.GangSchedulingName != "" && opt.GangSchedulingName != options.GangSchedulerVolcano {
+		klog.Fatal("--gang-scheduling: only volcano is supported by this entry point (tests/e2e/test_mpi_volcano.py)")
 	}
 	if opt.MonitoringPort != 0 {
 		klog.Fatal("--monitoring-port is not supported by this entry point (upstream binds it on every interface)")
@@ -81,7 +83,11 @@ func main() {
 	}
 	kubeInformers := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0, kubeOpts...)
 	mpiInformers := informers.NewSharedInformerFactoryWithOptions(mpiJobClient, 0, mpiOpts...)
-	ctrl, err := controller.NewMPIJobController(ctx, kubeClient, mpiJobClient, nil, nil,
+	var volcanoClient volcanoclient.Interface // as upstream's server.go: a client only when gang-scheduling
+	if opt.GangSchedulingName == options.GangSchedulerVolcano {
+		volcanoClient = volcanoclient.NewForConfigOrDie(cfg)
+	}
+	ctrl, err := controller.NewMPIJobController(ctx, kubeClient, mpiJobClient, volcanoClient, nil,
 		kubeInformers.Core().V1().ConfigMaps(),
 		kubeInformers.Core().V1().Secrets(),
 		kubeInformers.Core().V1().Services(),
@@ -116,6 +122,9 @@ func main() {
 
 	kubeInformers.Start(ctx.Done())
 	mpiInformers.Start(ctx.Done())
+	if ctrl.PodGroupCtrl != nil {
+		ctrl.PodGroupCtrl.StartInformerFactory(ctx.Done())
+	}
 	go func() {
 		// The same informers the controller waits for in Run before it starts its workers.
 		for t, ok := range kubeInformers.WaitForCacheSync(ctx.Done()) {
@@ -127,6 +136,9 @@ func main() {
 			if !ok {
 				klog.Fatalf("informer cache for %v did not sync", t)
 			}
+		}
+		if ctrl.PodGroupCtrl != nil && !cache.WaitForCacheSync(ctx.Done(), ctrl.PodGroupCtrl.PodGroupSharedIndexInformer().HasSynced) {
+			klog.Fatal("PodGroup informer cache did not sync")
 		}
 		ready.Store(true)
 	}()

@@ -1,0 +1,240 @@
+"""The YuniKorn fields kf2jobset writes and reads, held against what the real k8shim parses from a pod: its
+constants (pkg/common/constants), the TaskGroup struct and GetTaskGroupsFromAnnotation (pkg/cache), the
+order of GetApplicationIDFromPod and GetSchedulingPolicyParam. No k8shim release builds here (the module proxy
+refuses them: tools/README-ground-truth.md, "YuniKorn"), so the Go source is read, not run: from the Go module
+cache when a k8shim module is there, else from a clone named by KF2JOBSET_YUNIKORN_K8SHIM
+(`GIT_DIR[@TAG]`, default tag v1.9.0). Without either the tests skip and say so."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kf2jobset import yunikorn
+from kf2jobset.options import ConvertOptions
+from kf2jobset.pipeline import convert_text
+from kf2jobset.quantity import parse_quantity
+
+from .conftest import FIXTURES
+
+SOURCES = {"constants": "pkg/common/constants/constants.go", "amprotocol": "pkg/cache/amprotocol.go",
+           "parser": "pkg/cache/utils.go", "utils": "pkg/common/utils/utils.go", "gang": "pkg/cache/gang_utils.go"}
+INT32_MAX = 2**31 - 1
+
+
+def _module_roots() -> list[Path]:
+    roots = [os.environ.get("GOMODCACHE"), str(Path(os.environ.get("GOPATH") or Path.home() / "go") / "pkg" / "mod")]
+    try:
+        roots.insert(0, subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True, timeout=30).stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return [Path(r) for r in dict.fromkeys(filter(None, roots))]
+
+
+def _newest(paths: list[Path]) -> Path | None:
+    def key(p: Path):
+        return tuple(int(x) for x in re.findall(r"\d+", p.name.split("@v", 1)[1])[:3])
+    return max(paths, key=key, default=None)
+
+
+def _k8shim_sources() -> tuple[str, dict[str, str]]:
+    for root in _module_roots():
+        module = _newest([p for p in (root / "github.com" / "apache").glob("yunikorn-k8shim@v*")
+                          if (p / SOURCES["parser"]).is_file()])
+        if module:
+            return module.name, {k: (module / v).read_text() for k, v in SOURCES.items()}
+    clone = os.environ.get("KF2JOBSET_YUNIKORN_K8SHIM")
+    if not clone:
+        pytest.skip("no yunikorn-k8shim module in the Go module cache (the proxy refuses every release tried, "
+                    "tools/README-ground-truth.md) and KF2JOBSET_YUNIKORN_K8SHIM names no clone (GIT_DIR[@TAG])")
+    git_dir, _, tag = clone.partition("@")
+    tag = tag or "v1.9.0"
+    texts = {k: subprocess.run(["git", "--git-dir", git_dir, "show", f"{tag}:{v}"], capture_output=True, text=True,
+                               check=True, timeout=60).stdout for k, v in SOURCES.items()}
+    return f"yunikorn-k8shim@{tag} ({git_dir})", texts
+
+
+def _si_constants() -> dict[str, str]:
+    """yunikorn-scheduler-interface's string constants (k8shim's DomainYuniKorn is siCommon.DomainYuniKorn)."""
+    for root in _module_roots():
+        module = _newest([p for p in (root / "github.com" / "apache").glob("yunikorn-scheduler-interface@v*")
+                          if (p / "lib/go/common/constants.go").is_file()])
+        if module:
+            return dict(re.findall(r'^\s*(\w+)\s*=\s*"([^"]*)"', (module / "lib/go/common/constants.go").read_text(), re.M))
+    return {}
+
+
+@pytest.fixture(scope="module")
+def k8shim():
+    name, texts = _k8shim_sources()
+    return name, texts
+
+
+@pytest.fixture(scope="module")
+def consts(k8shim):
+    """k8shim's string constants, with `A + "b"` and siCommon.X resolved."""
+    si = _si_constants()
+    raw = dict(re.findall(r'^\s*(?:const\s+)?(\w+)\s*=\s*([^\n]+)$', k8shim[1]["constants"], re.M))
+    out: dict[str, str] = {}
+
+    def value(expr: str) -> str | None:
+        parts = [p.strip() for p in expr.split("//")[0].split("+")]
+        text = ""
+        for p in parts:
+            if re.fullmatch(r'"[^"]*"', p):
+                text += p[1:-1]
+            elif p.startswith("siCommon.") and p[9:] in si:
+                text += si[p[9:]]
+            elif p in raw and p != expr:
+                v = value(raw[p])
+                if v is None:
+                    return None
+                text += v
+            else:
+                return None
+        return text
+
+    for k, expr in raw.items():
+        v = value(expr)
+        if v is not None:
+            out[k] = v
+    if "DomainYuniKorn" not in out:
+        pytest.skip("k8shim's DomainYuniKorn comes from yunikorn-scheduler-interface, which is not in the Go module cache")
+    return out
+
+
+def test_the_keys_kf2jobset_writes_are_k8shims(consts):
+    assert yunikorn.SCHEDULER == consts["SchedulerName"]
+    assert yunikorn.TASK_GROUPS == consts["AnnotationTaskGroups"]
+    assert yunikorn.TASK_GROUP_NAME == consts["AnnotationTaskGroupName"]
+    assert yunikorn.POLICY_PARAMETERS == consts["AnnotationSchedulingPolicyParam"]
+    assert yunikorn.QUEUE_LABEL == consts["CanonicalLabelQueueName"]
+    assert yunikorn.APP_ID_ANNOTATION == consts["AnnotationApplicationID"]
+    assert set(yunikorn.APP_ID_KEYS) == {consts["CanonicalLabelApplicationID"], consts["LabelApplicationID"],
+                                         consts["SparkLabelAppID"]}
+
+
+def test_the_application_id_is_looked_up_in_k8shims_order(k8shim, consts):
+    body = k8shim[1]["utils"].split("func GetApplicationIDFromPod", 1)[1].split("\nfunc ", 1)[0]
+    order = [(m[0], consts[m[1]]) for m in re.findall(r"GetPod(Label|Annotation)Value\(pod, constants\.(\w+)\)", body)]
+    order += [("Label", consts[k]) for k in re.findall(r"^\s*constants\.(\w+),$", body, re.M)]
+    assert order[0][0] == "Label" and order[1][0] == "Annotation", order
+    # kf2jobset's app_id tries each place alone: a template with only that key gives that key's value
+    for kind, key in order:
+        meta = {"labels" if kind == "Label" else "annotations": {key: "app"}}
+        assert yunikorn.app_id({"metadata": meta}) == "app", (kind, key)
+    # and with every place set, the first in k8shim's order wins
+    both = {"labels": {k: f"{kind}:{k}" for kind, k in order if kind == "Label"},
+            "annotations": {k: f"{kind}:{k}" for kind, k in order if kind == "Annotation"}}
+    assert yunikorn.app_id({"metadata": both}) == f"{order[0][0]}:{order[0][1]}"
+    both["labels"].pop(order[0][1])
+    assert yunikorn.app_id({"metadata": both}) == f"{order[1][0]}:{order[1][1]}"
+
+
+def _task_group_fields(k8shim) -> dict[str, str]:
+    body = re.search(r"type TaskGroup struct \{(.*?)\n\}", k8shim[1]["amprotocol"], re.S).group(1)
+    return dict(re.findall(r"^\s*(\w+)\s+(\S+)", body, re.M))
+
+
+def _checks(k8shim) -> set[tuple[str, str, str]]:
+    body = k8shim[1]["parser"].split("func GetTaskGroupsFromAnnotation", 1)[1].split("\nfunc ", 1)[0]
+    return set(re.findall(r"if taskGroup\.(\w+) (==|<|>|<=|>=|!=) ([^{]+?) \{", body))
+
+
+def _k8shim_parse(text: str, fields: dict[str, str]) -> list[dict]:
+    """GetTaskGroupsFromAnnotation as the Go source above does it: encoding/json into []TaskGroup (keys match
+    fields case-insensitively, unknown keys are dropped), then its checks. A key Go would drop fails here too:
+    what kf2jobset meant by it would be lost."""
+    groups = json.loads(text)
+    assert isinstance(groups, list)
+    by_lower = {f.lower(): f for f in fields}
+    for g in groups:
+        assert isinstance(g, dict)
+        unknown = [k for k in g if k.lower() not in by_lower]
+        assert not unknown, f"keys k8shim's TaskGroup has no field for: {unknown}"
+        g = {by_lower[k.lower()]: v for k, v in g.items()}
+        assert isinstance(g.get("Name"), str) and g["Name"], "taskGroup Name"
+        assert isinstance(g.get("MinResource"), dict), "taskGroup MinResource is nil"
+        assert all(k and parse_quantity(v) is not None for k, v in g["MinResource"].items()), g["MinResource"]
+        assert type(g.get("MinMember")) is int and 0 < g["MinMember"] <= INT32_MAX, "taskGroup MinMember"
+        for f in ("Labels", "Annotations", "NodeSelector"):
+            assert f not in g or all(isinstance(v, str) for v in g[f].values()), f
+        for f in ("Tolerations", "TopologySpreadConstraints"):
+            assert f not in g or isinstance(g[f], list), f
+    return groups
+
+
+def test_the_parser_checks_are_the_ones_modelled_here(k8shim):
+    fields = _task_group_fields(k8shim)
+    assert {"Name", "MinMember", "MinResource", "NodeSelector", "Tolerations", "Affinity"} <= set(fields), fields
+    assert fields["MinMember"] == "int32"
+    assert _checks(k8shim) == {("Name", "==", '""'), ("MinResource", "==", "nil"), ("MinMember", "==", "int32(0)"),
+                               ("MinMember", "<", "int32(0)")}, "k8shim's checks changed: update _k8shim_parse"
+
+
+def _yunikorn_conversions():
+    """Every JobSet kf2jobset writes for a fixture whose pods name YuniKorn, with --scheduler yunikorn as well
+    as with the fixture's own arguments."""
+    for case in sorted(FIXTURES.glob("*/*/input.yaml")):
+        text = case.read_text()
+        args = case.parent / "args"
+        if "yunikorn" not in text + (args.read_text() if args.exists() else ""):
+            continue
+        for scheduler in ("none", "yunikorn"):
+            result = convert_text(text, case.name, ConvertOptions(scheduler=scheduler))
+            for r in result.results:
+                for c in r.conversions:
+                    yield f"{case.parent.parent.name}/{case.parent.name} --scheduler={scheduler}", c.objects
+
+
+def _pods(manifests) -> list[tuple[str, int, dict]]:
+    return [(rj["name"], rj.get("replicas", 1), rj["template"]["spec"]["template"])
+            for m in manifests if m.get("kind") == "JobSet" for rj in m["spec"]["replicatedJobs"]]
+
+
+def test_every_task_group_kf2jobset_emits_parses_in_k8shim(k8shim, consts):
+    fields = _task_group_fields(k8shim)
+    checked = 0
+    policy = k8shim[1]["gang"].split("func GetSchedulingPolicyParam", 1)[1]
+    params = {consts["SchedulingPolicyTimeoutParam"], consts["SchedulingPolicyStyleParam"]}
+    assert "constants.SchedulingPolicyParamDelimiter" in policy and 'strings.Split(p, "=")' in policy
+    for label, manifests in _yunikorn_conversions():
+        pods = [p for p in _pods(manifests) if (p[2].get("spec") or {}).get("schedulerName") == consts["SchedulerName"]]
+        for name, _, pod in pods:
+            ann = (pod.get("metadata") or {}).get("annotations") or {}
+            if consts["AnnotationTaskGroups"] in ann:
+                groups = _k8shim_parse(ann[consts["AnnotationTaskGroups"]], fields)
+                own = ann.get(consts["AnnotationTaskGroupName"])
+                # FindAppTaskGroup: a pod naming a group the application does not define is an error
+                assert own is None or own in {g["name"] for g in groups}, (label, name, own)
+                checked += 1
+            for p in filter(None, ann.get(consts["AnnotationSchedulingPolicyParam"], "").split(consts["SchedulingPolicyParamDelimiter"])):
+                key, _, v = p.partition("=")
+                assert key in params and v, (label, p)
+                if key == consts["SchedulingPolicyTimeoutParam"]:
+                    assert re.fullmatch(r"-?\d+", v) and int(v) < 2**63, (label, p)
+        if "yunikorn" in label.rsplit("=", 1)[1]:
+            # --scheduler yunikorn: every pod one application, and every pod in a task group
+            assert len({yunikorn.app_id(p) for _, _, p in pods}) == 1, label
+    assert checked >= 6, "too few task groups found in the fixtures to hold against k8shim"
+
+
+def test_the_placeholder_resources_are_what_each_pod_requests(k8shim):
+    """A placeholder asks for minResource (GetPlaceholderResourceRequests copies every non-empty key), and the
+    real pod takes its place only if it fits there: kf2jobset's minResource is one pod's requests."""
+    gang = k8shim[1]["gang"]
+    assert "func GetPlaceholderResourceRequests" in gang and 'if k == "" {' in gang
+    job = yaml.safe_load((FIXTURES / "scheduling/yunikorn-pytorchjob/input.yaml").read_text())
+    result = convert_text(yaml.safe_dump(job), "job.yaml", ConvertOptions(scheduler="yunikorn"))
+    (conv,) = [c for r in result.results for c in r.conversions]
+    for name, _, pod in _pods(conv.objects):
+        groups = json.loads(pod["metadata"]["annotations"][yunikorn.TASK_GROUPS])
+        (own,) = [g for g in groups if g["name"] == pod["metadata"]["annotations"][yunikorn.TASK_GROUP_NAME]]
+        for c in pod["spec"]["containers"]:
+            for k, v in ((c.get("resources") or {}).get("requests") or {}).items():
+                assert parse_quantity(own["minResource"][k]) >= parse_quantity(v), (name, k)
