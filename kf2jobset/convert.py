@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .emit import Conversion, emit
-from .errors import InvalidJobError, Kf2JobSetError, Location, Problem, UnsupportedError
+from .errors import InvalidJobError, Kf2JobSetError, Location, Problem, UnsupportedError, format_path
 from .mappings import convertible_mapping, kubeflow_job_kind, readable_versions
 from . import bookkeeping
 from . import claims as claim
@@ -125,7 +125,7 @@ def _convert_checked(doc: dict, mapping, options: ConvertOptions, assumed_name_l
     if problems:
         # Paths point into the emitted JobSet; say so, since the user edits the v1 job.
         raise RejectedJobSetError([
-            Problem(f"the JobSet would be rejected: {p.message} (at JobSet {_fmt(p.location.path)})",
+            Problem(f"the JobSet would be rejected: {p.message} (at JobSet {format_path(p.location.path)})",
                     Location(path=_NAME_PATH if p.rule in _NAME_RULES and (doc.get("metadata") or {}).get("name") else ()),
                     p.rule, p.hint)
             for p in problems
@@ -156,12 +156,6 @@ def _explain_readings(err: InvalidJobError, k8s_readings) -> InvalidJobError:
 
 _NAME_RULES = {"jobset-name", "job-name-length", "pod-name-length"}
 _NAME_PATH = ("metadata", "name")
-
-
-def _fmt(path) -> str:
-    from .errors import format_path
-
-    return format_path(path)
 
 
 @dataclass
@@ -264,9 +258,7 @@ class EmbeddedJob:
     owner: str  # the kind of the object that holds it
 
     def message(self) -> str:
-        from .schemas import format_path
-
-        where = format_path(self.path)
+        where = format_path(self.path, empty="")
         article = "an" if self.owner[:1] in "AEIOU" else "a"
         advice = {
             "AppWrapper": "convert the job (kf2jobset convert) and put the JobSet in the component's place "
@@ -307,12 +299,12 @@ def embedded_jobs(doc: dict) -> list[EmbeddedJob]:
             manifest = (tpl.get("resource") or {}).get("manifest") if isinstance(tpl, dict) and isinstance(
                 tpl.get("resource"), dict) else None
             if isinstance(manifest, str) and "kubeflow.org" in manifest:
-                for obj in _yaml_objects(str(manifest)) or [_kind_lines(str(manifest))]:
+                for obj in yaml_objects(str(manifest)) or [_kind_lines(str(manifest))]:
                     add(base + (i, "resource", "manifest"), obj, kind)
     elif kind == "ConfigMap" and isinstance(doc.get("data"), dict):
         for key, value in doc["data"].items():
             if isinstance(value, str) and "kubeflow.org" in value and len(value) < 1_000_000:
-                for obj in _yaml_objects(str(value)):
+                for obj in yaml_objects(str(value)):
                     add(("data", str(key)), obj, "ConfigMap")
     return found
 
@@ -341,7 +333,7 @@ def _kind_lines(text: str) -> dict:
     return found
 
 
-def _yaml_objects(text: str) -> list:
+def yaml_objects(text: str) -> list:
     """The documents of a YAML string, or [] if it is not YAML (a ConfigMap value may be anything)."""
     import yaml
 

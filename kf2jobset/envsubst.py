@@ -250,7 +250,7 @@ def _same_type(old: str, new: str) -> str:
         return new
 
 
-class _Restorer:
+class PlaceholderRestorer:
     """Puts placeholders back where tokens are, in dicts, lists, strings and dataclasses (in place)."""
 
     def __init__(self, table: dict[str, str]):
@@ -351,8 +351,8 @@ def convert_template(doc: dict, placeholders: list[Placeholder], convert: Callab
             f"{name!r}: this job's JobSet name may be at most {limit} characters (JobSet's name-length limits), and "
             f"its text without the envsubst placeholders is already {len(PLACEHOLDER_RE.sub('', name))}",
             Location(path=("metadata", "name")), rule="jobset-name", hint="shorten the name"))
-    mine = _Restorer(first)(conv.objects)
-    theirs = _Restorer(second)(other.objects) if other is not None else None
+    mine = PlaceholderRestorer(first)(conv.objects)
+    theirs = PlaceholderRestorer(second)(other.objects) if other is not None else None
     if sized:
         _carried_counts(conv, mine, theirs, sized)
     if theirs != mine:
@@ -360,7 +360,7 @@ def convert_template(doc: dict, placeholders: list[Placeholder], convert: Callab
         raise InvalidJobError(Problem(
             f"the conversion depends on the value of envsubst placeholder(s) {names}: it cannot be converted as a template",
             Location(path=template[0].path), rule=RULE, hint=_forward([s for p in template for s in p.spellings])))
-    _Restorer(first)((conv.job, conv.plan, conv.notes, conv.jobset))  # the JobSet a target keeps beside its objects
+    PlaceholderRestorer(first)((conv.job, conv.plan, conv.notes, conv.jobset))  # the JobSet a target keeps beside its objects
     conv.notes.extend(template_notes(conv, placeholders, limit))
     return conv
 
@@ -436,7 +436,7 @@ def _forward(spellings) -> str:
 def _explain(err: Kf2JobSetError, template: list[Placeholder], table: dict[str, str]) -> Kf2JobSetError:
     """Errors of the stand-in conversion: tokens back to placeholders; an error at (or on the entry
     just above) a placeholder is that placeholder's."""
-    restore = _Restorer(table)
+    restore = PlaceholderRestorer(table)
     problems = []
     hit = False
     for pr in err.problems:

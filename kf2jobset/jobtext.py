@@ -89,22 +89,22 @@ def holders(data: dict, options) -> list[Holder]:
 
 def job_in_text(text: str) -> dict | None:
     """The one object of a YAML text, Argo placeholders as written (None: not one YAML object)."""
-    from .convert import _yaml_objects
-    from .envsubst import _Restorer
+    from .convert import yaml_objects
+    from .envsubst import PlaceholderRestorer
 
     inner, back = _with_stand_ins(str(text))
-    objects = [o for o in _yaml_objects(inner) if o is not None]
+    objects = [o for o in yaml_objects(inner) if o is not None]
     if len(objects) != 1 or not isinstance(objects[0], dict):
         return None
-    return _Restorer({spelling: "${" + token + "}" for token, spelling in back.items()})(objects[0])
+    return PlaceholderRestorer({spelling: "${" + token + "}" for token, spelling in back.items()})(objects[0])
 
 
 def _job_kind_of(text: str) -> str | None:
     """The Kubeflow job kind of a YAML text (None: not YAML, or not one job)."""
-    from .convert import _yaml_objects
+    from .convert import yaml_objects
     from .mappings import kubeflow_job_kind
 
-    objects = [o for o in _yaml_objects(_with_stand_ins(str(text))[0]) if o is not None]
+    objects = [o for o in yaml_objects(_with_stand_ins(str(text))[0]) if o is not None]
     return kubeflow_job_kind(objects[0]) if len(objects) == 1 else None
 
 
@@ -233,10 +233,10 @@ def _convert_one(doc, path, options, convert_text, holder: Holder, node, key, ro
         return
     conv = convs[0]
     if back:
-        from .envsubst import _Restorer
+        from .envsubst import PlaceholderRestorer
 
         conv.notes[:] = _argo_notes(conv.notes, back)
-        _Restorer({spelling: "${" + token + "}" for token, spelling in back.items()})(
+        PlaceholderRestorer({spelling: "${" + token + "}" for token, spelling in back.items()})(
             (conv.job, conv.plan, conv.notes, conv.jobset, conv.companions))
     if holder.owner == "ConfigMap":
         from .convert import _katib_note
@@ -497,7 +497,7 @@ class TrialTemplate:
 
 def trial_templates(datas, options) -> tuple:
     """Every ConfigMap value (of the given parsed documents) holding a v1 job that converts."""
-    from .convert import convert_job, is_job, _yaml_objects
+    from .convert import convert_job, is_job, yaml_objects
 
     found = []
     for data in datas:
@@ -507,7 +507,7 @@ def trial_templates(datas, options) -> tuple:
         for key, value in data["data"].items():
             if not isinstance(value, str) or "kubeflow.org" not in value:
                 continue
-            objects = _yaml_objects(str(value))
+            objects = yaml_objects(str(value))
             if len(objects) == 1 and _converted_shape(objects[0]) is not None:  # converted by an earlier run
                 names, master_role = _converted_shape(objects[0])
                 found.append(TrialTemplate(meta.get("namespace"), str(meta.get("name")), str(key), names, master_role))

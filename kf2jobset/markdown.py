@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 from .errors import Location, Problem
-from .files import is_doc_name as is_markdown
+from .filenames import is_doc_name as is_markdown
 from .pipeline import FileResult, convert_text
 
 YAML_INFO = ("yaml", "yml", "")  # "" = untagged

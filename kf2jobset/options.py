@@ -30,6 +30,14 @@ MPI_HOSTFILE_MODES = ("auto", "configmap", "generated")
 # bundle, else a runtime of the job's own (auto); or always a per-job TrainingRuntime holding kf2jobset's
 # JobSet (per-job, formerly `generated`, still accepted: the v1 contract exactly)
 TRAINER_RUNTIMES = ("auto", "per-job", "generated")
+# `report --fail-on LEVEL`: the mildest finding category that makes the run fail (report/model.py)
+FAIL_ON = {
+    "breaking": "breaking",
+    "approximated": "approximated",
+    "any": "rewritten",
+    "never": None,
+}
+COLOR_MODES = ("auto", "always", "never")  # `report --color`
 
 
 def parse_trainer_version(text: str) -> tuple[int, int]:

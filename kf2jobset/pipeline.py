@@ -1,16 +1,15 @@
 """One file's text -> its converted text, spliced so that unconverted documents keep every byte.
 
 Shared by `convert` (stdout), the repo mode (--in-place / --out-dir / --check) and the pre-commit
-hook. Pure apart from the explicit `read_text` helper.
+hook. Pure: text in, text out (the shells read the files: repo/fsio.py).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from .convert import DocumentResult, convert_document
-from .errors import InputError, Kf2JobSetError, Location, Problem
+from .errors import Kf2JobSetError, Location, Problem
 from .options import ConvertOptions
 from .yamlio import Document, detect_style, dump_documents, parse_documents, position
 
@@ -40,18 +39,6 @@ class FileResult:
             for emb in res.unconverted:
                 out.append(f"{self.path}:{doc.start_line + 1}: document {i + 1}: {emb.message()}")
         return out
-
-
-def read_text(path: str) -> str:
-    """Decode a manifest file: UTF-8 (a BOM is kept out of the text). Raises InputError."""
-    try:
-        raw = Path(path).read_bytes() if path != "-" else __import__("sys").stdin.buffer.read()
-    except OSError as exc:
-        raise InputError(Problem(f"cannot read: {exc.strerror}", Location(path)))
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(Problem(f"not UTF-8 (byte {exc.start})", Location(path)))
 
 
 def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:

@@ -21,8 +21,9 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
+from kf2jobset.errors import format_path
 from kf2jobset.resources import data_dir
 from kf2jobset.schemacheck import normalise as _normalise  # the instance as the API server's decoder sees it
 
@@ -40,28 +41,10 @@ class SchemaIssue:
     @property
     def location(self) -> str:
         """The path written the kubectl way: spec.replicatedJobs[0].template."""
-        return format_path(self.path)
+        return format_path(self.path, empty="")
 
     def __str__(self) -> str:
         return f"{self.location or '<root>'}: {self.message}"
-
-
-def format_path(path: Iterable[str | int]) -> str:
-    """spec.replicatedJobs[0].template; keys that are not plain words are bracketed:
-    metadata.labels["app.kubernetes.io/name"]."""
-    out = ""
-    for elem in path:
-        if not isinstance(elem, (int, str)) or isinstance(elem, bool):
-            elem = str(elem)  # a YAML key read as a number or a boolean
-        if isinstance(elem, int):
-            out += f"[{elem}]"
-        elif not elem or any(c in elem for c in '.[]" '):
-            out += "[" + json.dumps(elem) + "]"
-        elif out:
-            out += f".{elem}"
-        else:
-            out = str(elem)
-    return out
 
 
 def _path_key(path: tuple[str | int, ...]) -> tuple:
@@ -141,9 +124,9 @@ def _kubernetes_validator_class():
     integer (int64, or a float go-openapi calls whole) and Go's reading of `pattern` ($ is the end)."""
     from jsonschema import Draft202012Validator, validators
 
-    from .schemacheck import _is_integer
+    from .schemacheck import is_integer
 
-    checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", lambda _checker, v: _is_integer(v))
+    checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", lambda _checker, v: is_integer(v))
     return validators.extend(Draft202012Validator, {"x-kubernetes-list-type": _list_type, "pattern": _pattern},
                              type_checker=checker)
 

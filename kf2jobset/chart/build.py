@@ -470,8 +470,8 @@ def _shown(slot) -> str:
 
 
 def _path(path: tuple) -> str:
-    from ..schemas import format_path
+    from ..errors import format_path
 
-    return format_path(path) or "the document"
+    return format_path(path, empty="the document")
 
 

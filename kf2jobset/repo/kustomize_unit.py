@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..text import yamledit as Y
+from .fsio import read_text
 from .kustomize_tree import find_kustomization
 
 
@@ -54,7 +55,6 @@ class Context:
     def documents(self, path: Path) -> list:
         key = os.path.realpath(path)
         if key not in self.docs:
-            from ..pipeline import read_text
             from ..yamlio import parse_documents
 
             try:
@@ -75,8 +75,6 @@ class Context:
         if kfile is None:
             return []
         try:
-            from ..pipeline import read_text
-
             root = Y.compose(read_text(str(kfile)))
         except Exception:
             return []
