@@ -18,6 +18,7 @@ from . import claims as claim
 from .notes import Note
 from .options import ConvertOptions
 from .parse import parse_job
+from .podrules import check_configmap
 from .treecopy import copy_tree
 from .validate import check_jobset
 from .errors import RejectedJobSetError
@@ -134,8 +135,6 @@ def _convert_checked(doc: dict, mapping, options: ConvertOptions, assumed_name_l
 
 
 def _check_companions(companions) -> list[Problem]:
-    from .podrules import check_configmap
-
     out = []
     for c in companions:
         if c.get("kind") == "ConfigMap":
@@ -500,7 +499,7 @@ INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
 
 def _katib_fields(template: dict, conv: Conversion) -> None:
     selector = katib_trial_fields(template, conv.plan.rjob_names, conv.job.mapping.master_role)
-    conv.notes.append(_katib_note(selector))
+    conv.notes.append(katib_note(selector))
 
 
 def katib_trial_fields(template: dict, names: dict, master_role) -> dict | None:
@@ -537,7 +536,7 @@ def katib_trial_fields(template: dict, names: dict, master_role) -> dict | None:
     return selector
 
 
-def _katib_note(selector):
+def katib_note(selector):
     shown = ", ".join(f"{k}={v}" for k, v in (selector or {}).items())
     return Note("KT001", "prerequisite",
                 "Katib trial template: success/failure conditions read the JobSet's Completed/Failed conditions"

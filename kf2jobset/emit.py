@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from .addresses import pod_services, rewrite_pod
 from .errors import format_path
 from .frameworks import profile as get_profile
-from .frameworks.base import EmitContext
+from .frameworks.base import EmitContext, OperatorSide
 from .images import image_notes
 from .model import TrainingJob, env_target_indexes
 from .notes import Note
@@ -258,8 +258,6 @@ def _one_entry_per_port(job: TrainingJob, rtype: str, containers: list[dict], ct
 
 def _operator_env_names(job: TrainingJob, rtype: str, prof, index: int) -> set:
     """Names v1 itself appended to this role's pods (its later entry won over the user's)."""
-    from .frameworks.base import OperatorSide
-
     side = OperatorSide(job, job.name or "job", job.namespace or "default", rtype, index)
     return {e.get("name") for e in prof.env(job, rtype, side)}
 

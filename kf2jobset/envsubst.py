@@ -29,7 +29,9 @@ from typing import Any, Callable
 
 from .errors import InvalidJobError, Kf2JobSetError, Location, Problem
 from . import claims as claim
+from .mappings import KindMapping
 from .notes import Note
+from .staleness import SIZE_LITERALS_ANNOTATION
 from .treecopy import copy_tree
 
 # `${NAME}`, `${NAME<op>...}` (drone/a8m forms, not GNU), `$NAME`.
@@ -172,8 +174,6 @@ def _counts_back(objects: list, notes: list, counts: dict[tuple, int], spelled: 
 
 
 def _size_literals(conv) -> str | None:
-    from .staleness import SIZE_LITERALS_ANNOTATION
-
     for obj in conv.objects:
         ann = ((obj.get("metadata") or {}).get("annotations") or {}) if isinstance(obj, dict) else {}
         if SIZE_LITERALS_ANNOTATION in ann:
@@ -199,8 +199,6 @@ def _tokens(spellings: list[str], taken: str, marks: str) -> dict[str, str]:
 def _substitute_doc(doc, table: dict[str, str], name: str | None = None):
     """A copy of the document (layout kept: flow style, quoting) with the template's placeholders
     replaced; commands/args are left as written. `name`: metadata.name, replaced whole."""
-    from .treecopy import copy_tree
-
     def sub(s):
         new = PLACEHOLDER_RE.sub(lambda m: table.get(m.group(0), m.group(0)), s)
         return s if new == s else (new if type(s) is str else _same_type(s, new))
@@ -265,8 +263,6 @@ class PlaceholderRestorer:
         return s if new == s else (new if type(s) is str else _same_type(s, new))
 
     def __call__(self, obj):
-        from .mappings import KindMapping
-
         if isinstance(obj, str):
             return self.text(obj)
         if obj is None or isinstance(obj, (int, float, bool, KindMapping)):

@@ -8,10 +8,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from .convert import DocumentResult, convert_document
+from .convert import DocumentResult, convert_document, is_job
 from .errors import Kf2JobSetError, Location, Problem
 from .options import ConvertOptions
-from .yamlio import Document, detect_style, dump_documents, parse_documents, position
+from .text.classify import may_hold_job
+from .yamlio import Document, detect_style, dump_documents, parse_documents, position, to_plain
 
 
 @dataclass
@@ -104,8 +105,6 @@ def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
 def _program_template(doc: Document, res: DocumentResult) -> None:
     """A job written as a template for a program (kf2jobset/progtemplate.py): its errors name the
     placeholders, and a conversion of it says on stderr that it holds them (TPL003)."""
-    from .convert import is_job
-
     if res.new_text is not None or not is_job(doc.data):
         return
     from . import progtemplate
@@ -220,8 +219,6 @@ def _render_json(text: str, docs: list[Document], results: list[DocumentResult])
     import json
     import re
 
-    from .yamlio import to_plain
-
     content = [(d, r) for d, r in zip(docs, results) if d.data is not None]
     if len(content) != 1 or not content[0][1].changed:
         return None
@@ -237,8 +234,6 @@ def _render_json(text: str, docs: list[Document], results: list[DocumentResult])
 
 
 def _may_convert(doc_text: str, options: ConvertOptions) -> bool:
-    from .text.classify import may_hold_job
-
     if not may_hold_job(doc_text, options.katib):
         return False
     if "CustomResourceDefinition" in doc_text:

@@ -24,7 +24,10 @@ from pathlib import Path
 from typing import TextIO
 
 from .. import exitcodes
+from ..convert import KATIB_EXPERIMENT, is_job
+from ..filenames import is_template_name
 from ..files import Found, walk
+from ..notes import warning_lines
 from ..options import ConvertOptions
 from ..text import classify as cls
 from ..runtime.selectors import SELECTING_TEXT
@@ -33,7 +36,7 @@ from ..staleness import may_hold_record
 from . import left
 from .fsio import read_source
 from .outcome import (CHECK, CONVERTED, ENVSUBST_HINT, ENVSUBST_TEMPLATE, FAILED, HELM_HINT, IN_PLACE, OUT_DIR, PARALLEL_MIN_FILES,  # noqa: F401
-                      SKIPPED, UNCHANGED, UNPARSABLE, Outcome, Settings, deliver, read_bytes)
+                      SKIPPED, UNCHANGED, UNPARSABLE, Outcome, PendingWrites, Settings, deliver, read_bytes)
 
 
 @dataclass
@@ -58,8 +61,6 @@ def _init_worker(settings: Settings) -> None:
 def _convert_chunk(tasks: list[Task]) -> list[Outcome]:
     """A worker's unit: whole files in, small outcomes back (no parsed documents cross processes);
     the chunk's writes share one durability barrier."""
-    from .outcome import PendingWrites
-
     pending = PendingWrites()
     outcomes = [convert_file(task, _SETTINGS, pending) for task in tasks]
     pending.finish()
@@ -67,7 +68,6 @@ def _convert_chunk(tasks: list[Task]) -> list[Outcome]:
 
 
 def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
-    from ..filenames import is_template_name
     from ..markdown import convert_file_text
 
     if task.chart is not None:
@@ -163,8 +163,6 @@ def _needs_values(result) -> bool:
 
 
 def katib_embedded(result) -> int:
-    from ..convert import KATIB_EXPERIMENT, is_job
-
     count = 0
     for doc in result.documents:
         data = doc.data
@@ -420,8 +418,6 @@ def _workers(settings: Settings, count: int) -> int:
 
 
 def _convert_all(tasks: list[Task], settings: Settings, stderr: TextIO, started: float) -> list[Outcome]:
-    from .outcome import PendingWrites
-
     progress = Progress(len(tasks), stderr, settings.progress, started)
     results: list[Outcome] = []
     workers = _workers(settings, len(tasks))
@@ -533,8 +529,6 @@ def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_
             print(f"kf2jobset: {problem}", file=stderr)
         codes += o.codes
     if settings.mode != CHECK:
-        from ..notes import warning_lines
-
         for line in warning_lines([w for o in outcomes for w in o.warnings], settings.verbose):
             print(f"kf2jobset: {line}", file=stderr)
     if helm_with_jobs and settings.mode != CHECK:
