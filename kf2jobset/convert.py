@@ -18,6 +18,7 @@ from . import claims as claim
 from .notes import Note
 from .options import ConvertOptions
 from .parse import parse_job
+from .targets import apply_target, target_of
 from .podrules import check_configmap
 from .treecopy import copy_tree
 from .validate import check_jobset
@@ -45,8 +46,6 @@ def convert_job(doc: dict, options: ConvertOptions, *, assumed_name_length: int 
         # (This drops the document's comments, which only live on the round-trip types.)
         doc = kubernetes_value(doc)
     from . import envsubst
-
-    from .targets import apply_target
 
     placeholders = envsubst.find(doc) if _mentions_dollar(doc) else []
     if envsubst.is_template(placeholders):
@@ -223,7 +222,7 @@ def _convert_appwrapper(doc: dict, options: ConvertOptions) -> DocumentResult:
                 result.errors.append(_prefix(unsupported_job_version(template), path))
             components.append(comp)
             continue
-        if options.target != "jobset":
+        if not target_of(options).embeddable:
             result.errors.append(appwrapper.trainjob_refusal(path))
             continue
         try:
@@ -427,7 +426,7 @@ def _convert_katib(doc: dict, options: ConvertOptions) -> DocumentResult:
             Location(path=path), rule="katib-companions"))])
     out = copy_tree(doc)
     new_template = out["spec"]["trialTemplate"]
-    if options.target == "trainjob":
+    if target_of(options).kind_written == "TrainJob":
         return _katib_trainjob(out, conv, path, meta)
     jobset = conv.jobset
     jobset["metadata"].pop("name", None)  # Katib names each trial

@@ -39,6 +39,7 @@ from .envsubst import PlaceholderRestorer, RULE as ENVSUBST
 from .errors import InvalidJobError, Kf2JobSetError, Location, Problem, UnsupportedError, format_path
 from .mappings import convertible_mapping, kubeflow_job_kind
 from .notes import Note
+from .targets import target_of
 from .text import yamledit
 from .text.classify import may_hold_job
 from .text.yamledit import Edit, quote
@@ -207,7 +208,7 @@ def _convert_one(doc, path, options, convert_text, holder: Holder, node, key, ro
     value = node.value
     inner, back = _with_stand_ins(value) if holder.argo else (value, {})
     where = _Where(doc, node, key)
-    if options.target != "jobset":
+    if not target_of(options).embeddable:
         # Argo: a TrainJob's outcome is only in its conditions list, which Argo's label-selector conditions
         # cannot query (and a generated runtime cannot join the step); Katib ConfigMaps: not written yet
         result.errors.append(UnsupportedError(where.problem(_trainjob_problem(holder), holder.path, back)))

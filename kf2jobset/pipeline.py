@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from .convert import DocumentResult, convert_document, is_job
 from .errors import Kf2JobSetError, Location, Problem
 from .options import ConvertOptions
+from .targets import target_of
 from .text.classify import may_hold_job
 from .yamlio import Document, detect_style, dump_documents, parse_documents, position, to_plain
 
@@ -72,10 +73,7 @@ def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
             result.errors.append(_locate(err, path, doc))
     if result.errors or not any(r.changed for r in result.results):
         return result
-    if options.target == "trainjob":
-        from .targets.trainjob import share_runtimes
-
-        share_runtimes([r.outputs for r in result.results if r.outputs is not None])
+    target_of(options).share([r.outputs for r in result.results if r.outputs is not None])
     if path.lower().endswith(".json") and not any(r.new_text is not None for r in result.results):
         json_text = _render_json(text, docs, result.results)
         if json_text is not None:

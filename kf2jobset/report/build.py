@@ -22,6 +22,7 @@ from ..runtime.structure import (
     compare_pods,
     stale_addresses,
 )
+from ..targets import target_of
 from ..yamlio import first_content_line, position
 from .explain import explain
 from .model import FileError, FileReport, Finding, JobReport, Report, sort_findings
@@ -71,9 +72,8 @@ def parameters(options) -> dict:
         "clusterDomain": options.cluster_domain,
         "katib": options.katib,
         **({"v1PodServices": True} if options.v1_pod_services else {}),
-        # only when not the default, so JobSet reports read as before
-        **({"target": options.target, "trainerVersion": "v{}.{}".format(*options.trainer_version),
-            "trainerRuntime": options.trainer_runtime} if options.target != "jobset" else {}),
+        # only for a target other than the default, so JobSet reports read as before
+        **target_of(options).report_parameters(options),
     }
 
 
@@ -117,7 +117,7 @@ def job_report(conv, doc, embedded: tuple, options) -> JobReport:
         line=position(doc.data, embedded, doc.start_line)[0] if embedded else doc.start_line + 1 + first_content_line(doc.text),
         embedded_path=format_path(embedded) if embedded else None,
         replica_types=list(job.replicas),
-        written_kind="TrainJob" if options.target == "trainjob" else "JobSet",
+        written_kind=target_of(options).kind_written,
     )
     findings: list[Finding] = []
 
