@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 
 from .. import k8syaml
+from ..claims import equals
 from ..errors import format_path
+from ..frameworks.base import OperatorSide
 from ..runtime.compare import EnvDiff, compare_env
 from ..runtime.jobset_view import jobset_world
 from ..runtime.lifecycle import jobset_lifecycle, operator_lifecycle
@@ -207,7 +209,6 @@ def _operator_files(job, op, options) -> dict:
     """Files the operator put under /etc/mpi for the launcher."""
     if job.kind != "MPIJob" or not job.has("Launcher"):
         return {}
-    from ..frameworks.base import OperatorSide
     from ..frameworks.mpi import PROFILE
 
     side = OperatorSide(job, op.name, op.namespace, "Launcher", 0, options.cluster_domain)
@@ -263,7 +264,6 @@ def _reading_claims(r, conv) -> dict:
     if target is None:
         return {"unchecked": "the scalar sits where the JobSet has no place named after it (a key, a run field, "
                              "a framework field); the conversion read it the Kubernetes way (tests/test_report_k8syaml.py)"}
-    from ..claims import equals
 
     return {"claims": tuple(equals(t, r.kubernetes) for t in target)}
 
