@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from .clioptions import build_options, conversion_options  # noqa: F401  (also the plugin's)
-from .options import COLOR_MODES, FAIL_ON
+from .choices import COLOR_MODES, FAIL_ON
 from .repo.cli import REPO_HELP, repo_options
 from .version import __version__
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .options import (DEFAULT_GANG_SCHEDULER_NAME, LATEST_JOBSET_VERSION, MPI_HOSTFILE_MODES, SCHEDULERS, TARGETS,
-                      TRAINER_RUNTIMES, TRAINER_VERSIONS, ConvertOptions, parse_trainer_version, parse_version)
+from .choices import (DEFAULT_GANG_SCHEDULER_NAME, LATEST_JOBSET_VERSION, MPI_HOSTFILE_MODES, SCHEDULERS, TARGETS,
+                      TRAINER_RUNTIMES, TRAINER_VERSIONS)
 
 _JOBSET_VERSION = "v{}.{}".format(*LATEST_JOBSET_VERSION)
 _TRAINER_VERSION = "v{}.{}".format(*TRAINER_VERSIONS[-1])
@@ -15,7 +15,7 @@ def conversion_options(func):
     """Options shared by convert, report and the kubectl plugin."""
     opts = [
         click.option("--jobset-version", default=_JOBSET_VERSION, show_default=True, help="Oldest JobSet release the output must run on (v0.6 or newer)."),
-        click.option("--scheduler", type=click.Choice(SCHEDULERS), default=ConvertOptions.scheduler, show_default=True, help="Where runPolicy.schedulingPolicy goes; never guessed."),
+        click.option("--scheduler", type=click.Choice(SCHEDULERS), default=SCHEDULERS[0], show_default=True, help="Where runPolicy.schedulingPolicy goes; never guessed."),
         click.option("--gang-scheduler-name", default=DEFAULT_GANG_SCHEDULER_NAME, show_default=True,
                      help="--scheduler scheduler-plugins: the operator's --gang-scheduler-name (the pods' schedulerName)."),
         click.option("--name", "name", default=None, help="JobSet name (only when converting a single job)."),
@@ -23,18 +23,18 @@ def conversion_options(func):
         click.option("--keep-kubeflow-labels", is_flag=True, help="Keep the static training.kubeflow.org/* pod labels."),
         click.option("--ssh-secret", default=None, help="MPI: existing kubernetes.io/ssh-auth Secret to mount (default <jobset>-ssh)."),
         click.option("--accept-mpi-ssh", is_flag=True, help="MPIJob v1: accept the breaking switch from kubectl exec to SSH."),
-        click.option("--mpi-hostfile", type=click.Choice(MPI_HOSTFILE_MODES), default=ConvertOptions.mpi_hostfile, show_default=True,
+        click.option("--mpi-hostfile", type=click.Choice(MPI_HOSTFILE_MODES), default=MPI_HOSTFILE_MODES[0], show_default=True,
                      help="MPI hostfile as a ConfigMap, or generated in the launcher at start-up (works without a known name)."),
         click.option("--cluster-domain", default=None, help="The operator's CUSTOM_CLUSTER_DOMAIN / --cluster-domain, if it had one."),
         click.option("--v1-pod-services", is_flag=True,
                      help="Also write v1's per-pod Services (<job>-<type>-<i>) selecting the JobSet's pods, for "
                           "addresses in code or images."),
         click.option("--katib", is_flag=True, help="Also convert jobs inside Katib Experiments (trialTemplate.trialSpec)."),
-        click.option("--target", type=click.Choice(TARGETS), default=ConvertOptions.target, show_default=True,
+        click.option("--target", type=click.Choice(TARGETS), default=TARGETS[0], show_default=True,
                      help="Write JobSets, or Kubeflow Trainer v2 TrainJobs (each with the TrainingRuntime it runs on)."),
         click.option("--trainer-version", default=_TRAINER_VERSION, show_default=True,
                      help="--target trainjob: the Kubeflow Trainer release whose API is written (v2.3)."),
-        click.option("--trainer-runtime", type=click.Choice(TRAINER_RUNTIMES), default=ConvertOptions.trainer_runtime,
+        click.option("--trainer-runtime", type=click.Choice(TRAINER_RUNTIMES), default=TRAINER_RUNTIMES[0],
                      show_default=True,
                      help="--target trainjob: a built-in runtime where the job fits one, else one of kf2jobset's "
                           "bundle (`kf2jobset runtimes`), else a runtime of the job's own (auto); or always a "
@@ -47,6 +47,8 @@ def conversion_options(func):
 
 
 def build_options(kw: dict):
+    from .options import ConvertOptions, parse_trainer_version, parse_version  # not for --version and --help
+
     return ConvertOptions(
         jobset_version=parse_version(kw.pop("jobset_version")),
         scheduler=kw.pop("scheduler"),

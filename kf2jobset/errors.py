@@ -5,7 +5,6 @@ field path inside the document, so a message can point at the exact place to fix
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Sequence
 
@@ -21,6 +20,8 @@ def format_path(path: Iterable[str | int], empty: str = "<document>") -> str:
         if isinstance(elem, int):
             out += f"[{elem}]"
         elif not elem or any(c in elem for c in '.[]" '):
+            import json  # rare keys only: `--version` and the hook load errors, not json
+
             out += "[" + json.dumps(elem) + "]"
         elif out:
             out += f".{elem}"

@@ -107,7 +107,7 @@ LAYERS = {
     "foundation": ("kf2jobset.version", "kf2jobset.errors", "kf2jobset.exitcodes", "kf2jobset.options", "kf2jobset.notes",
                    "kf2jobset.claims", "kf2jobset.quantity", "kf2jobset.resources", "kf2jobset.mappings",
                    "kf2jobset.model", "kf2jobset.schemas", "kf2jobset.schemacheck", "kf2jobset.jobset_api",
-                   "kf2jobset.treecopy", "kf2jobset.cpus", "kf2jobset.filenames", "kf2jobset.categories",
+                   "kf2jobset.treecopy", "kf2jobset.cpus", "kf2jobset.filenames", "kf2jobset.choices", "kf2jobset.categories",
                    "kf2jobset.crdnulls"),
     # YAML text: reading and writing documents, comments, classifying files, surgical edits
     "text": ("kf2jobset.yamlio", "kf2jobset.yamlread", "kf2jobset.yamlwriter", "kf2jobset.k8syaml",

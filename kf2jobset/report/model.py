@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..options import FAIL_ON
+from ..choices import FAIL_ON
 
 CATEGORIES = ("unchanged", "rewritten", "approximated", "dropped", "prerequisite", "breaking", "unexplained")
 RANK = {c: i for i, c in enumerate(CATEGORIES)}

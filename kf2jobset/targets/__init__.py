@@ -2,7 +2,7 @@
 
 The core always builds the JobSet that carries the v1 pod contract (emit.py) and validates it; a
 target then decides which objects the user gets. A target is a `Target` in `REGISTRY` (its name is
-the --target choice, options.TARGETS) and a module under targets/ with
+the --target choice, choices.TARGETS) and a module under targets/ with
 
     finish(conversion, options) -> None
 
