@@ -29,7 +29,9 @@ from dataclasses import dataclass
 
 from . import claims as claim
 from .claims import pod_path
-from .frameworks.base import HELPER_VARS, JOBSET_NAME_VAR, OperatorSide, field_env
+from .frameworks.base import (HELPER_VARS, JOBSET_NAME_VAR, LABEL_JOBSET_NAME, LABEL_JOB_INDEX, LABEL_RJOB_NAME,
+                              OperatorSide, field_env)
+from .model import default_container
 from .notes import Note
 
 DEFAULT_DOMAIN = "cluster.local"
@@ -212,8 +214,6 @@ def configmap_addresses(job, configmaps, cluster_domain: str | None) -> list[tup
 def pod_services(job, ctx, every_pod: bool) -> list[dict]:
     """v1's per-pod Services (headless, named like v1's, the default container's named ports) that select
     the JobSet's pods by its labels; for the pods named in the file's ConfigMaps, or every pod."""
-    from .frameworks.base import LABEL_JOBSET_NAME, LABEL_JOB_INDEX, LABEL_RJOB_NAME
-
     if not ctx.jobset_name or not job.name:
         return []
     opts = ctx.options
@@ -278,8 +278,6 @@ def pod_services(job, ctx, every_pod: bool) -> list[dict]:
 
 def _named_ports(job, rtype: str) -> list[dict]:
     """v1 gave the per-pod Service one port per named containerPort of the default container."""
-    from .model import default_container
-
     c = default_container(job.replicas[rtype].template, job.mapping.default_container) or {}
     out, seen = [], set()
     for p in c.get("ports") or []:

@@ -11,13 +11,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .emit import Conversion, emit
-from .errors import InvalidJobError, Kf2JobSetError, Location, Problem, UnsupportedError
+from .errors import InvalidJobError, Kf2JobSetError, Location, Problem, UnsupportedError, format_path
 from .mappings import convertible_mapping, kubeflow_job_kind, readable_versions
 from . import bookkeeping
 from . import claims as claim
 from .notes import Note
 from .options import ConvertOptions
 from .parse import parse_job
+from .targets import apply_target, target_of
+from .podrules import check_configmap
 from .treecopy import copy_tree
 from .validate import check_jobset
 from .errors import RejectedJobSetError
@@ -44,8 +46,6 @@ def convert_job(doc: dict, options: ConvertOptions, *, assumed_name_length: int 
         # (This drops the document's comments, which only live on the round-trip types.)
         doc = kubernetes_value(doc)
     from . import envsubst
-
-    from .targets import apply_target
 
     placeholders = envsubst.find(doc) if _mentions_dollar(doc) else []
     if envsubst.is_template(placeholders):
@@ -125,7 +125,7 @@ def _convert_checked(doc: dict, mapping, options: ConvertOptions, assumed_name_l
     if problems:
         # Paths point into the emitted JobSet; say so, since the user edits the v1 job.
         raise RejectedJobSetError([
-            Problem(f"the JobSet would be rejected: {p.message} (at JobSet {_fmt(p.location.path)})",
+            Problem(f"the JobSet would be rejected: {p.message} (at JobSet {format_path(p.location.path)})",
                     Location(path=_NAME_PATH if p.rule in _NAME_RULES and (doc.get("metadata") or {}).get("name") else ()),
                     p.rule, p.hint)
             for p in problems
@@ -134,8 +134,6 @@ def _convert_checked(doc: dict, mapping, options: ConvertOptions, assumed_name_l
 
 
 def _check_companions(companions) -> list[Problem]:
-    from .podrules import check_configmap
-
     out = []
     for c in companions:
         if c.get("kind") == "ConfigMap":
@@ -156,12 +154,6 @@ def _explain_readings(err: InvalidJobError, k8s_readings) -> InvalidJobError:
 
 _NAME_RULES = {"jobset-name", "job-name-length", "pod-name-length"}
 _NAME_PATH = ("metadata", "name")
-
-
-def _fmt(path) -> str:
-    from .errors import format_path
-
-    return format_path(path)
 
 
 @dataclass
@@ -230,7 +222,7 @@ def _convert_appwrapper(doc: dict, options: ConvertOptions) -> DocumentResult:
                 result.errors.append(_prefix(unsupported_job_version(template), path))
             components.append(comp)
             continue
-        if options.target != "jobset":
+        if not target_of(options).embeddable:
             result.errors.append(appwrapper.trainjob_refusal(path))
             continue
         try:
@@ -264,9 +256,7 @@ class EmbeddedJob:
     owner: str  # the kind of the object that holds it
 
     def message(self) -> str:
-        from .schemas import format_path
-
-        where = format_path(self.path)
+        where = format_path(self.path, empty="")
         article = "an" if self.owner[:1] in "AEIOU" else "a"
         advice = {
             "AppWrapper": "convert the job (kf2jobset convert) and put the JobSet in the component's place "
@@ -307,12 +297,12 @@ def embedded_jobs(doc: dict) -> list[EmbeddedJob]:
             manifest = (tpl.get("resource") or {}).get("manifest") if isinstance(tpl, dict) and isinstance(
                 tpl.get("resource"), dict) else None
             if isinstance(manifest, str) and "kubeflow.org" in manifest:
-                for obj in _yaml_objects(str(manifest)) or [_kind_lines(str(manifest))]:
+                for obj in yaml_objects(str(manifest)) or [_kind_lines(str(manifest))]:
                     add(base + (i, "resource", "manifest"), obj, kind)
     elif kind == "ConfigMap" and isinstance(doc.get("data"), dict):
         for key, value in doc["data"].items():
             if isinstance(value, str) and "kubeflow.org" in value and len(value) < 1_000_000:
-                for obj in _yaml_objects(str(value)):
+                for obj in yaml_objects(str(value)):
                     add(("data", str(key)), obj, "ConfigMap")
     return found
 
@@ -341,7 +331,7 @@ def _kind_lines(text: str) -> dict:
     return found
 
 
-def _yaml_objects(text: str) -> list:
+def yaml_objects(text: str) -> list:
     """The documents of a YAML string, or [] if it is not YAML (a ConfigMap value may be anything)."""
     import yaml
 
@@ -436,7 +426,7 @@ def _convert_katib(doc: dict, options: ConvertOptions) -> DocumentResult:
             Location(path=path), rule="katib-companions"))])
     out = copy_tree(doc)
     new_template = out["spec"]["trialTemplate"]
-    if options.target == "trainjob":
+    if target_of(options).kind_written == "TrainJob":
         return _katib_trainjob(out, conv, path, meta)
     jobset = conv.jobset
     jobset["metadata"].pop("name", None)  # Katib names each trial
@@ -508,7 +498,7 @@ INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
 
 def _katib_fields(template: dict, conv: Conversion) -> None:
     selector = katib_trial_fields(template, conv.plan.rjob_names, conv.job.mapping.master_role)
-    conv.notes.append(_katib_note(selector))
+    conv.notes.append(katib_note(selector))
 
 
 def katib_trial_fields(template: dict, names: dict, master_role) -> dict | None:
@@ -545,7 +535,7 @@ def katib_trial_fields(template: dict, names: dict, master_role) -> dict | None:
     return selector
 
 
-def _katib_note(selector):
+def katib_note(selector):
     shown = ", ".join(f"{k}={v}" for k, v in (selector or {}).items())
     return Note("KT001", "prerequisite",
                 "Katib trial template: success/failure conditions read the JobSet's Completed/Failed conditions"

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urldefrag, urljoin
+from .schemas import BASE_URI, SCHEMA_SUFFIX, schema_documents
 
 TOP_LEVEL_KEPT = ("apiVersion", "kind", "metadata")  # not pruned through the CRD schema
 UNKNOWN = None  # schema_at: the schema does not describe the path
@@ -63,10 +64,8 @@ def null_paths(doc: dict) -> list[tuple]:
 def schema_at(schema_name: str, path: tuple) -> dict | None:
     """The schema of the value at `path` in a document of `schema_name` ($refs followed), `{}` where
     the schema leaves the value free-form, or UNKNOWN (None) where it does not describe the path."""
-    from .schemas import BASE_URI, _SUFFIX, _schema_documents
-
-    docs = _schema_documents()
-    base = BASE_URI + schema_name + _SUFFIX
+    docs = schema_documents()
+    base = BASE_URI + schema_name + SCHEMA_SUFFIX
     schema = docs.get(base)
     if schema is None:
         return UNKNOWN

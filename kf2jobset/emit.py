@@ -4,11 +4,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .addresses import pod_services, rewrite_pod
+from .errors import format_path
 from .frameworks import profile as get_profile
-from .frameworks.base import EmitContext
+from .frameworks.base import EmitContext, OperatorSide
+from .images import image_notes
 from .model import TrainingJob, env_target_indexes
 from .notes import Note
 from .options import ConvertOptions
+from .parse import v1_webhook_rejections
 from .plan import JobSetPlan, plan
 from .scheduling import scheduler_objects
 from .sizes import size_contract
@@ -255,8 +258,6 @@ def _one_entry_per_port(job: TrainingJob, rtype: str, containers: list[dict], ct
 
 def _operator_env_names(job: TrainingJob, rtype: str, prof, index: int) -> set:
     """Names v1 itself appended to this role's pods (its later entry won over the user's)."""
-    from .frameworks.base import OperatorSide
-
     side = OperatorSide(job, job.name or "job", job.namespace or "default", rtype, index)
     return {e.get("name") for e in prof.env(job, rtype, side)}
 
@@ -382,7 +383,22 @@ def _kubeflow_labels(job: TrainingJob, rtype: str, template: dict, ctx: EmitCont
 
 
 def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: list[Note]) -> None:
+    """runPolicy on the JobSet spec, then the notes on what v1 did with the rest of the job, in this order
+    (the report lists them so)."""
     rp = job.run_policy
+    _lifetime(rp, spec, notes)
+    notes.append(_clean_pod_policy_note(rp))
+    if rp.active_deadline_seconds is not None:
+        notes.append(_deadline_note(job))
+    if not rp.scheduling.is_empty() and options.scheduler == "none":
+        notes.append(_scheduling_dropped_note(job))
+    notes += _fields_v1_never_saw(job)
+    notes += _default_container_notes(job)
+    notes += _webhook_notes(job)
+
+
+def _lifetime(rp, spec: dict, notes: list[Note]) -> None:
+    """suspend, ttlSecondsAfterFinished and a MultiKueue managedBy carry over; another managedBy named the operator."""
     if rp.suspend:
         spec["suspend"] = True
     if rp.ttl_seconds_after_finished is not None:
@@ -398,10 +414,14 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
             notes.append(Note("JS035", "rewritten", f"managedBy {rp.managed_by!r} named the Kubeflow operator; the JobSet is "
                               "reconciled by the JobSet controller", source_path="runPolicy.managedBy", explains=(("lifecycle", "managedBy"),),
                               claims=(claim.absent("spec.managedBy"),)))
+
+
+def _clean_pod_policy_note(rp) -> Note:
+    """What happens to the pods when the job finishes: no JobSet field, the controllers' behaviour."""
     clean = rp.clean_pod_policy
     src = "runPolicy.cleanPodPolicy"
     if clean == "None":
-        notes.append(Note(
+        return Note(
             "JS030", "approximated",
             "cleanPodPolicy None" + (" (the default)" if rp.clean_pod_policy_defaulted else "")
             + ": v1 left unfinished pods (e.g. PS servers, workers after the master succeeded) running after the job "
@@ -409,50 +429,60 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
             source_path=src, target_path="(JobSet controller behaviour)",
             action="nothing to do unless something relied on pods outliving the job",
             explains=(("lifecycle", "cleanPodPolicy"),), unchecked=CONTROLLER_BEHAVIOUR,
-        ))
-    elif clean == "Running":
-        notes.append(Note("JS031", "rewritten", "cleanPodPolicy Running: the JobSet deletes still-active Jobs when it finishes, "
-                          "as v1 deleted running pods", source_path=src, explains=(("lifecycle", "cleanPodPolicy"),),
-                          unchecked=CONTROLLER_BEHAVIOUR))
-    else:
-        ttl = rp.ttl_seconds_after_finished
-        notes.append(Note("JS036", "approximated", "cleanPodPolicy All: finished pods stay until the JobSet is deleted"
-                          + ("; set ttlSecondsAfterFinished to remove them" if ttl is None else
-                             f", here by its ttlSecondsAfterFinished ({ttl} s after it finishes)"), source_path=src,
-                          action="add runPolicy.ttlSecondsAfterFinished" if ttl is None else None,
-                          explains=(("lifecycle", "cleanPodPolicy"),),
-                          claims=(claim.absent("spec.ttlSecondsAfterFinished") if ttl is None else
-                                  claim.equals("spec.ttlSecondsAfterFinished", ttl),)))
-    if rp.active_deadline_seconds is not None:
-        if job.by_mpi_operator:
-            text = ("activeDeadlineSeconds: v1 measured it for the whole job; a JobSet has no such field, so every child "
-                    "Job gets it and each Job's clock starts when that Job starts")
-        else:
-            # the operator's requeue at the deadline goes to a no-op work queue: it checks only when it reconciles
-            text = ("activeDeadlineSeconds: the v1 operator counted it for the whole job but checked it only when a pod or "
-                    "job change made it reconcile the job, so a job whose pods ran steadily could outlive it; a JobSet has "
-                    "no such field, so every child Job gets it and the Job controller fails each Job at its deadline, "
-                    "counted from that Job's start")
-        notes.append(Note("JS033", "approximated", text,
-                          source_path="runPolicy.activeDeadlineSeconds",
-                          target_path="spec.replicatedJobs[*].template.spec.activeDeadlineSeconds",
-                          action=None if job.by_mpi_operator else
-                          "raise or remove the deadline if the job used to run past it",
-                          explains=(("lifecycle", "activeDeadlineSeconds"),),
-                          claims=(claim.equals("spec.replicatedJobs[*].template.spec.activeDeadlineSeconds",
-                                               rp.active_deadline_seconds),)))
-    if not rp.scheduling.is_empty() and options.scheduler == "none":
-        fields = ", ".join(k for k in ("queue", "priorityClass", "minAvailable", "minResources", "scheduleTimeoutSeconds")
-                           if getattr(rp.scheduling, _snake(k), None) not in (None, {}, ""))
-        notes.append(Note("JS040", "dropped", "schedulingPolicy is only read by a gang scheduler and none was named, so "
-                          f"it is left out ({fields or 'schedulingPolicy'})",
-                          source_path="runPolicy.schedulingPolicy", action="pass --scheduler (kueue, volcano, scheduler-plugins, yunikorn) to map it",
-                          explains=(("lifecycle", "schedulingPolicy"),), warn=True,
-                          claims=(claim.absent("kind", target="PodGroup"),
-                                  *(claim.absent(pod_path("*") + ".spec.priorityClassName")
-                                    for _ in [0] if rp.scheduling.priority_class and not _user_pod_field(job, "priorityClassName")))))
-    from .errors import format_path
+        )
+    if clean == "Running":
+        return Note("JS031", "rewritten", "cleanPodPolicy Running: the JobSet deletes still-active Jobs when it finishes, "
+                    "as v1 deleted running pods", source_path=src, explains=(("lifecycle", "cleanPodPolicy"),),
+                    unchecked=CONTROLLER_BEHAVIOUR)
+    ttl = rp.ttl_seconds_after_finished
+    return Note("JS036", "approximated", "cleanPodPolicy All: finished pods stay until the JobSet is deleted"
+                + ("; set ttlSecondsAfterFinished to remove them" if ttl is None else
+                   f", here by its ttlSecondsAfterFinished ({ttl} s after it finishes)"), source_path=src,
+                action="add runPolicy.ttlSecondsAfterFinished" if ttl is None else None,
+                explains=(("lifecycle", "cleanPodPolicy"),),
+                claims=(claim.absent("spec.ttlSecondsAfterFinished") if ttl is None else
+                        claim.equals("spec.ttlSecondsAfterFinished", ttl),))
 
+
+def _deadline_note(job: TrainingJob) -> Note:
+    """activeDeadlineSeconds: every child Job gets it, counted from that Job's start."""
+    if job.by_mpi_operator:
+        text = ("activeDeadlineSeconds: v1 measured it for the whole job; a JobSet has no such field, so every child "
+                "Job gets it and each Job's clock starts when that Job starts")
+    else:
+        # the operator's requeue at the deadline goes to a no-op work queue: it checks only when it reconciles
+        text = ("activeDeadlineSeconds: the v1 operator counted it for the whole job but checked it only when a pod or "
+                "job change made it reconcile the job, so a job whose pods ran steadily could outlive it; a JobSet has "
+                "no such field, so every child Job gets it and the Job controller fails each Job at its deadline, "
+                "counted from that Job's start")
+    return Note("JS033", "approximated", text,
+                source_path="runPolicy.activeDeadlineSeconds",
+                target_path="spec.replicatedJobs[*].template.spec.activeDeadlineSeconds",
+                action=None if job.by_mpi_operator else
+                "raise or remove the deadline if the job used to run past it",
+                explains=(("lifecycle", "activeDeadlineSeconds"),),
+                claims=(claim.equals("spec.replicatedJobs[*].template.spec.activeDeadlineSeconds",
+                                     job.run_policy.active_deadline_seconds),))
+
+
+def _scheduling_dropped_note(job: TrainingJob) -> Note:
+    """schedulingPolicy without --scheduler: left out, and what was in it named."""
+    scheduling = job.run_policy.scheduling
+    fields = ", ".join(k for k in ("queue", "priorityClass", "minAvailable", "minResources", "scheduleTimeoutSeconds")
+                       if getattr(scheduling, _snake(k), None) not in (None, {}, ""))
+    return Note("JS040", "dropped", "schedulingPolicy is only read by a gang scheduler and none was named, so "
+                f"it is left out ({fields or 'schedulingPolicy'})",
+                source_path="runPolicy.schedulingPolicy", action="pass --scheduler (kueue, volcano, scheduler-plugins, yunikorn) to map it",
+                explains=(("lifecycle", "schedulingPolicy"),), warn=True,
+                claims=(claim.absent("kind", target="PodGroup"),
+                        *(claim.absent(pod_path("*") + ".spec.priorityClassName")
+                          for _ in [0] if scheduling.priority_class and not _user_pod_field(job, "priorityClassName"))))
+
+
+def _fields_v1_never_saw(job: TrainingJob) -> list[Note]:
+    """Fields the API server pruned, nulls it dropped, images the kubelet could not parse, replica specs the
+    operator ignored: v1 ran without them, so does the JobSet."""
+    notes = []
     for pruned in job.pruned:
         notes.append(Note("JS070", "dropped", f"unknown field {format_path(pruned.path)}: the API server prunes it, so the "
                           "operator never saw it", source_path=format_path(pruned.path), action="remove or fix the field",
@@ -462,8 +492,6 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
                           "the pruned field is outside the pod templates: the JobSet has no field that could carry it"))
     for null in job.nulls:
         notes.append(_null_note(job, null))
-    from .images import image_notes
-
     notes += image_notes(job)
     for ignored in job.ignored:
         notes.append(Note("JS071", "dropped", f"replica spec {format_path(ignored.path)}: {ignored.why} (it validates "
@@ -471,6 +499,12 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
                           "no replicatedJob for it either", source_path=format_path(ignored.path),
                           action="remove the replica spec, or give it a job of its own",
                           claims=(claim.absent(f"spec.replicatedJobs[{str(ignored.path[-1]).lower()}]"),)))
+    return notes
+
+
+def _default_container_notes(job: TrainingJob) -> list[Note]:
+    """Replica types without a container of the kind's default name: v1 ran them as the mapping says."""
+    notes = []
     default = job.mapping.default_container
     if default and job.mapping.without_default_ran:
         missing = [s.type for s in job.replicas.values() if not any(c.get("name") == default for c in s.containers)]
@@ -480,8 +514,12 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
                               action=f"rename the main container to {default!r}",
                               claims=tuple(claim.absent(pod_path(job.replicas[t].rjob_name) + f".spec.containers[{default}]")
                                            for t in missing)))
-    from .parse import v1_webhook_rejections
+    return notes
 
+
+def _webhook_notes(job: TrainingJob) -> list[Note]:
+    """A job the operator's validating webhook (v1.8+) rejects: it ran only on the releases before it."""
+    notes = []
     rejected = v1_webhook_rejections(job)
     if rejected:
         reasons = "; ".join(f"{path}: {why} ({ran})" for path, why, ran in rejected)
@@ -491,6 +529,8 @@ def _run_policy(job: TrainingJob, options: ConvertOptions, spec: dict, notes: li
                           action="check which operator release really ran this job; under v1.8+ it was refused when applied",
                           warn=True, unchecked="about which operator versions accepted the v1 job; the JobSet is the "
                           "conversion of what it says (every other note's claims hold it to that)"))
+    return notes
+
 
 CONTROLLER_BEHAVIOUR = ("what the v1 operator and the JobSet controller do when the job finishes; the JobSet has "
                         "no field for it (the runtime comparison holds both sides: report/build.py)")
@@ -502,8 +542,6 @@ def _user_pod_field(job: TrainingJob, field: str) -> bool:
 
 def _null_note(job: TrainingJob, null) -> Note:
     """JS072: `key:` with no value, dropped by the API server before it validated the job (crdnulls)."""
-    from .errors import format_path
-
     where, key = format_path(null.path), null.path[-1]
     if null.default is not None:
         ran = f"the CRD's default {null.default!r} in its place, as for an unwritten {key}"

@@ -29,7 +29,9 @@ from typing import Any, Callable
 
 from .errors import InvalidJobError, Kf2JobSetError, Location, Problem
 from . import claims as claim
+from .mappings import KindMapping
 from .notes import Note
+from .staleness import SIZE_LITERALS_ANNOTATION
 from .treecopy import copy_tree
 
 # `${NAME}`, `${NAME<op>...}` (drone/a8m forms, not GNU), `$NAME`.
@@ -172,8 +174,6 @@ def _counts_back(objects: list, notes: list, counts: dict[tuple, int], spelled: 
 
 
 def _size_literals(conv) -> str | None:
-    from .staleness import SIZE_LITERALS_ANNOTATION
-
     for obj in conv.objects:
         ann = ((obj.get("metadata") or {}).get("annotations") or {}) if isinstance(obj, dict) else {}
         if SIZE_LITERALS_ANNOTATION in ann:
@@ -199,8 +199,6 @@ def _tokens(spellings: list[str], taken: str, marks: str) -> dict[str, str]:
 def _substitute_doc(doc, table: dict[str, str], name: str | None = None):
     """A copy of the document (layout kept: flow style, quoting) with the template's placeholders
     replaced; commands/args are left as written. `name`: metadata.name, replaced whole."""
-    from .treecopy import copy_tree
-
     def sub(s):
         new = PLACEHOLDER_RE.sub(lambda m: table.get(m.group(0), m.group(0)), s)
         return s if new == s else (new if type(s) is str else _same_type(s, new))
@@ -250,7 +248,7 @@ def _same_type(old: str, new: str) -> str:
         return new
 
 
-class _Restorer:
+class PlaceholderRestorer:
     """Puts placeholders back where tokens are, in dicts, lists, strings and dataclasses (in place)."""
 
     def __init__(self, table: dict[str, str]):
@@ -265,8 +263,6 @@ class _Restorer:
         return s if new == s else (new if type(s) is str else _same_type(s, new))
 
     def __call__(self, obj):
-        from .mappings import KindMapping
-
         if isinstance(obj, str):
             return self.text(obj)
         if obj is None or isinstance(obj, (int, float, bool, KindMapping)):
@@ -351,8 +347,8 @@ def convert_template(doc: dict, placeholders: list[Placeholder], convert: Callab
             f"{name!r}: this job's JobSet name may be at most {limit} characters (JobSet's name-length limits), and "
             f"its text without the envsubst placeholders is already {len(PLACEHOLDER_RE.sub('', name))}",
             Location(path=("metadata", "name")), rule="jobset-name", hint="shorten the name"))
-    mine = _Restorer(first)(conv.objects)
-    theirs = _Restorer(second)(other.objects) if other is not None else None
+    mine = PlaceholderRestorer(first)(conv.objects)
+    theirs = PlaceholderRestorer(second)(other.objects) if other is not None else None
     if sized:
         _carried_counts(conv, mine, theirs, sized)
     if theirs != mine:
@@ -360,7 +356,7 @@ def convert_template(doc: dict, placeholders: list[Placeholder], convert: Callab
         raise InvalidJobError(Problem(
             f"the conversion depends on the value of envsubst placeholder(s) {names}: it cannot be converted as a template",
             Location(path=template[0].path), rule=RULE, hint=_forward([s for p in template for s in p.spellings])))
-    _Restorer(first)((conv.job, conv.plan, conv.notes, conv.jobset))  # the JobSet a target keeps beside its objects
+    PlaceholderRestorer(first)((conv.job, conv.plan, conv.notes, conv.jobset))  # the JobSet a target keeps beside its objects
     conv.notes.extend(template_notes(conv, placeholders, limit))
     return conv
 
@@ -436,7 +432,7 @@ def _forward(spellings) -> str:
 def _explain(err: Kf2JobSetError, template: list[Placeholder], table: dict[str, str]) -> Kf2JobSetError:
     """Errors of the stand-in conversion: tokens back to placeholders; an error at (or on the entry
     just above) a placeholder is that placeholder's."""
-    restore = _Restorer(table)
+    restore = PlaceholderRestorer(table)
     problems = []
     hit = False
     for pr in err.problems:

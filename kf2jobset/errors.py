@@ -6,16 +6,28 @@ field path inside the document, so a message can point at the exact place to fix
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Sequence
+from typing import Iterable, Sequence
 
 
+def format_path(path: Iterable[str | int], empty: str = "<document>") -> str:
+    """The one spelling of a field path in every message, the kubectl way: `('spec', 'containers', 0,
+    'name')` -> `spec.containers[0].name`; keys that are not plain words are bracketed:
+    metadata.labels["app.kubernetes.io/name"]. `empty`: what the whole document is called."""
+    out = ""
+    for elem in path:
+        if not isinstance(elem, (int, str)) or isinstance(elem, bool):
+            elem = str(elem)  # a YAML key read as a number or a boolean
+        if isinstance(elem, int):
+            out += f"[{elem}]"
+        elif not elem or any(c in elem for c in '.[]" '):
+            import json  # rare keys only: `--version` and the hook load errors, not json
 
-def format_path(path: Sequence[str | int]) -> str:
-    """`('spec', 'containers', 0, 'name')` -> `spec.containers[0].name` (one spelling for every
-    message: schemas.format_path; keys that are not plain words are bracketed)."""
-    from .schemas import format_path as kubectl_path
-
-    return kubectl_path(path) or "<document>"
+            out += "[" + json.dumps(elem) + "]"
+        elif out:
+            out += f".{elem}"
+        else:
+            out = str(elem)
+    return out or empty
 
 
 @dataclass(frozen=True)

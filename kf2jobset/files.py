@@ -25,17 +25,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-# YAML templates filled in by envsubst (or sed) keep a YAML name with a template suffix:
-# `job.yaml-template`, `job.yaml.template`, `job.yaml.tmpl` (and `.yml`). They are walked and converted
-# like any manifest, their placeholders carried through (envsubst.py); one that is not YAML is
-# skipped and listed, never failed. Not walked: `.yaml.in` (autoconf/CMake `@VAR@`), `.j2`/`.jinja`
-# (Jinja: `{% %}` blocks are not YAML) and `.tpl` (Helm's partials, Go templates) — other template
-# languages, converted only when named on the command line.
-MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-TEMPLATE_SUFFIXES = tuple(f"{ext}{suffix}" for ext in (".yaml", ".yml") for suffix in ("-template", ".template", ".tmpl"))
-EXTRA_NAMES = ("Kustomization",)
-# Markdown docs (fenced YAML blocks, kf2jobset/markdown.py): walked only with --docs; named files always.
-DOC_SUFFIXES = (".md", ".markdown")
+from .filenames import is_doc_name, is_manifest_name
+
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".tox", ".mypy_cache", ".pytest_cache"}
 
 
@@ -144,20 +135,6 @@ def _gitignore(directory: Path) -> list[Pattern]:
     except OSError:
         return []
     return compile_patterns(text.splitlines())
-
-
-def is_manifest_name(name: str) -> bool:
-    return name.endswith(MANIFEST_SUFFIXES) or name.endswith(TEMPLATE_SUFFIXES) or name in EXTRA_NAMES
-
-
-def is_doc_name(path: str) -> bool:
-    """A Markdown file (kf2jobset/markdown.py converts its fenced YAML blocks)."""
-    return path.lower().endswith(DOC_SUFFIXES)
-
-
-def is_template_name(path: str) -> bool:
-    """A YAML file named as a template (`job.yaml-template`, `.yaml.template`, `.yaml.tmpl`)."""
-    return path.endswith(TEMPLATE_SUFFIXES)
 
 
 def walk(paths, excludes=(), *, gitignore: bool = True, prune=(), docs: bool = False) -> Walk:

@@ -32,9 +32,18 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .convert import ARGO_KINDS, argo_templates
-from .errors import InvalidJobError, Kf2JobSetError, Location, Problem, UnsupportedError
+from .convert import (ARGO_KINDS, KATIB_EXPERIMENT, DocumentResult, argo_templates, convert_job, embedded_jobs, is_job,
+                      katib_note, katib_trial_fields, yaml_objects)
+from .emit import SOURCE_ANNOTATION
+from .envsubst import PlaceholderRestorer, RULE as ENVSUBST
+from .errors import InvalidJobError, Kf2JobSetError, Location, Problem, UnsupportedError, format_path
+from .mappings import convertible_mapping, kubeflow_job_kind
 from .notes import Note
+from .targets import target_of
+from .text import yamledit
+from .text.classify import may_hold_job
+from .text.yamledit import Edit, quote
+from .treecopy import copy_tree
 
 ARGO_FULL_OBJECT_ACTIONS = ("create", "apply", "replace")  # the others (get, delete, patch) do not hold a whole job
 # Argo's template tags (fasttemplate with `{{` and `}}`), expressions `{{=...}}` included
@@ -67,8 +76,6 @@ def may_hold(data: Any, options) -> bool:
 
 
 def holders(data: dict, options) -> list[Holder]:
-    from .text.classify import may_hold_job
-
     found = []
     kind = data.get("kind")
     if kind in ARGO_KINDS:
@@ -89,22 +96,16 @@ def holders(data: dict, options) -> list[Holder]:
 
 def job_in_text(text: str) -> dict | None:
     """The one object of a YAML text, Argo placeholders as written (None: not one YAML object)."""
-    from .convert import _yaml_objects
-    from .envsubst import _Restorer
-
     inner, back = _with_stand_ins(str(text))
-    objects = [o for o in _yaml_objects(inner) if o is not None]
+    objects = [o for o in yaml_objects(inner) if o is not None]
     if len(objects) != 1 or not isinstance(objects[0], dict):
         return None
-    return _Restorer({spelling: "${" + token + "}" for token, spelling in back.items()})(objects[0])
+    return PlaceholderRestorer({spelling: "${" + token + "}" for token, spelling in back.items()})(objects[0])
 
 
 def _job_kind_of(text: str) -> str | None:
     """The Kubeflow job kind of a YAML text (None: not YAML, or not one job)."""
-    from .convert import _yaml_objects
-    from .mappings import kubeflow_job_kind
-
-    objects = [o for o in _yaml_objects(_with_stand_ins(str(text))[0]) if o is not None]
+    objects = [o for o in yaml_objects(_with_stand_ins(str(text))[0]) if o is not None]
     return kubeflow_job_kind(objects[0]) if len(objects) == 1 else None
 
 
@@ -137,8 +138,6 @@ def _put_back(text: str, back: dict[str, str]) -> str:
 
 def _argo_problem(p: Problem, back: dict[str, str]) -> Problem:
     """An envsubst problem about a stand-in: said of the Argo placeholder, with Argo's way forward."""
-    from .envsubst import RULE as ENVSUBST
-
     message = _put_back(p.message, back)
     hint = _put_back(p.hint, back) if p.hint else p.hint
     if p.rule == ENVSUBST and any(t in p.message for t in back):
@@ -178,15 +177,12 @@ def convert_document_text(doc, path: str, options, convert_text: Callable, templ
     """DocumentResult for a document holding job text (or an Experiment reading a ConfigMap template),
     None when it holds none. `convert_text(text, path, options)` converts the inner text like a file;
     `templates()` gives the run's Katib trial templates (trial_templates)."""
-    from .convert import DocumentResult, embedded_jobs
-
     data = doc.data
     if data.get("kind") == "Experiment":
         return _experiment(data, options, templates)
     found = holders(data, options)
     if not found:
         return None
-    from .text import yamledit
 
     try:
         root = yamledit.compose(doc.text)
@@ -209,12 +205,10 @@ def convert_document_text(doc, path: str, options, convert_text: Callable, templ
 
 
 def _convert_one(doc, path, options, convert_text, holder: Holder, node, key, root, result, edits) -> None:
-    from .text import yamledit
-
     value = node.value
     inner, back = _with_stand_ins(value) if holder.argo else (value, {})
     where = _Where(doc, node, key)
-    if options.target != "jobset":
+    if not target_of(options).embeddable:
         # Argo: a TrainJob's outcome is only in its conditions list, which Argo's label-selector conditions
         # cannot query (and a generated runtime cannot join the step); Katib ConfigMaps: not written yet
         result.errors.append(UnsupportedError(where.problem(_trainjob_problem(holder), holder.path, back)))
@@ -233,15 +227,11 @@ def _convert_one(doc, path, options, convert_text, holder: Holder, node, key, ro
         return
     conv = convs[0]
     if back:
-        from .envsubst import _Restorer
-
         conv.notes[:] = _argo_notes(conv.notes, back)
-        _Restorer({spelling: "${" + token + "}" for token, spelling in back.items()})(
+        PlaceholderRestorer({spelling: "${" + token + "}" for token, spelling in back.items()})(
             (conv.job, conv.plan, conv.notes, conv.jobset, conv.companions))
     if holder.owner == "ConfigMap":
-        from .convert import _katib_note
-
-        conv.notes.append(_katib_note(None))
+        conv.notes.append(katib_note(None))
     new_text = _put_back(inner_result.new_text, back)
     edits.append(_scalar_edit(doc.text, node, key, _quote_placeholder_scalars(new_text) if back else new_text))
     if holder.argo and _job_kind_of(value):  # (a Katib Experiment created by the step keeps its conditions)
@@ -329,8 +319,6 @@ class _Where:
 def _scalar_edit(text: str, node, key, content: str):
     """The scalar's new text in its own style: literal stays literal (its chomping and any comment on
     the header line kept), folded becomes literal, quoted and plain become double-quoted."""
-    from .text.yamledit import Edit
-
     newline = "\r\n" if "\r\n" in text else "\n"
     if node.style not in ("|", ">"):  # quoted or plain: double-quoted (escapes keep every character)
         return Edit(node.start_mark.index, node.end_mark.index, _double_quoted(text, node, content, newline))
@@ -377,8 +365,6 @@ def _double_quoted(text: str, node, content: str, newline: str) -> str:
 
 
 def _condition_edit(node, value: str):
-    from .text.yamledit import Edit, quote
-
     if not node.style and _plain_ok(value):  # libyaml says '' for plain, PyYAML None
         return Edit(node.start_mark.index, node.end_mark.index, value)
     return Edit(node.start_mark.index, node.end_mark.index, quote(value, node.style or "'"))
@@ -438,8 +424,6 @@ def translate_condition(field_name: str, condition: str) -> str | None:
 
 def condition_notes(conditions: dict, where: tuple) -> list[Note]:
     """AR001 for the conditions rewritten, AR002 for those kept: {field: (as written, new or None)}."""
-    from .errors import format_path
-
     at = format_path(where)
     done = {f: (old, new) for f, (old, new) in conditions.items() if new is not None and new != old}
     kept = {f: old for f, (old, new) in conditions.items() if new is None and "terminalState" not in old}
@@ -497,8 +481,6 @@ class TrialTemplate:
 
 def trial_templates(datas, options) -> tuple:
     """Every ConfigMap value (of the given parsed documents) holding a v1 job that converts."""
-    from .convert import convert_job, is_job, _yaml_objects
-
     found = []
     for data in datas:
         if not isinstance(data, dict) or data.get("kind") != "ConfigMap" or not isinstance(data.get("data"), dict):
@@ -507,7 +489,7 @@ def trial_templates(datas, options) -> tuple:
         for key, value in data["data"].items():
             if not isinstance(value, str) or "kubeflow.org" not in value:
                 continue
-            objects = _yaml_objects(str(value))
+            objects = yaml_objects(str(value))
             if len(objects) == 1 and _converted_shape(objects[0]) is not None:  # converted by an earlier run
                 names, master_role = _converted_shape(objects[0])
                 found.append(TrialTemplate(meta.get("namespace"), str(meta.get("name")), str(key), names, master_role))
@@ -526,9 +508,6 @@ def trial_templates(datas, options) -> tuple:
 def _converted_shape(obj) -> tuple | None:
     """(rjob_names, master_role) of a JobSet kf2jobset wrote (its source annotation names the v1 kind), so that
     an Experiment converted in a later run than its template still gets Katib's fields."""
-    from .emit import SOURCE_ANNOTATION
-    from .mappings import convertible_mapping
-
     if not isinstance(obj, dict) or obj.get("kind") != "JobSet":
         return None
     source = ((obj.get("metadata") or {}).get("annotations") or {}).get(SOURCE_ANNOTATION)
@@ -556,9 +535,6 @@ def trial_templates_in_texts(texts, options) -> tuple:
 
 def _experiment(data: dict, options, templates: Callable[[], tuple]):
     """An Experiment whose trialTemplate.configMap names a converted template: Katib's fields updated."""
-    from .convert import KATIB_EXPERIMENT, DocumentResult, katib_trial_fields
-    from .treecopy import copy_tree
-
     if (data.get("apiVersion"), data.get("kind")) != KATIB_EXPERIMENT:
         return None
     spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from .convert import Conversion, convert_document
 from .errors import InputError, Kf2JobSetError, Location, Problem, UsageError, format_path
 from .options import ConvertOptions
+from .targets import target_of
 from .yamlio import dump_documents, parse_documents
 
 RESOURCE_LIST = ("config.kubernetes.io/v1", "ResourceList")
@@ -99,10 +100,7 @@ def transform(rl: dict, options: ConvertOptions) -> KrmRun:
     if errors:
         return KrmRun(_dump([], results), errors=errors)
     edit_peer_objects(out_items, [e for c in conversions for e in c.peer_edits])
-    if options.target == "trainjob":
-        from .targets.trainjob import share_runtimes
-
-        share_runtimes(converted)  # one TrainingRuntime per namespace and name across the list
+    target_of(options).share(converted)  # e.g. one TrainingRuntime per namespace and name across the list
     flat = [o for x in out_items for o in (x if isinstance(x, list) else [x])]
     return KrmRun(_dump(flat, []), conversions=conversions, warnings=warnings)
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from .resources import data_dir
 
 
 @dataclass(frozen=True)
@@ -216,8 +217,6 @@ def _unknown_types(data: dict, file: str) -> str:
 def all_mappings() -> tuple[KindMapping, ...]:
     from ruamel.yaml import YAML
 
-    from .resources import data_dir
-
     yaml = YAML(typ="safe", pure=True)
     out = []
     for path in sorted(data_dir("mappings").glob("*.yaml")):
@@ -247,8 +246,6 @@ def _kinds_in_mapping_files() -> tuple[str, ...]:
     """The kinds the mapping files declare, read from their `kind:` lines (no YAML loading: the
     pre-commit hook imports this on every commit). A new mapping file adds its kind everywhere."""
     import re
-
-    from .resources import data_dir
 
     kinds: list[str] = []
     for path in sorted(data_dir("mappings").glob("*.yaml")):

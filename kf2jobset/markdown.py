@@ -16,9 +16,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from . import categories as left
 from .errors import Location, Problem
-from .files import is_doc_name as is_markdown
+from .filenames import is_doc_name as is_markdown
 from .pipeline import FileResult, convert_text
+from .text.classify import TEMPLATE_RE, has_job_evidence, kinds_in, may_hold_job
 
 YAML_INFO = ("yaml", "yml", "")  # "" = untagged
 SHELL_INFO = ("sh", "bash", "shell", "console", "zsh", "shell-session", "shellsession", "terminal")
@@ -64,9 +66,6 @@ class MarkdownResult(FileResult):
 
 
 def convert_markdown(text: str, path: str, options) -> MarkdownResult:
-    from . import categories as left
-    from .text.classify import has_job_evidence, may_hold_job
-
     result = MarkdownResult(path=path, text=text)
     lines = _LINE_RE.findall(text)
     replaced: list[tuple[Fence, str]] = []
@@ -110,8 +109,6 @@ def convert_file_text(text: str, path: str, options) -> FileResult:
 
 
 def _helm(content: str) -> bool:
-    from .text.classify import TEMPLATE_RE
-
     return bool(TEMPLATE_RE.search(content))
 
 
@@ -167,7 +164,6 @@ def _unconverted(path: str, content: str, fence: Fence, left) -> list[tuple[str,
                                          "YAML (kf2jobset convert - reads stdin) and paste it back")
     else:
         category, why = left.EMBEDDED, f"in a ```{fence.info} block: never rewritten; convert it by hand"
-    from .text.classify import kinds_in
 
     out = []
     for line, kind in kinds_in(content):

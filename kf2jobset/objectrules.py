@@ -41,11 +41,11 @@ NON_NEGATIVE = frozenset({"backoffLimit", "ttlSecondsAfterFinished", "completion
 POSITIVE: frozenset = frozenset()
 
 
-def _p(path: tuple, message: str, rule: str, hint: str | None = None) -> Problem:
+def problem_at(path: tuple, message: str, rule: str, hint: str | None = None) -> Problem:
     return Problem(message, Location(path=tuple(path)), rule=rule, hint=hint)
 
 
-def _is_int(v: Any) -> bool:
+def is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
@@ -68,18 +68,18 @@ def check_labels(labels: Any, path: tuple) -> list[Problem]:
     if labels is None:
         return []
     if not isinstance(labels, dict):
-        return [_p(path, "labels must be a map of strings", "labels")]
+        return [problem_at(path, "labels must be a map of strings", "labels")]
     out = []
     for key, value in labels.items():
         why = qualified_name_problem(key)
         if why:
-            out.append(_p(path + (str(key),), f"label {why}", "label-key"))
+            out.append(problem_at(path + (str(key),), f"label {why}", "label-key"))
         if value is None:
             continue
         if not isinstance(value, str):
-            out.append(_p(path + (str(key),), f"label value {value!r} must be a string", "label-value"))
+            out.append(problem_at(path + (str(key),), f"label value {value!r} must be a string", "label-value"))
         elif len(value) > 63 or not _LABEL_VALUE.fullmatch(value):
-            out.append(_p(path + (str(key),), f"label value {value[:80]!r} must be at most 63 characters of alphanumerics, "
+            out.append(problem_at(path + (str(key),), f"label value {value[:80]!r} must be at most 63 characters of alphanumerics, "
                                               "'-', '_' or '.', starting and ending with an alphanumeric", "label-value"))
     return out
 
@@ -88,18 +88,18 @@ def check_annotations(annotations: Any, path: tuple) -> list[Problem]:
     if annotations is None:
         return []
     if not isinstance(annotations, dict):
-        return [_p(path, "annotations must be a map of strings", "annotations")]
+        return [problem_at(path, "annotations must be a map of strings", "annotations")]
     out = []
     total = 0
     for key, value in annotations.items():
         why = qualified_name_problem(key.lower() if isinstance(key, str) else key)  # checked lower-cased, as apimachinery does
         if why:
-            out.append(_p(path + (str(key),), f"annotation {why}", "annotation-key"))
+            out.append(problem_at(path + (str(key),), f"annotation {why}", "annotation-key"))
         if value is not None and not isinstance(value, str):
-            out.append(_p(path + (str(key),), f"annotation value must be a string, not {type(value).__name__}", "annotation-value"))
+            out.append(problem_at(path + (str(key),), f"annotation value must be a string, not {type(value).__name__}", "annotation-value"))
         total += len(str(key).encode()) + len(str(value if value is not None else "").encode())
     if total > ANNOTATIONS_MAX:
-        out.append(_p(path, f"annotations total {total} bytes, more than the 262144 (256 KiB) the API server accepts",
+        out.append(problem_at(path, f"annotations total {total} bytes, more than the 262144 (256 KiB) the API server accepts",
                       "annotations-size"))
     return out
 
@@ -109,11 +109,11 @@ def check_object_meta(meta: Any, path: tuple, *, dns1035_generate_name: bool = F
     if meta is None:
         return []
     if not isinstance(meta, dict):
-        return [_p(path, "metadata must be a map", "metadata")]
+        return [problem_at(path, "metadata must be a map", "metadata")]
     out = check_labels(meta.get("labels"), path + ("labels",)) + check_annotations(meta.get("annotations"), path + ("annotations",))
     ns = meta.get("namespace")
     if ns not in (None, "") and (not isinstance(ns, str) or len(ns) > 63 or not DNS1123_LABEL.fullmatch(ns)):
-        out.append(_p(path + ("namespace",), f"namespace {ns!r} must be a DNS-1123 label (a-z, 0-9, '-', at most 63)", "namespace"))
+        out.append(problem_at(path + ("namespace",), f"namespace {ns!r} must be a DNS-1123 label (a-z, 0-9, '-', at most 63)", "namespace"))
     gen = meta.get("generateName")
     if gen not in (None, "") and not meta.get("name"):
         pattern = _DNS1035 if dns1035_generate_name else DNS1123_SUB
@@ -121,7 +121,7 @@ def check_object_meta(meta: Any, path: tuple, *, dns1035_generate_name: bool = F
         if sample is None or not pattern.fullmatch(sample) or len(gen) + GENERATE_NAME_SUFFIX > (63 if dns1035_generate_name else 253):
             what = "a DNS-1035 label prefix (lower-case letters, digits, '-', starting with a letter)" if dns1035_generate_name \
                 else "a DNS-1123 subdomain prefix"
-            out.append(_p(path + ("generateName",), f"generateName {gen!r} must be {what}, with room for 5 random characters",
+            out.append(problem_at(path + ("generateName",), f"generateName {gen!r} must be {what}, with room for 5 random characters",
                           "generate-name"))
     return out
 
@@ -149,7 +149,7 @@ def _numbers_fine(obj: Any, key: str | None) -> bool:
                     push((v, None))
         elif isinstance(node, str):
             continue
-        elif _is_int(node):
+        elif is_int(node):
             lo, hi = INT32 if k in INT32_FIELDS else INT64
             if not lo <= node <= hi or (k in NON_NEGATIVE and node < 0) or (k in POSITIVE and node < 1):
                 return False
@@ -166,17 +166,17 @@ def _number_problems(obj: Any, path: tuple = (), key: str | None = None) -> list
     elif isinstance(obj, list):
         for i, v in enumerate(obj):
             out += _number_problems(v, path + (i,), None)
-    elif _is_int(obj):
+    elif is_int(obj):
         lo, hi = INT32 if key in INT32_FIELDS else INT64
         if not lo <= obj <= hi:
-            out.append(_p(path, f"{obj} is outside the {'int32' if key in INT32_FIELDS else 'int64'} range of this field",
+            out.append(problem_at(path, f"{obj} is outside the {'int32' if key in INT32_FIELDS else 'int64'} range of this field",
                           "integer-range"))
         elif key in NON_NEGATIVE and obj < 0:
-            out.append(_p(path, f"{key} must not be negative, got {obj}", "non-negative"))
+            out.append(problem_at(path, f"{key} must not be negative, got {obj}", "non-negative"))
         elif key in POSITIVE and obj < 1:
-            out.append(_p(path, f"{key} must be a positive integer, got {obj}", "positive"))
+            out.append(problem_at(path, f"{key} must be a positive integer, got {obj}", "positive"))
     elif isinstance(obj, float) and (obj != obj or obj in (float("inf"), float("-inf"))):
-        out.append(_p(path, f"{obj} is not a number the API accepts", "integer-range"))
+        out.append(problem_at(path, f"{obj} is not a number the API accepts", "integer-range"))
     return out
 
 

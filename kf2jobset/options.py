@@ -4,9 +4,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# the options' choices and defaults (the first of each list) are spelled in choices.py, which the CLI
+# reads without loading this module
+from .choices import (DEFAULT_GANG_SCHEDULER_NAME, LATEST_JOBSET_VERSION, MPI_HOSTFILE_MODES, SCHEDULERS,  # noqa: F401
+                      TARGETS, TRAINER_RUNTIMES, TRAINER_VERSIONS)
 from .errors import UsageError
 
-LATEST_JOBSET_VERSION = (0, 12)
 OLDEST_JOBSET_VERSION = (0, 6)  # job-global-index label (used for ranks) first appears in v0.6.0
 
 # First JobSet release whose v1alpha2 API has the feature (jobset.md §1).
@@ -19,17 +22,6 @@ FEATURE_VERSIONS = {
     "global-replicas": (0, 7),
 }
 
-SCHEDULERS = ("none", "kueue", "volcano", "scheduler-plugins", "yunikorn")
-DEFAULT_GANG_SCHEDULER_NAME = "scheduler-plugins"  # the operator flag's documented value
-TARGETS = ("jobset", "trainjob")  # kf2jobset/targets: one module each
-# Kubeflow Trainer releases whose TrainJob/TrainingRuntime API the trainjob target writes and was checked
-# against (the real controller in tests/e2e); the API changed in every minor release so far.
-TRAINER_VERSIONS = ((2, 3),)
-MPI_HOSTFILE_MODES = ("auto", "configmap", "generated")
-# --target trainjob: a built-in ClusterTrainingRuntime where the job fits it, else one of kf2jobset's
-# bundle, else a runtime of the job's own (auto); or always a per-job TrainingRuntime holding kf2jobset's
-# JobSet (per-job, formerly `generated`, still accepted: the v1 contract exactly)
-TRAINER_RUNTIMES = ("auto", "per-job", "generated")
 
 
 def parse_trainer_version(text: str) -> tuple[int, int]:
@@ -61,7 +53,7 @@ def parse_version(text: str) -> tuple[int, int]:
 @dataclass(frozen=True)
 class ConvertOptions:
     jobset_version: tuple[int, int] = LATEST_JOBSET_VERSION
-    scheduler: str = "none"  # where schedulingPolicy goes: SCHEDULERS
+    scheduler: str = SCHEDULERS[0]  # where schedulingPolicy goes: SCHEDULERS
     # --scheduler scheduler-plugins: the operator's --gang-scheduler-name, the schedulerName it gave pods
     gang_scheduler_name: str = DEFAULT_GANG_SCHEDULER_NAME
     name: str | None = None  # JobSet name override (single job only)
@@ -69,12 +61,12 @@ class ConvertOptions:
     keep_kubeflow_labels: bool = False
     ssh_secret: str | None = None  # MPI: name of an existing kubernetes.io/ssh-auth Secret
     accept_mpi_ssh: bool = False  # MPIJob v1: accept the kubectl-exec -> SSH switch
-    mpi_hostfile: str = "auto"  # configmap | generated | auto (configmap when the name is known)
+    mpi_hostfile: str = MPI_HOSTFILE_MODES[0]  # configmap | generated | auto (configmap when the name is known)
     cluster_domain: str | None = None  # the operator's CUSTOM_CLUSTER_DOMAIN / --cluster-domain
     katib: bool = False  # convert jobs embedded in Katib Experiments' trialTemplate.trialSpec
-    target: str = "jobset"  # what the output is: jobset | trainjob (kf2jobset/targets)
+    target: str = TARGETS[0]  # what the output is: jobset | trainjob (kf2jobset/targets)
     trainer_version: tuple[int, int] = TRAINER_VERSIONS[-1]  # --target trainjob: the Trainer API written
-    trainer_runtime: str = "auto"  # --target trainjob: auto | per-job (TRAINER_RUNTIMES)
+    trainer_runtime: str = TRAINER_RUNTIMES[0]  # --target trainjob: auto | per-job (TRAINER_RUNTIMES)
     # --katib: trial templates held in ConfigMaps elsewhere in the run (jobtext.TrialTemplate), so that
     # Experiments naming them are updated too; repo mode fills it, not the user
     katib_trial_templates: tuple = ()

@@ -1,18 +1,19 @@
 """One file's text -> its converted text, spliced so that unconverted documents keep every byte.
 
 Shared by `convert` (stdout), the repo mode (--in-place / --out-dir / --check) and the pre-commit
-hook. Pure apart from the explicit `read_text` helper.
+hook. Pure: text in, text out (the shells read the files: repo/fsio.py).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
-from .convert import DocumentResult, convert_document
-from .errors import InputError, Kf2JobSetError, Location, Problem
+from .convert import DocumentResult, convert_document, is_job
+from .errors import Kf2JobSetError, Location, Problem
 from .options import ConvertOptions
-from .yamlio import Document, detect_style, dump_documents, parse_documents, position
+from .targets import target_of
+from .text.classify import may_hold_job
+from .yamlio import Document, detect_style, dump_documents, parse_documents, position, to_plain
 
 
 @dataclass
@@ -40,18 +41,6 @@ class FileResult:
             for emb in res.unconverted:
                 out.append(f"{self.path}:{doc.start_line + 1}: document {i + 1}: {emb.message()}")
         return out
-
-
-def read_text(path: str) -> str:
-    """Decode a manifest file: UTF-8 (a BOM is kept out of the text). Raises InputError."""
-    try:
-        raw = Path(path).read_bytes() if path != "-" else __import__("sys").stdin.buffer.read()
-    except OSError as exc:
-        raise InputError(Problem(f"cannot read: {exc.strerror}", Location(path)))
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(Problem(f"not UTF-8 (byte {exc.start})", Location(path)))
 
 
 def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
@@ -84,10 +73,7 @@ def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
             result.errors.append(_locate(err, path, doc))
     if result.errors or not any(r.changed for r in result.results):
         return result
-    if options.target == "trainjob":
-        from .targets.trainjob import share_runtimes
-
-        share_runtimes([r.outputs for r in result.results if r.outputs is not None])
+    target_of(options).share([r.outputs for r in result.results if r.outputs is not None])
     if path.lower().endswith(".json") and not any(r.new_text is not None for r in result.results):
         json_text = _render_json(text, docs, result.results)
         if json_text is not None:
@@ -117,8 +103,6 @@ def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
 def _program_template(doc: Document, res: DocumentResult) -> None:
     """A job written as a template for a program (kf2jobset/progtemplate.py): its errors name the
     placeholders, and a conversion of it says on stderr that it holds them (TPL003)."""
-    from .convert import is_job
-
     if res.new_text is not None or not is_job(doc.data):
         return
     from . import progtemplate
@@ -233,8 +217,6 @@ def _render_json(text: str, docs: list[Document], results: list[DocumentResult])
     import json
     import re
 
-    from .yamlio import to_plain
-
     content = [(d, r) for d, r in zip(docs, results) if d.data is not None]
     if len(content) != 1 or not content[0][1].changed:
         return None
@@ -250,8 +232,6 @@ def _render_json(text: str, docs: list[Document], results: list[DocumentResult])
 
 
 def _may_convert(doc_text: str, options: ConvertOptions) -> bool:
-    from .text.classify import may_hold_job
-
     if not may_hold_job(doc_text, options.katib):
         return False
     if "CustomResourceDefinition" in doc_text:

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from .convert import KATIB_EXPERIMENT, is_job
+from .targets import comment_relocation
 from .text.comment_targets import JobPlace, PathMap
 
 def path_map(data: Any, result, options) -> PathMap:
     """Source->target prefixes for one converted document (a job, a Katib Experiment or a List)."""
-    from .convert import KATIB_EXPERIMENT, is_job
-
     pm = PathMap()
     if is_job(data):
         if result.conversions:
             place = _place(result.conversions[0], (), 0, (), result.outputs[0])
-            from .targets import comment_relocation
 
             place.relocate = comment_relocation(result.conversions[0], options)
             pm.jobs.append(place)

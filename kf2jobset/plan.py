@@ -16,6 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import claims as c
+from .claims import pod_path
+from .frameworks import profile as get_profile
 from .model import TrainingJob, default_container
 from .notes import Note
 from .options import ConvertOptions
@@ -125,8 +128,6 @@ def gang_blocks_start_order(job: TrainingJob, options: ConvertOptions) -> int | 
 
 
 def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
-    from . import claims as c
-
     notes: list[Note] = []
     name = options.name or job.name
     rjobs = [_plan_rjob(job, rtype, options, notes) for rtype in job.replicas]
@@ -180,8 +181,6 @@ def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
     rule = next(r for r in job.mapping.success if _matches(r.when, job))
     targets = [r.name for t in rule.targets for r in rjobs if r.rtype == t]
     if not rule.exact:
-        from .frameworks import profile as get_profile
-
         # The mapping names the case (`note:`); the kind's profile words it.
         notes.append(get_profile(job.mapping.profile).success_note(job, rule.note, targets))
     return JobSetPlan(
@@ -198,8 +197,6 @@ def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
 
 def _backoff_note(job: TrainingJob, rjobs: list[ReplicatedJobPlan]) -> Note:
     """JS034: where runPolicy.backoffLimit went, read from the plan that decided each Job's limit."""
-    from . import claims as c
-
     limit = job.run_policy.backoff_limit
     given = [r.name for r in rjobs if r.backoff_limit == limit]
     others = [r for r in rjobs if r.backoff_limit != limit]
@@ -236,8 +233,6 @@ def _backoff_note(job: TrainingJob, rjobs: list[ReplicatedJobPlan]) -> Note:
 
 
 def _solo_first(job: TrainingJob) -> str | None:
-    from .frameworks import profile as get_profile
-
     rtype = get_profile(job.mapping.profile).solo_first(job)
     if rtype is None or job.replicas[rtype].replicas <= 1:
         return None
@@ -263,7 +258,6 @@ def _split_first(rjobs: list[ReplicatedJobPlan], rtype: str) -> list[ReplicatedJ
 
 def _plan_rjob(job: TrainingJob, rtype: str, options: ConvertOptions, notes: list[Note]) -> ReplicatedJobPlan:
     from . import claims as c
-    from .claims import pod_path
 
     spec = job.replicas[rtype]
     rp = job.run_policy

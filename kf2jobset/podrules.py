@@ -19,8 +19,8 @@ from decimal import ROUND_CEILING
 from typing import Any
 
 from .errors import Problem
-from .objectrules import (DNS1123_LABEL, DNS1123_SUB, INT32, _is_int, _p, check_labels, check_numbers,
-                          check_object_meta, qualified_name_problem, quantity_problem)
+from .objectrules import (DNS1123_LABEL, DNS1123_SUB, INT32, check_labels, check_numbers, check_object_meta, is_int,
+                          problem_at, qualified_name_problem, quantity_problem)
 from .quantity import go_string, parse_quantity
 
 CONFIGMAP_MAX = 1024 * 1024  # total bytes of data + binaryData (core MaxSecretSize/ConfigMap limit)
@@ -73,38 +73,38 @@ def _check_resources(res: Any, path: tuple) -> list[Problem]:
             where = path + (part, str(name))
             why = _resource_name_problem(name)
             if why:
-                out.append(_p(where, why, "resource-name"))
+                out.append(problem_at(where, why, "resource-name"))
                 continue
             why = quantity_problem(value)
             if why:
-                out.append(_p(where, why, "quantity"))
+                out.append(problem_at(where, why, "quantity"))
                 continue
             number = _quantity_value(value)
             values[(part, name)] = number
             extended = "/" in name and not name.startswith("kubernetes.io/") and not name.startswith("requests.")
             if extended and number is not None and number != int(number):
-                out.append(_p(where, f"extended resource {name} must be a whole number, got {value!r}", "quantity"))
+                out.append(problem_at(where, f"extended resource {name} must be a whole number, got {value!r}", "quantity"))
             if name.startswith("hugepages-"):
                 page = parse_quantity(name[len("hugepages-"):])
                 if page is None or page <= 0:
-                    out.append(_p(where, f"{name} is not a huge page size", "hugepages"))
+                    out.append(problem_at(where, f"{name} is not a huge page size", "hugepages"))
                 elif number.to_integral_value(rounding=ROUND_CEILING) % page != 0:  # Go compares Value(): rounded up
-                    out.append(_p(where, f"{value!r} is not a positive integer multiple of {name}", "hugepages"))
+                    out.append(problem_at(where, f"{value!r} is not a positive integer multiple of {name}", "hugepages"))
     for (part, name), number in values.items():
         if part != "requests" or number is None:
             continue
         limit = values.get(("limits", name))
         if not _overcommit_allowed(name):
             if ("limits", name) not in values:
-                out.append(_p(path + ("limits",), f"{name}: a limit must be set for a resource that cannot be overcommitted",
+                out.append(problem_at(path + ("limits",), f"{name}: a limit must be set for a resource that cannot be overcommitted",
                               "resources"))
             elif limit is not None and number != limit:
-                out.append(_p(path + ("requests", name), f"{name}: request must equal the limit", "resources"))
+                out.append(problem_at(path + ("requests", name), f"{name}: request must equal the limit", "resources"))
         elif limit is not None and number > limit:
-            out.append(_p(path + ("requests", name), f"request {name} must be less than or equal to its limit", "resources"))
+            out.append(problem_at(path + ("requests", name), f"request {name} must be less than or equal to its limit", "resources"))
     names = {name for _, name in values}
     if any(str(n).startswith("hugepages-") for n in names) and not names & {"cpu", "memory"}:
-        out.append(_p(path, "huge pages require a cpu or memory request or limit", "hugepages"))
+        out.append(problem_at(path, "huge pages require a cpu or memory request or limit", "hugepages"))
     return out
 
 
@@ -119,7 +119,7 @@ def _port_name_problem(name: Any) -> str | None:
 
 def _port_problem(port: Any) -> str | None:
     """A probe's or handler's int-or-string port: 1-65535, or a port name."""
-    if _is_int(port):
+    if is_int(port):
         return None if 1 <= port <= 65535 else f"port {port} must be between 1 and 65535"
     if isinstance(port, str):
         return _port_name_problem(port)
@@ -141,7 +141,7 @@ def _check_handlers(c: dict, path: tuple) -> list[Problem]:
                 why = _port_problem(act["port"])
                 if why:
                     where = path + (key if isinstance(key, tuple) else (key,)) + (action, "port")
-                    out.append(_p(where, why, "port-number"))
+                    out.append(problem_at(where, why, "port-number"))
     return out
 
 
@@ -155,7 +155,7 @@ def _check_divisor(ref: Any, path: tuple) -> list[Problem]:
         return []
     allowed = _CPU_DIVISORS if resource.endswith(".cpu") else _MEMORY_DIVISORS
     if go_string(ref.get("divisor")) not in allowed:  # Go compares the quantity's String()
-        return [_p(path + ("divisor",), f"divisor {ref.get('divisor')!r} is not supported for {resource} (use one of "
+        return [problem_at(path + ("divisor",), f"divisor {ref.get('divisor')!r} is not supported for {resource} (use one of "
                                         f"{', '.join(allowed)})", "divisor")]
     return []
 
@@ -173,30 +173,30 @@ _ENV_SOURCES = ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef
 
 def _check_container(c: Any, path: tuple, volumes: set) -> list[Problem]:
     if not isinstance(c, dict):
-        return [_p(path, "a container must be a map", "container")]
+        return [problem_at(path, "a container must be a map", "container")]
     out = []
     port_names: dict = {}  # unique within a container; two containers of a pod may share one (the real API server)
     name = c.get("name")
     if not isinstance(name, str) or len(name) > 63 or not DNS1123_LABEL.fullmatch(name):
-        out.append(_p(path + ("name",), f"container name {name!r} must be a DNS-1123 label (a-z, 0-9, '-', at most 63)",
+        out.append(problem_at(path + ("name",), f"container name {name!r} must be a DNS-1123 label (a-z, 0-9, '-', at most 63)",
                       "container-name"))
     for i, port in enumerate(c.get("ports") or []):
         ppath = path + ("ports", i)
         if not isinstance(port, dict):
             continue
         number = port.get("containerPort")
-        if not _is_int(number) or not 1 <= number <= 65535:
-            out.append(_p(ppath + ("containerPort",), f"containerPort {number!r} must be between 1 and 65535", "port-number"))
+        if not is_int(number) or not 1 <= number <= 65535:
+            out.append(problem_at(ppath + ("containerPort",), f"containerPort {number!r} must be between 1 and 65535", "port-number"))
         host = port.get("hostPort")
-        if host is not None and (not _is_int(host) or not 0 <= host <= 65535):
-            out.append(_p(ppath + ("hostPort",), f"hostPort {host!r} must be between 0 and 65535", "port-number"))
+        if host is not None and (not is_int(host) or not 0 <= host <= 65535):
+            out.append(problem_at(ppath + ("hostPort",), f"hostPort {host!r} must be between 0 and 65535", "port-number"))
         pname = port.get("name")
         if pname not in (None, ""):
             why = _port_name_problem(pname)
             if why:
-                out.append(_p(ppath + ("name",), why, "port-name"))
+                out.append(problem_at(ppath + ("name",), why, "port-name"))
             elif pname in port_names:
-                out.append(_p(ppath + ("name",), f"port name {pname!r} is used twice in the container", "port-name"))
+                out.append(problem_at(ppath + ("name",), f"port name {pname!r} is used twice in the container", "port-name"))
             else:
                 port_names[pname] = ppath
     for i, env in enumerate(c.get("env") or []):
@@ -205,16 +205,16 @@ def _check_container(c: Any, path: tuple, volumes: set) -> list[Problem]:
             continue
         why = _env_name_problem(env.get("name"))
         if why:
-            out.append(_p(epath + ("name",), why, "env-name"))
+            out.append(problem_at(epath + ("name",), why, "env-name"))
         source = env.get("valueFrom")
         if source is not None:
             if env.get("value") not in (None, ""):
-                out.append(_p(epath, "env may not have both value and valueFrom", "env-value-from"))
+                out.append(problem_at(epath, "env may not have both value and valueFrom", "env-value-from"))
             if isinstance(source, dict):
                 out += _check_divisor(source.get("resourceFieldRef"), epath + ("valueFrom", "resourceFieldRef"))
             count = sum(1 for s in _ENV_SOURCES if isinstance(source, dict) and source.get(s) is not None)
             if count != 1:
-                out.append(_p(epath + ("valueFrom",), f"valueFrom must name exactly one source ({', '.join(_ENV_SOURCES[:4])}), "
+                out.append(problem_at(epath + ("valueFrom",), f"valueFrom must name exactly one source ({', '.join(_ENV_SOURCES[:4])}), "
                                                       f"got {count}", "env-value-from"))
     for i, mount in enumerate(c.get("volumeMounts") or []):
         mpath = path + ("volumeMounts", i)
@@ -222,29 +222,29 @@ def _check_container(c: Any, path: tuple, volumes: set) -> list[Problem]:
             continue
         vname = mount.get("name")
         if vname not in volumes:
-            out.append(_p(mpath + ("name",), f"volumeMount {vname!r} names no volume of the pod", "volume-mount"))
+            out.append(problem_at(mpath + ("name",), f"volumeMount {vname!r} names no volume of the pod", "volume-mount"))
         mp = mount.get("mountPath")
         if not isinstance(mp, str) or not mp:  # (duplicates: list-map keys, checked by the schema)
-            out.append(_p(mpath + ("mountPath",), "volumeMount needs a mountPath", "volume-mount"))
+            out.append(problem_at(mpath + ("mountPath",), "volumeMount needs a mountPath", "volume-mount"))
         sub = mount.get("subPath")
         if isinstance(sub, str) and (sub.startswith("/") or ".." in sub.split("/")):
-            out.append(_p(mpath + ("subPath",), f"subPath {sub!r} must be a relative path without '..'", "volume-mount"))
+            out.append(problem_at(mpath + ("subPath",), f"subPath {sub!r} must be a relative path without '..'", "volume-mount"))
     out += _check_resources(c.get("resources"), path + ("resources",))
     out += _check_handlers(c, path)
     image = c.get("image")
     if not isinstance(image, str) or not image:
-        out.append(_p(path + ("image",), "a container needs an image", "image"))
+        out.append(problem_at(path + ("image",), "a container needs an image", "image"))
     policy = c.get("terminationMessagePolicy")
     if policy is not None and policy not in TERMINATION_MESSAGE_POLICIES:
-        out.append(_p(path + ("terminationMessagePolicy",), f"terminationMessagePolicy {policy!r} must be one of "
+        out.append(problem_at(path + ("terminationMessagePolicy",), f"terminationMessagePolicy {policy!r} must be one of "
                                                             f"{', '.join(TERMINATION_MESSAGE_POLICIES)}", "termination-message-policy"))
     for i, port in enumerate(c.get("ports") or []):
         if isinstance(port, dict) and port.get("protocol") is not None and port.get("protocol") not in PROTOCOLS:
-            out.append(_p(path + ("ports", i, "protocol"), f"protocol {port.get('protocol')!r} must be one of {', '.join(PROTOCOLS)}",
+            out.append(problem_at(path + ("ports", i, "protocol"), f"protocol {port.get('protocol')!r} must be one of {', '.join(PROTOCOLS)}",
                           "port-protocol"))
     policy = c.get("imagePullPolicy")
     if policy is not None and policy not in IMAGE_PULL_POLICIES:
-        out.append(_p(path + ("imagePullPolicy",), f"imagePullPolicy {policy!r} must be one of {', '.join(IMAGE_PULL_POLICIES)}",
+        out.append(problem_at(path + ("imagePullPolicy",), f"imagePullPolicy {policy!r} must be one of {', '.join(IMAGE_PULL_POLICIES)}",
                       "image-pull-policy"))
     return out
 
@@ -265,19 +265,19 @@ def check_pod_template(template: Any, path: tuple, added_volumes: tuple = ()) ->
             continue
         vname = vol.get("name")
         if not isinstance(vname, str) or len(vname) > 63 or not DNS1123_LABEL.fullmatch(vname):
-            out.append(_p(spath + ("volumes", i, "name"), f"volume name {vname!r} must be a DNS-1123 label", "volume-name"))
+            out.append(problem_at(spath + ("volumes", i, "name"), f"volume name {vname!r} must be a DNS-1123 label", "volume-name"))
         if vname in added_volumes:
-            out.append(_p(spath + ("volumes", i, "name"), f"volume name {vname!r} is the one the operator adds to these "
+            out.append(problem_at(spath + ("volumes", i, "name"), f"volume name {vname!r} is the one the operator adds to these "
                           "pods, so the pod would list it twice", "volume-name"))
         volumes.add(vname)  # (duplicate names: a list-map key, checked by the schema)
         empty = vol.get("emptyDir")
         if isinstance(empty, dict) and empty.get("sizeLimit") is not None:
             why = quantity_problem(empty["sizeLimit"])
             if why:
-                out.append(_p(spath + ("volumes", i, "emptyDir", "sizeLimit"), why, "quantity"))
+                out.append(problem_at(spath + ("volumes", i, "emptyDir", "sizeLimit"), why, "quantity"))
         sources = [k for k, v in vol.items() if k != "name" and v is not None]
         if len(sources) > 1:
-            out.append(_p(spath + ("volumes", i), f"a volume has one source, this one has {len(sources)} ({', '.join(map(str, sources))})",
+            out.append(problem_at(spath + ("volumes", i), f"a volume has one source, this one has {len(sources)} ({', '.join(map(str, sources))})",
                           "volume-source"))
         downward = vol.get("downwardAPI")
         for k, item in enumerate((downward.get("items") or []) if isinstance(downward, dict) else []):
@@ -289,29 +289,29 @@ def check_pod_template(template: Any, path: tuple, added_volumes: tuple = ()) ->
             out += _check_container(c, spath + (field, i), volumes)
             cname = c.get("name") if isinstance(c, dict) else None
             if field == "containers" and cname in container_names:
-                out.append(_p(spath + (field, i, "name"), f"container name {cname!r} is also an init container's", "container-name"))
+                out.append(problem_at(spath + (field, i, "name"), f"container name {cname!r} is also an init container's", "container-name"))
             container_names.add(cname)
     overhead = spec.get("overhead")
     for name, value in (overhead.items() if isinstance(overhead, dict) else ()):
         why = quantity_problem(value)
         if why:
-            out.append(_p(spath + ("overhead", str(name)), why, "quantity"))
+            out.append(problem_at(spath + ("overhead", str(name)), why, "quantity"))
     policy = spec.get("dnsPolicy")
     if policy is not None and policy not in DNS_POLICIES:
-        out.append(_p(spath + ("dnsPolicy",), f"dnsPolicy {policy!r} must be one of {', '.join(DNS_POLICIES)}", "dns-policy"))
+        out.append(problem_at(spath + ("dnsPolicy",), f"dnsPolicy {policy!r} must be one of {', '.join(DNS_POLICIES)}", "dns-policy"))
     deadline = spec.get("activeDeadlineSeconds")
-    if _is_int(deadline) and not 1 <= deadline <= INT32[1]:
-        out.append(_p(spath + ("activeDeadlineSeconds",), f"a pod's activeDeadlineSeconds must be between 1 and {INT32[1]}, got {deadline}",
+    if is_int(deadline) and not 1 <= deadline <= INT32[1]:
+        out.append(problem_at(spath + ("activeDeadlineSeconds",), f"a pod's activeDeadlineSeconds must be between 1 and {INT32[1]}, got {deadline}",
                       "positive"))
     for field in ("hostname", "subdomain"):
         value = spec.get(field)
         if value not in (None, "") and (not isinstance(value, str) or len(value) > 63 or not DNS1123_LABEL.fullmatch(value)):
-            out.append(_p(spath + (field,), f"{field} {value!r} must be a DNS-1123 label", field))
+            out.append(problem_at(spath + (field,), f"{field} {value!r} must be a DNS-1123 label", field))
     # (schedulerName is not checked: the API server takes any string there, tests/e2e/test_refusals.py)
     for field in ("serviceAccountName", "priorityClassName"):
         value = spec.get(field)
         if value not in (None, "") and (not isinstance(value, str) or len(value) > 253 or not DNS1123_SUB.fullmatch(value)):
-            out.append(_p(spath + (field,), f"{field} {value!r} must be a DNS-1123 subdomain", field))
+            out.append(problem_at(spath + (field,), f"{field} {value!r} must be a DNS-1123 subdomain", field))
     out += check_labels(spec.get("nodeSelector"), spath + ("nodeSelector",))
     return out
 
@@ -331,7 +331,7 @@ def check_jobset_objects(jobset: dict) -> list[Problem]:
         out += check_pod_template(job_spec.get("template"), tpath + ("spec", "template"))
         containers = ((job_spec.get("template") or {}).get("spec") or {}).get("containers")
         if isinstance(containers, list) and not containers:
-            out.append(_p(tpath + ("spec", "template", "spec", "containers"), "a pod needs at least one container", "container"))
+            out.append(problem_at(tpath + ("spec", "template", "spec", "containers"), "a pod needs at least one container", "container"))
         out += _check_job_spec(job_spec, tpath + ("spec",))
     return out
 
@@ -343,13 +343,13 @@ def _check_job_spec(job_spec: Any, path: tuple) -> list[Problem]:
     out = []
     mode = job_spec.get("completionMode")
     if mode is not None and mode not in COMPLETION_MODES:
-        out.append(_p(path + ("completionMode",), f"completionMode {mode!r} must be NonIndexed or Indexed", "completion-mode"))
+        out.append(problem_at(path + ("completionMode",), f"completionMode {mode!r} must be NonIndexed or Indexed", "completion-mode"))
     if mode == "Indexed":
         # parallelism always; completions only with backoffLimitPerIndex (batch validation)
         for field in ("completions", "parallelism") if job_spec.get("backoffLimitPerIndex") is not None else ("parallelism",):
             value = job_spec.get(field)
-            if _is_int(value) and value > INDEXED_JOB_MAX:
-                out.append(_p(path + (field,), f"an Indexed Job's {field} must be at most {INDEXED_JOB_MAX}, got {value}", "indexed-limit"))
+            if is_int(value) and value > INDEXED_JOB_MAX:
+                out.append(problem_at(path + (field,), f"an Indexed Job's {field} must be at most {INDEXED_JOB_MAX}, got {value}", "indexed-limit"))
     return out
 
 
@@ -359,7 +359,7 @@ def check_configmap(cm: dict, path: tuple = ()) -> list[Problem]:
     out = []
     name = meta.get("name")
     if not isinstance(name, str) or len(name) > 253 or not DNS1123_SUB.fullmatch(name):
-        out.append(_p(path + ("metadata", "name"), f"ConfigMap name {name!r} must be a DNS-1123 subdomain", "configmap-name"))
+        out.append(problem_at(path + ("metadata", "name"), f"ConfigMap name {name!r} must be a DNS-1123 subdomain", "configmap-name"))
     out += check_object_meta(meta, path + ("metadata",))
     total = 0
     for field in ("data", "binaryData"):
@@ -367,17 +367,17 @@ def check_configmap(cm: dict, path: tuple = ()) -> list[Problem]:
         if block is None:
             continue
         if not isinstance(block, dict):
-            out.append(_p(path + (field,), f"{field} must be a map", "configmap-data"))
+            out.append(problem_at(path + (field,), f"{field} must be a map", "configmap-data"))
             continue
         for key, value in block.items():
             if not isinstance(key, str) or len(key) > 253 or not _CONFIGMAP_KEY.fullmatch(key) or key in (".", ".."):
-                out.append(_p(path + (field, str(key)), f"ConfigMap key {key!r} must be alphanumerics, '-', '_' or '.'", "configmap-key"))
+                out.append(problem_at(path + (field, str(key)), f"ConfigMap key {key!r} must be alphanumerics, '-', '_' or '.'", "configmap-key"))
             if not isinstance(value, str):
-                out.append(_p(path + (field, str(key)), "ConfigMap values must be strings", "configmap-data"))
+                out.append(problem_at(path + (field, str(key)), "ConfigMap values must be strings", "configmap-data"))
                 continue
             total += len(value.encode())
     if total > CONFIGMAP_MAX:
-        out.append(_p(path + ("data",), f"ConfigMap data is {total} bytes, more than 1 MiB", "configmap-size"))
+        out.append(problem_at(path + ("data",), f"ConfigMap data is {total} bytes, more than 1 MiB", "configmap-size"))
     return out
 
 
@@ -410,7 +410,7 @@ def check_v1_job(doc: dict, mapping) -> list[Problem]:
                     continue
                 pod = _operator_pod_name(str(name), str(key))
                 if len(pod) <= 253 and not DNS1123_SUB.match(pod):
-                    out.append(_p(rpath, f"replica type {key!r}: the operator names its pods {pod[:-2]}-<index>, which is "
+                    out.append(problem_at(rpath, f"replica type {key!r}: the operator names its pods {pod[:-2]}-<index>, which is "
                                          "not a DNS-1123 subdomain", "replica-type-name"))
                 out += check_pod_template(raw.get("template"), rpath + ("template",), mapping.operator_volumes.get(key, ()))
     for p in out:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .errors import Kf2JobSetError, Problem
 from .notes import Note
-from .schemas import format_path
+from .errors import format_path
 
 ANGLE = re.compile(r"<[A-Za-z_][A-Za-z0-9_.-]*>")  # <namespace>, <ACCOUNT>, <your-bucket>
 ELLIPSIS = ("...", "…")
@@ -38,7 +38,7 @@ class Slot:
 
     def describe(self, at: tuple = ()) -> str:
         if tuple(at) != self.path and self.how != "number":
-            return f"{self.text!r} at {format_path(self.path)} looks like a placeholder"
+            return f"{self.text!r} at {format_path(self.path, empty='')} looks like a placeholder"
         if self.how == "comment":
             return f"no value: the comment #{self.text} after the key looks like a placeholder"
         if self.how == "number":
@@ -121,10 +121,10 @@ def explain(err: Kf2JobSetError, slots: list[Slot]) -> Kf2JobSetError:
 
 def note(slots: list[Slot]) -> Note:
     """TPL003: the file converted, but it holds placeholders (printed: the JobSet is no finished job)."""
-    where = "; ".join(f"{format_path(s.path)}: no value but the comment #{s.text}" if s.how == "comment" else
-                      f"{s.text!r} at {format_path(s.path)}" for s in slots[:6]) + ("; and more" if len(slots) > 6 else "")
+    where = "; ".join(f"{format_path(s.path, empty='')}: no value but the comment #{s.text}" if s.how == "comment" else
+                      f"{s.text!r} at {format_path(s.path, empty='')}" for s in slots[:6]) + ("; and more" if len(slots) > 6 else "")
     return Note("TPL003", "unchanged", f"{WHY} ({where}); the JobSet carries them as written",
-                source_path=format_path(slots[0].path),
+                source_path=format_path(slots[0].path, empty=""),
                 action="convert the file the program writes, or fill the placeholders in first", warn=True,
                 unchecked="a placeholder is text the program replaces; the JobSet holds the same text, so no "
                           "claim about the JobSet tells the template from the finished job")

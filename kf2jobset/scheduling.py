@@ -10,13 +10,13 @@ from .model import TrainingJob
 from .notes import Note
 from .options import ConvertOptions
 from .plan import JobSetPlan, gang_without_name
+from .yunikorn import yunikorn_findings, yunikorn_task_groups
 
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
 def scheduler_objects(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, jobset: dict, notes: list[Note]) -> list[dict]:
     sp = job.run_policy.scheduling
-    from .yunikorn import yunikorn_findings, yunikorn_task_groups
 
     if gang_without_name(job, p, options):
         notes.append(Note("JS095", "dropped", f"the operator's gang scheduler held every job together, named after "

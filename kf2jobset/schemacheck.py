@@ -10,7 +10,7 @@ validity (tests/test_schema_fast_path.py holds them to it).
 Exactly the keywords of Draft 2020-12 used by schemas/ are compiled, with jsonschema's semantics
 (bool is not an integer, 1.0 is, `pattern` is re.search, a keyword applies only to instances of its
 type) except where the API server decides otherwise, and then as it does (schemas.py uses the same
-two functions): `integer` is `_is_integer` (int64 range, go-openapi's float rule) and a `pattern`
+two functions): `integer` is `is_integer` (int64 range, go-openapi's float rule) and a `pattern`
 is read as Go reads it (`go_pattern`); a schema with any other assertion keyword is not compiled (None: always jsonschema).
 Instances are read as `normalise` (below) leaves them: a mapping entry whose value is null is
 absent. Non-string keys and dates raise Unsure (the slow path normalises them).
@@ -43,7 +43,7 @@ _INT64 = (-(2 ** 63), 2 ** 63 - 1)
 _MAX_SAFE = float(2 ** 53 - 1)  # go-openapi/swag maxJSONFloat
 
 
-def _is_integer(v) -> bool:
+def is_integer(v) -> bool:
     """`type: integer` as the API server's OpenAPI validator (kube-openapi) decides it. Its JSON
     decoder keeps an integer literal as int64 when it fits and reads anything else as float64; a
     float64 is an integer when it is whole and within +-(2^53 - 1) (go-openapi/swag's
@@ -101,7 +101,7 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
     "boolean": lambda v: isinstance(v, bool),
     "null": lambda v: v is None,
-    "integer": _is_integer,
+    "integer": is_integer,
     "number": _is_number,
 }
 

@@ -21,13 +21,17 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
+from kf2jobset.errors import format_path
 from kf2jobset.resources import data_dir
+from kf2jobset.jobset_api import API_VERSION, KIND
+from kf2jobset.mappings import mapping_for
+from kf2jobset.schemacheck import Compiler, NotCompilable, Unsure, go_pattern, is_integer
 from kf2jobset.schemacheck import normalise as _normalise  # the instance as the API server's decoder sees it
 
 BASE_URI = "https://kf2jobset.dev/schemas/"
-_SUFFIX = ".schema.json"
+SCHEMA_SUFFIX = ".schema.json"
 
 
 @dataclass(frozen=True)
@@ -40,28 +44,10 @@ class SchemaIssue:
     @property
     def location(self) -> str:
         """The path written the kubectl way: spec.replicatedJobs[0].template."""
-        return format_path(self.path)
+        return format_path(self.path, empty="")
 
     def __str__(self) -> str:
         return f"{self.location or '<root>'}: {self.message}"
-
-
-def format_path(path: Iterable[str | int]) -> str:
-    """spec.replicatedJobs[0].template; keys that are not plain words are bracketed:
-    metadata.labels["app.kubernetes.io/name"]."""
-    out = ""
-    for elem in path:
-        if not isinstance(elem, (int, str)) or isinstance(elem, bool):
-            elem = str(elem)  # a YAML key read as a number or a boolean
-        if isinstance(elem, int):
-            out += f"[{elem}]"
-        elif not elem or any(c in elem for c in '.[]" '):
-            out += "[" + json.dumps(elem) + "]"
-        elif out:
-            out += f".{elem}"
-        else:
-            out = str(elem)
-    return out
 
 
 def _path_key(path: tuple[str | int, ...]) -> tuple:
@@ -71,11 +57,8 @@ def _path_key(path: tuple[str | int, ...]) -> tuple:
 
 def schema_name_for(api_version: str | None, kind: str | None) -> str | None:
     """The schema name for a document's apiVersion/kind, or None if we have none."""
-    from .jobset_api import API_VERSION, KIND
-
     if api_version == API_VERSION and kind == KIND:
         return "jobset"
-    from .mappings import mapping_for
 
     mapping = mapping_for(api_version, kind)
     return mapping.schema if mapping else None
@@ -92,8 +75,8 @@ def schema_names() -> list[str]:
     """Names accepted by validate() (schemas that describe whole documents)."""
     root = data_dir("schemas")
     names = []
-    for p in sorted(root.rglob("*" + _SUFFIX)):
-        name = p.relative_to(root).as_posix()[: -len(_SUFFIX)]
+    for p in sorted(root.rglob("*" + SCHEMA_SUFFIX)):
+        name = p.relative_to(root).as_posix()[: -len(SCHEMA_SUFFIX)]
         if name not in ("k8s", "kubeflow/common", "report"):  # report: kf2jobset's own output, not a manifest
             names.append(name)
     return names
@@ -106,7 +89,7 @@ def _load_registry():
 
         root = data_dir("schemas")
         resources = []
-        for p in sorted(root.rglob("*" + _SUFFIX)):
+        for p in sorted(root.rglob("*" + SCHEMA_SUFFIX)):
             contents = json.loads(p.read_text(encoding="utf-8"))
             uri = contents.get("$id") or BASE_URI + p.relative_to(root).as_posix()
             resources.append((uri, Resource.from_contents(contents)))
@@ -124,7 +107,7 @@ def _validator(schema_name: str):
             from jsonschema import Draft202012Validator
 
             registry = _load_registry()
-            uri = BASE_URI + schema_name + _SUFFIX
+            uri = BASE_URI + schema_name + SCHEMA_SUFFIX
             try:
                 schema = registry.contents(uri)
             except Exception:  # referencing.exceptions.NoSuchResource
@@ -141,9 +124,7 @@ def _kubernetes_validator_class():
     integer (int64, or a float go-openapi calls whole) and Go's reading of `pattern` ($ is the end)."""
     from jsonschema import Draft202012Validator, validators
 
-    from .schemacheck import _is_integer
-
-    checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", lambda _checker, v: _is_integer(v))
+    checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", lambda _checker, v: is_integer(v))
     return validators.extend(Draft202012Validator, {"x-kubernetes-list-type": _list_type, "pattern": _pattern},
                              type_checker=checker)
 
@@ -152,8 +133,6 @@ def _pattern(validator, pattern, instance, schema):
     import re
 
     from jsonschema.exceptions import ValidationError
-
-    from .schemacheck import go_pattern
 
     if isinstance(instance, str) and not re.search(go_pattern(pattern), instance):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
@@ -203,8 +182,6 @@ def validate(instance: dict, schema_name: str) -> list[SchemaIssue]:
 
     A compiled yes/no check answers first (schemacheck); only an instance it does not accept
     goes through jsonschema, which finds and words the errors."""
-    from .schemacheck import Unsure
-
     check = _fast_check(schema_name)
     if check is not None:
         try:
@@ -219,13 +196,13 @@ _fast_checks: dict[str, Any] = {}
 _documents: dict[str, Any] | None = None
 
 
-def _schema_documents() -> dict[str, Any]:
+def schema_documents() -> dict[str, Any]:
     """{$id or file URI: contents} of every schema file (what the registry holds, without `referencing`)."""
     global _documents
     if _documents is None:
         root = data_dir("schemas")
         docs = {}
-        for p in sorted(root.rglob("*" + _SUFFIX)):
+        for p in sorted(root.rglob("*" + SCHEMA_SUFFIX)):
             contents = json.loads(p.read_text(encoding="utf-8"))
             docs[contents.get("$id") or BASE_URI + p.relative_to(root).as_posix()] = contents
         _documents = docs
@@ -236,12 +213,11 @@ def _fast_check(schema_name: str):
     """The compiled check of one schema, built once per process; None if it cannot be compiled."""
     if schema_name in _fast_checks:
         return _fast_checks[schema_name]
-    from .schemacheck import Compiler, NotCompilable
 
     with _lock:
         if schema_name not in _fast_checks:
-            uri = BASE_URI + schema_name + _SUFFIX
-            docs = _schema_documents()
+            uri = BASE_URI + schema_name + SCHEMA_SUFFIX
+            docs = schema_documents()
             check = None
             if uri in docs:
                 try:

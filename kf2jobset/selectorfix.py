@@ -34,6 +34,8 @@ from .notes import Note
 from .runtime import selectors as sel
 from .runtime.jobset_view import jobset_pod_labels
 from .runtime.operator_view import operator_pod_labels
+from .text import yamledit as ye
+from .yamlio import to_plain
 
 
 SELECTING_TEXT = sel.SELECTING_TEXT  # a file with a Service, PodDisruptionBudget, NetworkPolicy or PodMonitor
@@ -425,8 +427,6 @@ def peers_of(docs, path: str | None = None, run: tuple = ()) -> tuple:
         if isinstance(data, dict) and data.get("kind") in sel.PEER_KINDS:
             out.append(Peer(i, json.dumps(data, default=str)))
     if len(jobs) > 1:
-        from .yamlio import to_plain
-
         out += [Peer(i, json.dumps(to_plain(data), default=str), job=True) for i, data in jobs]
     return tuple(out)
 
@@ -434,8 +434,6 @@ def peers_of(docs, path: str | None = None, run: tuple = ()) -> tuple:
 def edit_peers(docs, edits: list) -> dict:
     """Document index -> its text with the requirements `edits` name rewritten (scalars only: every
     other byte stays)."""
-    from .text import yamledit as ye
-
     by_doc: dict = {}
     for e in edits:
         by_doc.setdefault(e.index, []).append(e)
@@ -465,8 +463,6 @@ def edit_peers(docs, edits: list) -> dict:
 def _scalar(node, value: str):
     """An edit of one scalar to a string value, quoted where a plain scalar would not read as a string."""
     import re
-
-    from .text import yamledit as ye
 
     style = node.style
     if not style and re.fullmatch(r"[-+]?[0-9][0-9_.eExXoObB]*|true|false|yes|no|on|off|null|~|y|n", value, re.I):

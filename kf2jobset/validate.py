@@ -10,7 +10,7 @@ import re
 
 from .errors import Location, Problem, RejectedJobSetError
 from .options import LATEST_JOBSET_VERSION
-from .objectrules import check_numbers
+from .objectrules import check_numbers, problem_at
 from .podrules import check_jobset_objects
 from .schemacheck import normalise
 from .quantity import go_string, parse_quantity
@@ -78,10 +78,6 @@ def validate_jobset(jobset: dict, **kw) -> None:
         raise RejectedJobSetError(problems)
 
 
-def _p(path: tuple, message: str, rule: str, hint: str | None = None) -> Problem:
-    return Problem(message, Location(path=path), rule=rule, hint=hint)
-
-
 def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int | None) -> list[Problem]:
     out: list[Problem] = []
     meta = js.get("metadata") or {}
@@ -92,30 +88,30 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
     if name:
         name_len = len(name)
         if not _DNS1035.fullmatch(name) or len(name) > 63:
-            out.append(_p(("metadata", "name"), f"JobSet name {name!r} must be a DNS-1035 label (a-z, 0-9, '-', starting with a letter, at most 63)",
+            out.append(problem_at(("metadata", "name"), f"JobSet name {name!r} must be a DNS-1035 label (a-z, 0-9, '-', starting with a letter, at most 63)",
                           "jobset-name", "pick another name with --name"))
     elif meta.get("generateName"):
         name_len = len(meta["generateName"]) + GENERATE_NAME_SUFFIX
     elif assumed_name_length is not None:
         name_len = assumed_name_length
     else:  # (an empty name passes the schema's "name or generateName" but not the API server)
-        out.append(_p(("metadata", "name"), "a JobSet needs a name or a generateName", "jobset-name"))
+        out.append(problem_at(("metadata", "name"), "a JobSet needs a name or a generateName", "jobset-name"))
 
     for key, first in _VERSIONED.items():
         if version >= first:
             continue
         where = _find_key(spec, key)
         if where is not None:
-            out.append(_p(("spec",) + where, f"{key} needs JobSet {_fmt_version(first)} or newer (target: {_fmt_version(version)})",
+            out.append(problem_at(("spec",) + where, f"{key} needs JobSet {_fmt_version(first)} or newer (target: {_fmt_version(version)})",
                           "jobset-version", "raise --jobset-version or drop the feature"))
 
     sub = (spec.get("network") or {}).get("subdomain")
     if sub and (not _DNS1123_SUB.fullmatch(sub) or not _DNS1035.fullmatch(sub) or len(sub) > 63):
-        out.append(_p(("spec", "network", "subdomain"), f"subdomain {sub!r} must be a DNS-1035 label of at most 63 characters",
+        out.append(problem_at(("spec", "network", "subdomain"), f"subdomain {sub!r} must be a DNS-1035 label of at most 63 characters",
                       "network-subdomain", "use --subdomain with a short lower-case name"))
     managed = spec.get("managedBy")
     if managed and (len(managed) > 63 or not _MANAGED_BY.fullmatch(managed)):
-        out.append(_p(("spec", "managedBy"), f"managedBy {managed!r} must be a domain-prefixed path of at most 63 characters", "managed-by"))
+        out.append(problem_at(("spec", "managedBy"), f"managedBy {managed!r} must be a domain-prefixed path of at most 63 characters", "managed-by"))
 
     names = [r.get("name") for r in rjobs]
     seen: set = set()
@@ -125,30 +121,30 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
         path = ("spec", "replicatedJobs", i)
         rname = rj.get("name") or ""
         if rname in seen:
-            out.append(_p(path + ("name",), f"replicatedJob name {rname!r} is used twice", "unique-rjob"))
+            out.append(problem_at(path + ("name",), f"replicatedJob name {rname!r} is used twice", "unique-rjob"))
         seen.add(rname)
         if not _JOB_NAME_PART.fullmatch(rname) or (not _LABEL_VALUE.fullmatch(rname) and rj.get("replicas", 1) >= 1):
             # the webhook checks the child Job name <jobset>-<rjob>-<n> (DNS-1035); each child Job carries it
             # as a label value (a replicatedJob with replicas < 1 has no Jobs)
-            out.append(_p(path + ("name",), f"replicatedJob name {rname!r} must be lower-case letters, digits and '-', "
+            out.append(problem_at(path + ("name",), f"replicatedJob name {rname!r} must be lower-case letters, digits and '-', "
                                             "starting and ending with a letter or digit", "rjob-name"))
         group = rj.get("groupName")
         if group is not None and (not _DNS1035.fullmatch(group) or len(group) > 63):
-            out.append(_p(path + ("groupName",), f"groupName {group!r} must be a DNS-1035 label", "group-name"))
+            out.append(problem_at(path + ("groupName",), f"groupName {group!r} must be a DNS-1035 label", "group-name"))
         replicas = rj.get("replicas", 1)
         if replicas < 0 and version > (0, 12):  # the CRD's minimum 0 came after v0.12.0 (jobset #1279)
-            out.append(_p(path + ("replicas",), f"replicas must not be negative, got {replicas}", "replicas"))
+            out.append(problem_at(path + ("replicas",), f"replicas must not be negative, got {replicas}", "replicas"))
         job_spec = (rj.get("template") or {}).get("spec") or {}
         parallelism = job_spec.get("parallelism", 1)
         completions = job_spec.get("completions")
         if replicas * parallelism > MAX_INT32:
-            out.append(_p(path, "replicas x parallelism exceeds 2147483647", "pod-count"))
+            out.append(problem_at(path, "replicas x parallelism exceeds 2147483647", "pod-count"))
         if name_len is not None:
             dj = _digits(replicas - 1)
             job_name_len = name_len + len(rname) + dj + 2
             if job_name_len > 63:
                 fit = 63 - len(rname) - dj - 2
-                too_long.append((fit, _p(path + ("name",), f"child Job name <jobset>-{rname}-{replicas - 1} would be {job_name_len} characters (max 63)",
+                too_long.append((fit, problem_at(path + ("name",), f"child Job name <jobset>-{rname}-{replicas - 1} would be {job_name_len} characters (max 63)",
                                          "job-name-length", _shorten(fit))))
             indexed = job_spec.get("completionMode", "Indexed") == "Indexed"
             if indexed and completions is not None:
@@ -156,16 +152,16 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
                 budget = name_len + len(rname) + dj + dp
                 if budget > 54:
                     fit = 54 - len(rname) - dj - dp
-                    too_long.append((fit, _p(path + ("name",), f"pod names <jobset>-{rname}-<job>-<index>-xxxxx would be {budget + 9} characters (max 63)",
+                    too_long.append((fit, problem_at(path + ("name",), f"pod names <jobset>-{rname}-<job>-<index>-xxxxx would be {budget + 9} characters (max 63)",
                                              "pod-name-length", _shorten(fit))))
         deps = rj.get("dependsOn") or []
         if deps:
             has_depends = True
             if i == 0:
-                out.append(_p(path + ("dependsOn",), "the first replicatedJob cannot have dependsOn", "depends-on-first"))
+                out.append(problem_at(path + ("dependsOn",), "the first replicatedJob cannot have dependsOn", "depends-on-first"))
             for d, dep in enumerate(deps):
                 if dep.get("name") not in names[:i + 1]:  # (the webhook lets a replicatedJob name itself)
-                    out.append(_p(path + ("dependsOn", d, "name"), f"dependsOn {dep.get('name')!r} must name a replicatedJob listed earlier",
+                    out.append(problem_at(path + ("dependsOn", d, "name"), f"dependsOn {dep.get('name')!r} must name a replicatedJob listed earlier",
                                   "depends-on-order"))
         if rj.get("replicas", 1) >= 1:  # a replicatedJob with no Jobs meets no batch/v1 rules (the real server)
             out += _job_rules(job_spec, path + ("template", "spec"))
@@ -174,11 +170,11 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
         # every replicatedJob has its own limit; the one that matters is the tightest
         out.append(min(too_long, key=lambda t: t[0])[1])
     if has_depends and (spec.get("startupPolicy") or {}).get("startupPolicyOrder") == "InOrder":
-        out.append(_p(("spec", "startupPolicy"), "StartupPolicy and DependsOn APIs are mutually exclusive", "startup-vs-depends-on"))
+        out.append(problem_at(("spec", "startupPolicy"), "StartupPolicy and DependsOn APIs are mutually exclusive", "startup-vs-depends-on"))
     targets = (spec.get("successPolicy") or {}).get("targetReplicatedJobs") or []
     for t, target in enumerate(targets):
         if target not in names:
-            out.append(_p(("spec", "successPolicy", "targetReplicatedJobs", t), f"successPolicy targets unknown replicatedJob {target!r}",
+            out.append(problem_at(("spec", "successPolicy", "targetReplicatedJobs", t), f"successPolicy targets unknown replicatedJob {target!r}",
                           "success-target"))
     fp = spec.get("failurePolicy") or {}
     rule_names: set = set()
@@ -186,21 +182,21 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
         rpath = ("spec", "failurePolicy", "rules", r)
         rn = rule.get("name") or ""
         if not (1 <= len(rn) <= 128) or not _RULE_NAME.fullmatch(rn):
-            out.append(_p(rpath + ("name",), f"failure policy rule name {rn!r} is invalid", "failure-rule-name"))
+            out.append(problem_at(rpath + ("name",), f"failure policy rule name {rn!r} is invalid", "failure-rule-name"))
         if rn in rule_names:
-            out.append(_p(rpath + ("name",), f"failure policy rule name {rn!r} is used twice", "failure-rule-name"))
+            out.append(problem_at(rpath + ("name",), f"failure policy rule name {rn!r} is used twice", "failure-rule-name"))
         rule_names.add(rn)
         for t in rule.get("targetReplicatedJobs") or []:
             if t not in names:
-                out.append(_p(rpath + ("targetReplicatedJobs",), f"rule targets unknown replicatedJob {t!r}", "failure-target"))
+                out.append(problem_at(rpath + ("targetReplicatedJobs",), f"rule targets unknown replicatedJob {t!r}", "failure-target"))
         for reason in rule.get("onJobFailureReasons") or []:
             if reason not in FAILURE_REASONS:
-                out.append(_p(rpath + ("onJobFailureReasons",), f"unknown Job failure reason {reason!r}", "failure-reason"))
+                out.append(problem_at(rpath + ("onJobFailureReasons",), f"unknown Job failure reason {reason!r}", "failure-reason"))
         if str(rule.get("action", "")).startswith("RestartJob") and rule.get("action") not in ("RestartJobSet", "RestartJobSetAndIgnoreMaxRestarts"):
-            out.append(_p(rpath + ("action",), "RestartJob actions need the alpha RestartJob feature gate", "feature-gate"))
+            out.append(problem_at(rpath + ("action",), "RestartJob actions need the alpha RestartJob feature gate", "feature-gate"))
     out += _coordinator_rules(spec, meta, name_len)
     if fp.get("restartStrategy") == "InPlaceRestart":
-        out.append(_p(("spec", "failurePolicy", "restartStrategy"), "InPlaceRestart needs the alpha InPlaceRestart feature gate", "feature-gate"))
+        out.append(problem_at(("spec", "failurePolicy", "restartStrategy"), "InPlaceRestart needs the alpha InPlaceRestart feature gate", "feature-gate"))
     return out
 
 
@@ -217,7 +213,7 @@ def _label_values(js: dict) -> list[Problem]:
         in_group = sum(r.get("replicas", 1) for r in rjobs if r.get("groupName", "default") == group)
         g_earlier = group_earlier.get(group, 0)
         if replicas >= 1 and min(total, in_group, earlier, g_earlier) < 0:
-            out.append(_p(("spec", "replicatedJobs", i, "replicas"), "a negative replicas makes the Job counts the controller "
+            out.append(problem_at(("spec", "replicatedJobs", i, "replicas"), "a negative replicas makes the Job counts the controller "
                           "writes as labels (global and group replicas and indexes) negative, which label values cannot be",
                           "replicas"))
         earlier += replicas
@@ -236,23 +232,23 @@ def _coordinator_rules(spec: dict, meta: dict, name_len: int | None) -> list[Pro
     target = rjobs.get(coord.get("replicatedJob"))
     job_index, pod_index = coord.get("jobIndex", 0), coord.get("podIndex", 0)
     if target is None:
-        return [_p(path + ("replicatedJob",), f"coordinator replicatedJob {coord.get('replicatedJob')!r} does not exist", "coordinator")]
+        return [problem_at(path + ("replicatedJob",), f"coordinator replicatedJob {coord.get('replicatedJob')!r} does not exist", "coordinator")]
     out = []
     job_spec = (target.get("template") or {}).get("spec") or {}
     completions = job_spec.get("completions")
     if not 0 <= job_index < target.get("replicas", 1):
-        out.append(_p(path + ("jobIndex",), f"coordinator jobIndex {job_index} is not a Job of {target.get('name')!r}", "coordinator"))
+        out.append(problem_at(path + ("jobIndex",), f"coordinator jobIndex {job_index} is not a Job of {target.get('name')!r}", "coordinator"))
     elif job_spec.get("completionMode", "Indexed") != "Indexed" or completions is None:
-        out.append(_p(path, "the coordinator's Job must be Indexed with completions set", "coordinator"))
+        out.append(problem_at(path, "the coordinator's Job must be Indexed with completions set", "coordinator"))
     elif not 0 <= pod_index < completions:
-        out.append(_p(path + ("podIndex",), f"coordinator podIndex {pod_index} is not a pod of the Job (completions {completions})",
+        out.append(problem_at(path + ("podIndex",), f"coordinator podIndex {pod_index} is not a pod of the Job (completions {completions})",
                       "coordinator"))
     name = meta.get("name") or ("x" * name_len if name_len else None)
     if name is not None:
         subdomain = (spec.get("network") or {}).get("subdomain") or name
         endpoint = f"{name}-{coord.get('replicatedJob')}-{job_index}-{pod_index}.{subdomain}"
         if len(endpoint) > 63 or not _LABEL_VALUE.fullmatch(endpoint):
-            out.append(_p(path, f"the coordinator label value {endpoint!r} would be invalid (a label value: at most 63 "
+            out.append(problem_at(path, f"the coordinator label value {endpoint!r} would be invalid (a label value: at most 63 "
                                 "characters)", "coordinator", "shorten the JobSet, replicatedJob or subdomain name"))
     return out
 
@@ -267,16 +263,16 @@ def _job_rules(job_spec: dict, path: tuple) -> list[Problem]:
     pod_spec = ((job_spec.get("template") or {}).get("spec")) or {}
     policy = pod_spec.get("restartPolicy")
     if policy not in ("OnFailure", "Never"):
-        out.append(_p(path + ("template", "spec", "restartPolicy"), f"a Job pod's restartPolicy must be OnFailure or Never, not {policy!r}", "job-restart-policy"))
+        out.append(problem_at(path + ("template", "spec", "restartPolicy"), f"a Job pod's restartPolicy must be OnFailure or Never, not {policy!r}", "job-restart-policy"))
     if job_spec.get("podFailurePolicy") and policy != "Never":
-        out.append(_p(path + ("podFailurePolicy",), "podFailurePolicy requires pod restartPolicy Never", "pod-failure-policy"))
+        out.append(problem_at(path + ("podFailurePolicy",), "podFailurePolicy requires pod restartPolicy Never", "pod-failure-policy"))
     if job_spec.get("completionMode", "Indexed") == "Indexed" and job_spec.get("completions") is None:
-        out.append(_p(path + ("completions",), "an Indexed Job needs completions", "indexed-completions"))
+        out.append(problem_at(path + ("completions",), "an Indexed Job needs completions", "indexed-completions"))
     containers = {c.get("name") for c in pod_spec.get("containers") or []}
     for r, rule in enumerate((job_spec.get("podFailurePolicy") or {}).get("rules") or []):
         cname = (rule.get("onExitCodes") or {}).get("containerName")
         if cname and cname not in containers:
-            out.append(_p(path + ("podFailurePolicy", "rules", r, "onExitCodes", "containerName"), f"no container named {cname!r}", "pod-failure-policy"))
+            out.append(problem_at(path + ("podFailurePolicy", "rules", r, "onExitCodes", "containerName"), f"no container named {cname!r}", "pod-failure-policy"))
     return out
 
 
@@ -383,7 +379,7 @@ def _quantity(holder: dict, key, path: tuple, rewrite: bool) -> list[Problem]:
         return []  # absent, or a type the schema reports
     amount = parse_quantity(value)
     if amount is None:
-        return [_p(path, f"quantity {value!r} is not a Kubernetes quantity (e.g. 500m, 2, 1.5Gi): the JobSet webhook cannot "
+        return [problem_at(path, f"quantity {value!r} is not a Kubernetes quantity (e.g. 500m, 2, 1.5Gi): the JobSet webhook cannot "
                          "read it and denies the request", "quantity")]
     if rewrite:
         holder[key] = go_string(value)  # what the webhook's patch writes: Go's String() of it

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .errors import InputError, Location, Problem
+from .mappings import kubeflow_job_kind
 
 _SEPARATOR = re.compile(r"^---(?:[ \t\r\n]|$)")  # \r: CRLF files
 _END = re.compile(r"^\.\.\.(?:[ \t\r\n]|$)")
@@ -263,8 +264,6 @@ def _resolve_core_tags(node):
 def _may_be_job(data) -> bool:
     """What a strict load found: a Kubeflow job kind in a kubeflow.org group (any version), a
     Katib Experiment or a List (which may hold one). Such documents are always converted or refused."""
-    from .mappings import kubeflow_job_kind
-
     for d in data or ():
         if isinstance(d, dict) and (kubeflow_job_kind(d) or d.get("kind") in ("List", "Experiment")):
             return True

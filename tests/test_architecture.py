@@ -1,7 +1,7 @@
 """The package's shape: no import cycles between kf2jobset modules (lazy imports inside functions
 count too — they are how cycles hide), the core never imports the shells, and imports run only down
-the layers (LAYERS: the foundation, the YAML text layer, the pure core with the file forms and the
-targets, the report, the front ends)."""
+the layers (LAYERS: the foundation, the YAML text layer, the pure core with the targets, the file
+forms, the report, the front ends)."""
 from __future__ import annotations
 
 import ast
@@ -107,25 +107,28 @@ LAYERS = {
     "foundation": ("kf2jobset.version", "kf2jobset.errors", "kf2jobset.exitcodes", "kf2jobset.options", "kf2jobset.notes",
                    "kf2jobset.claims", "kf2jobset.quantity", "kf2jobset.resources", "kf2jobset.mappings",
                    "kf2jobset.model", "kf2jobset.schemas", "kf2jobset.schemacheck", "kf2jobset.jobset_api",
-                   "kf2jobset.treecopy", "kf2jobset.cpus", "kf2jobset.files", "kf2jobset.categories",
+                   "kf2jobset.treecopy", "kf2jobset.cpus", "kf2jobset.filenames", "kf2jobset.choices", "kf2jobset.categories",
                    "kf2jobset.crdnulls"),
     # YAML text: reading and writing documents, comments, classifying files, surgical edits
     "text": ("kf2jobset.yamlio", "kf2jobset.yamlread", "kf2jobset.yamlwriter", "kf2jobset.k8syaml",
              "kf2jobset.text"),
-    # dicts in, dicts out: parse, plan, emit, validate, the profiles, the runtime models, the targets, and
-    # the file forms (a document, a Markdown page, job text in a string) built on them
+    # dicts in, dicts out: parse, plan, emit, validate, the profiles, the runtime models, the targets
     "core": ("kf2jobset.parse", "kf2jobset.plan", "kf2jobset.emit", "kf2jobset.addresses", "kf2jobset.envmerge",
              "kf2jobset.frameworks",
              "kf2jobset.validate", "kf2jobset.podrules", "kf2jobset.objectrules", "kf2jobset.upgrade",
              "kf2jobset.upgrade_moves", "kf2jobset.upgrade_mpi", "kf2jobset.upgrade_mxnet", "kf2jobset.envsubst", "kf2jobset.bookkeeping",
              "kf2jobset.runtime", "kf2jobset.targets", "kf2jobset.convert", "kf2jobset.appwrapper",
-             "kf2jobset.placement", "kf2jobset.sizes", "kf2jobset.staleness", "kf2jobset.scheduling", "kf2jobset.gang",
-             "kf2jobset.yunikorn", "kf2jobset.jobtext", "kf2jobset.markdown",
-             "kf2jobset.pipeline", "kf2jobset.progtemplate", "kf2jobset.images", "kf2jobset.selectorfix",
-             "kf2jobset.chart"),
+             "kf2jobset.sizes", "kf2jobset.staleness", "kf2jobset.scheduling", "kf2jobset.gang",
+             "kf2jobset.yunikorn", "kf2jobset.progtemplate", "kf2jobset.images", "kf2jobset.selectorfix"),
+    # the file forms, text in and text out on the core: a file's documents spliced (pipeline), job text
+    # inside other objects (jobtext: Argo, Katib ConfigMaps), where outputs go (placement), a Markdown
+    # page, a Helm chart, a kustomize ResourceList (krm)
+    "file forms": ("kf2jobset.pipeline", "kf2jobset.jobtext", "kf2jobset.placement", "kf2jobset.markdown",
+                   "kf2jobset.chart", "kf2jobset.krm"),
     "report": ("kf2jobset.report",),
-    "front ends": ("kf2jobset", "kf2jobset.api", "kf2jobset.cli", "kf2jobset.clioptions", "kf2jobset.krm", "kf2jobset.repo", "kf2jobset.live",
-                   "kf2jobset.__main__"),
+    # the shells: the Python API, command lines, the files they walk and read, the cluster
+    "front ends": ("kf2jobset", "kf2jobset.api", "kf2jobset.cli", "kf2jobset.clioptions", "kf2jobset.commands",
+                   "kf2jobset.repo", "kf2jobset.live", "kf2jobset.files", "kf2jobset.__main__"),
 }
 
 

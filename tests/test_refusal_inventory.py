@@ -1,7 +1,7 @@
 """Every rule kf2jobset can refuse a v1 job with has a refusing fixture, or a reason here why none can exist.
 
 The inventory is read from the code (not typed by hand): every `Problem(...)`, `_problem(...)` and
-`_p(...)` in the modules a v1 job passes through, with the rule id it is built with, and every
+`problem_at(...)` in the modules a v1 job passes through, with the rule id it is built with, and every
 `raise InvalidJobError/UnsupportedError/RejectedJobSetError(...)` there. A refusal without a literal
 rule id fails this test, so a new rule cannot slip in untested. The fixtures are every
 `fixtures/*/*/expected-error.txt` (tests/test_golden.py keeps them true); tests/e2e/test_refusals.py
@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "kf2jobset"
 # pod rules, the framework profiles and the document dispatcher.
 MODULES = ("parse.py", "k8syaml.py", "objectrules.py", "podrules.py", "validate.py", "convert.py", "emit.py",
            "scheduling.py", "plan.py", "upgrade*.py", "envsubst.py", "frameworks/*.py")
-BUILDERS = ("Problem", "_problem", "_p")
+BUILDERS = ("Problem", "_problem", "problem_at")
 REFUSALS = ("InvalidJobError", "UnsupportedError", "RejectedJobSetError")
 
 _SCHEMA_FIRST = ("the schema check runs first and refuses a {what} [schema] (fixtures/errors/wrong-type, "
@@ -89,7 +89,7 @@ _RULE_MARK = re.compile(r" \[([A-Za-z][\w-]*)\](?= \(hint: |$)", re.M)
 
 def _rule_param(tree: ast.Module) -> dict[str, int | None]:
     """Position of the `rule` parameter of each builder defined in a module (Problem: 2), or imported
-    into it from a sibling module (podrules.py builds with objectrules.py's `_p`)."""
+    into it from a sibling module (podrules.py builds with objectrules.py's `problem_at`)."""
     out: dict[str, int | None] = {"Problem": 2}
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and node.name in BUILDERS:

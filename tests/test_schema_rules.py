@@ -10,7 +10,8 @@ import pytest
 from ruamel.yaml import YAML
 
 from kf2jobset.resources import data_dir
-from kf2jobset.schemas import SchemaIssue, format_path, schema_name_for, schema_names, validate
+from kf2jobset.errors import format_path
+from kf2jobset.schemas import SchemaIssue, schema_name_for, schema_names, validate
 
 from .jobs import leader_workers_jobset, mnist_tfjob
 
@@ -115,7 +116,7 @@ def test_jobset_other_constraints():
         }
     ]
     doc["kind"] = "Jobset"
-    got = {(format_path(i.path), i.message) for i in validate(doc, "jobset")}
+    got = {(format_path(i.path, empty=""), i.message) for i in validate(doc, "jobset")}
     assert got == {
         ("kind", "must be JobSet, got string 'Jobset'"),
         ("spec.coordinator.replicatedJob", "missing required field 'replicatedJob'"),

@@ -23,10 +23,8 @@ from ruamel.yaml import YAML
 from kf2jobset.resources import data_dir
 from kf2jobset.schemas import SchemaIssue, schema_name_for, validate
 
-from .jobs import leader_workers_jobset, mnist_tfjob
-
-
 from . import upstream
+from .jobs import leader_workers_jobset, mnist_tfjob
 
 REPO = Path(__file__).resolve().parents[1]
 JOBSETS = Path(__file__).resolve().parent / "jobsets"

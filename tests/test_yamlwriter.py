@@ -49,14 +49,14 @@ def _options(args):
         captured["options"] = options
         return 0
 
-    import kf2jobset.cli as cli
+    import kf2jobset.commands.convert_command as command
 
-    real = cli.repo_mode
-    cli.repo_mode = grab
+    real = command.repo_mode
+    command.repo_mode = grab
     try:
         CliRunner().invoke(main, ["convert", "-", *args], input="")
     finally:
-        cli.repo_mode = real
+        command.repo_mode = real
     return captured.get("options", ConvertOptions())
 
 

@@ -5,9 +5,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..errors import Kf2JobSetError
+from ..errors import Kf2JobSetError, format_path
+from ..notes import Note
+from ..pipeline import convert_text
+from ..text.classify import may_hold_job
+from ..yamlio import detect_style
 from . import gotemplate as gt
 from . import standins as si
+from .merge import merge
+from .names import guard
+from .reorder import reorder_like
+from .restore import write
+from .sizes import COUNTS, Sizes
 from .skeleton import BLOCK, EXPAND, LINES, SCALAR, Program, inline_blocks
 from .refusal import Refusal
 
@@ -33,8 +42,6 @@ def convert_chunk(text: str, path: str, helpers: dict, taken: str, options) -> C
         inline |= inline_blocks(define.body, htext)
     program.inline_ids = inline
     program.classify = lambda node, form, source: _default_kind(node, form, source, helpers)
-    from .merge import merge
-    from .restore import write
 
     while True:
         work = Work(program, path, options)
@@ -51,14 +58,11 @@ def convert_chunk(text: str, path: str, helpers: dict, taken: str, options) -> C
                 raise
             program.plan.kinds[r.slot[:-1]] = EXPAND
     if not work.conversions:
-        from ..text.classify import may_hold_job
-
         if may_hold_job(re.sub(r"(?m)^[ \t]*#.*$", "", text)) and not work.embedded:
             # nothing passes silently: a job kind the template names (outside comments) that did not convert
             raise Refusal("with stand-ins for its values no job converts, yet the template names a Kubeflow job "
                           "kind: its apiVersion or kind comes from the values")
         return Converted(text)  # a job kind named in comments only, or inside what the post-renderer leaves: as it was
-    from .names import guard
 
     out = guard(work, out)
     if out.startswith("\n") and not text.startswith("\n"):
@@ -69,8 +73,6 @@ def convert_chunk(text: str, path: str, helpers: dict, taken: str, options) -> C
 def _notes(work) -> list:
     """(job name, note) to print: the conversion's own, actions put back in their text, and HELM001."""
     import dataclasses
-
-    from ..notes import Note
 
     out = []
     for conv in work.conversions:
@@ -133,7 +135,6 @@ class Work:
         self.env_writers: set = set()  # slots whose values write a container's env entries (HELM001)
         self.choices: dict = {}  # share -> every word a choice's stand-in may be (check_choices)
         self.embedded = False
-        from .sizes import Sizes
 
         self.sizes = Sizes(program.prefix, program.plan.counts)  # values derived from replica counts
 
@@ -249,8 +250,6 @@ class Work:
             share = p.share.get(key, key)
             words = si.choices(schema, s.path)
             if how == "number" and _replica_count(s.path) and share not in p.plan.counts:
-                from .sizes import COUNTS
-
                 if len(p.plan.counts) >= len(COUNTS):
                     raise Refusal(f"{_shown(p.slots[key])}: more than {len(COUNTS)} replica counts come from the values",
                                   p.slots[key].line, p.slots[key].file)
@@ -307,8 +306,6 @@ class Work:
                 v.other = self.swap(r1[0]).split("\n")
                 v.conversions = r0[1]
                 if self.reference is not None:
-                    from .reorder import reorder_like
-
                     v.lines, v.other = reorder_like(v.lines, self.reference), reorder_like(v.other, self.reference)
                 v.raw = list(v.lines)
                 if v.lines != v.other and (p.plan.typed or p.plan.counts):
@@ -347,8 +344,6 @@ class Work:
                     p.plan.typed[share] = (w0, w1)
                 lines = out[0].split("\n") if not isinstance(out, Kf2JobSetError) else None
                 if self.reference is not None and lines is not None:
-                    from .reorder import reorder_like
-
                     lines = reorder_like(lines, self.reference)
                 if lines is None or len(lines) != len(base.raw) or any(
                         a != b and not _choice_only(a, b, w0, word) for a, b in zip(base.raw, lines)):
@@ -380,11 +375,7 @@ class Work:
         """Convert a rendered variant as the post-renderer would, in one indentation style for every
         variant: kf2jobset writes lists the way the text's first list is written, which a branch can
         change (a document that starts with this style's list fixes it, and is cut off again)."""
-        from ..pipeline import convert_text
-
         if self.style is None:
-            from ..yamlio import detect_style
-
             offset = detect_style(text).offset
             self.style = f"kfqstyle:\n{' ' * offset}- {self.program.prefix}\n---\n"
         result = convert_text(self.style + text, self.path, self.options)
@@ -470,8 +461,6 @@ def _shown(slot) -> str:
 
 
 def _path(path: tuple) -> str:
-    from ..schemas import format_path
-
-    return format_path(path) or "the document"
+    return format_path(path, empty="the document")
 
 

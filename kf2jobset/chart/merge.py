@@ -24,7 +24,9 @@ from dataclasses import dataclass
 
 from ..errors import InputError, Kf2JobSetError
 from .items import Fail, Repeat, Switch, predict
+from .parents import guard_parents
 from .refusal import Refusal
+from .standins import TOKEN_RE
 
 MAX_COMBINATIONS = 16  # regions switched together: their alternatives multiplied
 CHECKED_COMBINATIONS = 12  # random combinations held to the prediction
@@ -39,7 +41,6 @@ def merge(work) -> list:
     work.conversions = v.conversions
     segments = _build(work, base, v, _decisions(work, _children(work, None, base)))
     items = [item for _, _, item in segments]
-    from .parents import guard_parents
 
     items = guard_parents(work, base, items)
     _check_predictions(work, base, items)
@@ -305,8 +306,6 @@ def _back_to_first(work, ranges: list, lines: list) -> list:
 
 
 def _fail_message(work, err: Kf2JobSetError) -> str:
-    from .standins import TOKEN_RE
-
     p = err.problems[0]
     text = TOKEN_RE.sub("<value>", work.restore_text(p.message) if isinstance(err, InputError) else p.message)
     return text.replace("{{", "<").replace("}}", ">")

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import re
 
+from ..targets import target_of
+
 POD_BUDGET = 54  # name + rjob + job index digits + pod index digits, before `-xxxxx` and 4 dashes
 JOB_BUDGET = 61  # name + rjob + job index digits, with 2 dashes: at most 63
 
 
 def guard(work, text: str) -> str:
     """The template with the check written above the JobSet's name (unchanged when the name is fixed)."""
-    if work.options.target != "jobset" or not work.conversions:
+    if not target_of(work.options).writes_the_jobset or not work.conversions:
         return text  # a TrainJob: Trainer names the JobSet, its own rules apply
     jobset = work.conversions[0].jobset
     name = str((jobset.get("metadata") or {}).get("name") or "")

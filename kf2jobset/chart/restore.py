@@ -20,6 +20,7 @@ import re
 from . import gotemplate as gt
 from . import standins as si
 from .items import Fail, Guard, Repeat, Switch
+from .sizes import Listed, MARK_RE, expression
 from .skeleton import BLOCK, LINES, MARKER_RE
 from .refusal import Refusal
 
@@ -226,8 +227,6 @@ def _line(work, line: str, chain: tuple) -> str:
 def _sized(work, line: str, chain: tuple) -> str | None:
     """Values derived from a replica count (chart/sizes.py): an expression, or a block of lines under
     `range` of `until` the count. None: the line holds none."""
-    from .sizes import MARK_RE, Listed, expression
-
     if "kfq" not in line or not MARK_RE.search(line):
         return None
     found = work.sizes.found

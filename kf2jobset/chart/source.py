@@ -23,8 +23,10 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import Kf2JobSetError, Location, Problem, UnsupportedError
+from ..text.classify import kinds_in, may_hold_job
 from . import gotemplate as gt
 
+from .build import convert_chunk
 from .refusal import POST_RENDERER, RULE, Refusal
 
 
@@ -105,8 +107,6 @@ def helpers_of(files: dict[str, str]) -> dict:
 def convert_chart_template(text: str, path: str, chart_files: dict[str, str], options) -> TemplateResult:
     """Convert one template file of a chart. `chart_files`: path -> text of every file under the chart's
     templates/ (helpers included)."""
-    from ..text.classify import may_hold_job
-
     result = TemplateResult(path, text)
     helpers = helpers_of(chart_files)
     pieces = []
@@ -117,8 +117,6 @@ def convert_chart_template(text: str, path: str, chart_files: dict[str, str], op
             pieces.append(piece)
             continue
         try:
-            from .build import convert_chunk
-
             converted = convert_chunk(piece, path, helpers, taken, options)
         except Refusal as r:
             if r.file not in (None, path):  # in a helper file: its own line
@@ -146,8 +144,6 @@ def _in_template(p: Problem, path: str, line: int) -> Problem:
 
 def _kind_line(piece: str, first_line: int) -> int:
     """The line of the chunk's `kind: <job kind>` (its first line when the kind is written otherwise)."""
-    from ..text.classify import kinds_in
-
     kinds = kinds_in(piece)
     return first_line + kinds[0][0] - 1 if kinds else first_line
 

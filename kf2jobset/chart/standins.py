@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from urllib.parse import urljoin
+from .. import podrules
+from ..schemas import BASE_URI, schema_documents, schema_name_for
 
 TOKEN_RE = re.compile(r"kfq[ab][0-9]{4}z")
 
@@ -69,12 +71,10 @@ def _walk(node, path, doc, seen):
 
 def schema_at(api_version, kind, path: tuple) -> dict | None:
     """The schema of the value at `path` in a document of that apiVersion/kind (None: unknown)."""
-    from ..schemas import BASE_URI, _schema_documents, schema_name_for
-
     name = schema_name_for(api_version, kind) if isinstance(api_version, str) and isinstance(kind, str) else None
     if name is None:
         return None
-    docs = _schema_documents()
+    docs = schema_documents()
     base = BASE_URI + name + ".schema.json"
     node = docs.get(base)
     for part in path:
@@ -158,15 +158,13 @@ def _field_order(name: str) -> tuple:
 
 def _flow(schema, depth: int = 0) -> str | None:
     """A flow-style value of the schema holding the token, or None."""
-    from ..schemas import BASE_URI, _schema_documents
-
     if not isinstance(schema, dict) or depth > 4:
         return None
     ref = schema.get("$ref", "")
     name = ref.rpartition("/")[2]
     if name in _KNOWN:
         return _KNOWN[name]
-    node, _ = _resolved(schema, BASE_URI + "k8s.schema.json", _schema_documents())
+    node, _ = _resolved(schema, BASE_URI + "k8s.schema.json", schema_documents())
     if not isinstance(node, dict):
         return None
     if is_string_map(node):
@@ -206,8 +204,6 @@ def scalar_kind(schema: dict | None) -> str:
 def choices(schema: dict | None, path: tuple) -> tuple:
     """The words a field takes when it is one of a few (a boolean, an enum of the schema, or one of the API
     server's enums kf2jobset checks: imagePullPolicy, dnsPolicy, protocol, terminationMessagePolicy)."""
-    from .. import podrules
-
     if types(schema) == {"boolean"}:
         return ("true", "false")
     enum = (schema or {}).get("enum")

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from importlib import import_module
 
+from ..errors import Problem, UnsupportedError
 from .base import Profile
 
 
 def profile(name: str) -> Profile:
     """The profile a mapping names (`profile: pytorch` -> kf2jobset/frameworks/pytorch.py, PROFILE).
     No registry: a new framework is its mapping file plus its module."""
-    from ..errors import Problem, UnsupportedError
-
     if not name.isidentifier() or name == "base":
         raise UnsupportedError(Problem(f"mapping names an invalid framework profile {name!r}", rule="profile"))
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+from ..errors import Location, Problem, UnsupportedError
 
 if TYPE_CHECKING:
     from ..model import TrainingJob
@@ -279,7 +280,6 @@ class Profile:
 
     def operator_pod(self, job: "TrainingJob", rtype: str, index: int, pod: dict, side: OperatorSide) -> None:
         """Add what the operator put on the pod besides env (init containers, volumes, commands)."""
-
     def jobset_pod(self, job: "TrainingJob", rtype: str, template: dict, ctx: EmitContext) -> None:
         """Shape the JobSet pod template besides env (volumes, mounts, probes)."""
 
@@ -288,22 +288,17 @@ class Profile:
 
     def notes(self, job: "TrainingJob", ctx: EmitContext) -> None:
         """Record mapping notes for fields with no exact JobSet equivalent."""
-
     # ---- what the operator did with the job (runtime.lifecycle); tokens are described there ----
 
     def operator_success(self, job: "TrainingJob") -> tuple:
         """Who decided success under the operator: ("all"|"any", (roles...)[, extra]) or ("never",).
         Every kind states its own: there is no safe default."""
-        from ..errors import Problem, UnsupportedError
-
         raise UnsupportedError(Problem(f"framework profile {self.name!r} does not say how {job.kind} succeeded under "
                                        "the operator (Profile.operator_success)", rule="profile"))
 
     def success_note(self, job: "TrainingJob", case: str | None, targets: list[str]) -> "Note":
         """The note for a success rule the mapping marks `exact: false`; `case` is the rule's `note:`.
         A profile whose mapping has such a rule words it; there is no generic wording."""
-        from ..errors import Location, Problem, UnsupportedError
-
         raise UnsupportedError(Problem(f"framework profile {self.name!r} does not explain the inexact success rule "
                                        f"{case!r} of {job.kind} (Profile.success_note)", Location(path=()),
                                        rule="profile"))

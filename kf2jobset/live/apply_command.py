@@ -10,6 +10,7 @@ import click
 from .. import exitcodes
 from ..clioptions import build_options, conversion_options
 from ..errors import Kf2JobSetError, NotFoundError, UsageError
+from ..targets import target_of
 from .cluster import JOBSET_GROUP, JOBSET_PLURAL, JOBSET_VERSION
 from .flags import connect, connection_options
 from .kinds import LiveKind, resolve_kind, split_kind_name
@@ -87,7 +88,7 @@ def _apply(cluster, kind: LiveKind, name: str, namespace: str, options, dry_run:
     _check_secrets(cluster, conv, namespace)
     objects = conv.objects
     jobset = conv.jobset
-    if options.target == "trainjob" and dry_run != "client":
+    if target_of(options).kind_written == "TrainJob" and dry_run != "client":
         from .trainjobs import create_trainjob
 
         created = create_trainjob(cluster, objects, namespace, dry_run=dry_run == "server", warn=print_warning)

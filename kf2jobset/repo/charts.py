@@ -8,6 +8,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from .. import exitcodes
+from ..chart.source import convert_chart_template
+from . import left
 from .outcome import CHECK, CONVERTED, FAILED, Outcome, Settings, deliver
 
 
@@ -31,9 +33,6 @@ def _shown(path: str) -> str:
 
 
 def convert_chart_file(task, settings: Settings, pending=None) -> Outcome:
-    from ..chart.source import convert_chart_template
-    from . import left
-
     out = Outcome(task.path)
     files = {p: t for p, t in chart_files(task.chart) if os.path.realpath(p) != os.path.realpath(task.path)}
     files[task.path] = task.text

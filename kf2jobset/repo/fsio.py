@@ -38,6 +38,18 @@ def read_source(path: str) -> Source:
     return Source(path, text, bom, raw)
 
 
+def read_text(path: str) -> str:
+    """Decode a manifest file, or stdin for `-`: UTF-8 (a BOM is kept out of the text). Raises InputError."""
+    try:
+        raw = Path(path).read_bytes() if path != "-" else sys.stdin.buffer.read()
+    except OSError as exc:
+        raise InputError(Problem(f"cannot read: {exc.strerror}", Location(path)))
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(Problem(f"not UTF-8 (byte {exc.start})", Location(path)))
+
+
 def write_atomic(path: str | Path, data: bytes, mode_from: str | Path | None = None) -> None:
     """Write via a temporary file in the same directory and os.replace: readers see the old or the
     new file, never half of one. The mode of the replaced file (or of `mode_from`) is kept."""

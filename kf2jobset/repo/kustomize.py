@@ -28,9 +28,12 @@ from .. import exitcodes
 from ..mappings import JOB_KINDS
 from ..text import yamledit as Y
 from ..text.classify import JOB_KIND_RE
+from .fsio import read_source
 from .kustomize_rewrite import patch_entry
 from .kustomize_tree import PATCH_SECTIONS, family_extras, patch_owner, patch_files
 from .kustomize_unit import Context, Problem, Unit, Unmappable
+from .left import PATCH
+from .outcome import CHECK, CONVERTED, FAILED, Outcome, deliver
 
 __all__ = ["run_units", "analyse", "family_extras", "patch_owner"]  # repo/run.py and repo/cli.py call these here
 
@@ -41,8 +44,6 @@ def run_units(kustomizations, maybe_patches, settings, targets, families=()) -> 
     """Find and process the kustomization units; returns [(outcomes, owned real paths)].
     Every unit is analysed before any is written: a unit that shares a family (a base, see
     family_extras) with a unit that cannot be rewritten is not written either."""
-    from .fsio import read_source
-
     ctx = Context(settings.options)
     found: dict[str, tuple[str, Any]] = {}
     for f, src in kustomizations:
@@ -70,8 +71,6 @@ def run_units(kustomizations, maybe_patches, settings, targets, families=()) -> 
     for real, unit in units:
         blockers = sorted({failed[f] for fam in families if real in fam for f in fam if f in failed and f != real})
         if blockers and not unit.problems:
-            from .outcome import FAILED, Outcome
-
             out = Outcome(unit.path, FAILED, codes=[exitcodes.UNSUPPORTED], problems=[
                 f"{unit.path}: not rewritten: it builds on the same base as {', '.join(blockers)}, which could not be "
                 "rewritten; a base and its overlays are converted together or not at all"])
@@ -148,9 +147,6 @@ def _mentions(node):
 # ---- outcomes -------------------------------------------------------------------------------------------
 
 def _outcomes(unit: Unit, settings, targets) -> list:
-    from .left import PATCH
-    from .outcome import CHECK, CONVERTED, FAILED, Outcome, deliver
-
     if unit.problems:
         out = Outcome(unit.path, FAILED)
         out.problems = [str(p) + " (this kustomization and its patches were left untouched)" for p in unit.problems]

@@ -14,12 +14,16 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..convert import convert_job, is_job
+from ..emit import SOURCE_ANNOTATION
+from ..errors import Kf2JobSetError
 from ..jobset_api import GROUP as JOBSET_GROUP, VERSION as JOBSET_VERSION
 from ..mappings import JOB_KINDS
-from ..yamlio import first_content_line
+from ..yamlio import Style, detect_style, dump_documents, first_content_line, parse_documents, to_plain
 from . import patches as P
 from ..text import yamledit as Y
 from ..text.classify import JOB_KIND_RE
+from .fsio import read_source
 from .kustomize_unit import Context, Unit, Unmappable
 
 
@@ -65,7 +69,6 @@ def patch_entry(unit: Unit, ctx: Context, section: str, item) -> None:
 def _load(unit: Unit, value: str, node, inline: bool) -> _Content | None:
     if inline:
         return _Content(value, None, node)
-    from .fsio import read_source
 
     path = unit.directory / value
     display = os.path.normpath(os.path.join(os.path.dirname(unit.path), value))
@@ -97,9 +100,6 @@ def _job_identity(target, partial: dict | None, node, what: str):
 
 
 def _base(unit: Unit, ctx: Context, kind: str, name: str, namespace, node, what: str):
-    from ..convert import is_job
-    from ..emit import SOURCE_ANNOTATION
-
     matches, converted = [], []
     for file, doc in ctx.resources(unit.directory):
         meta = doc.get("metadata") or {}
@@ -122,10 +122,6 @@ def _base(unit: Unit, ctx: Context, kind: str, name: str, namespace, node, what:
 
 
 def _convert(job: dict, options, node, what: str):
-    from ..convert import convert_job
-    from ..errors import Kf2JobSetError
-    from ..yamlio import to_plain
-
     try:
         conv = convert_job(copy.deepcopy(job), options)
     except Kf2JobSetError as err:
@@ -135,8 +131,6 @@ def _convert(job: dict, options, node, what: str):
 
 def _expected(ctx: Context, base_doc, apply, node, what: str):
     """(base conversion, converted base JobSet, converted patched JobSet)."""
-    from ..yamlio import to_plain
-
     base = to_plain(base_doc)
     try:
         patched = apply(base)
@@ -173,8 +167,6 @@ def _index_of(conv):
 # ---- JSON6902 -------------------------------------------------------------------------------------
 
 def _json_patch(unit: Unit, ctx: Context, content: _Content, target, tkind) -> None:
-    from ..yamlio import to_plain
-
     mentions = "ReplicaSpecs" in content.text
     if tkind not in JOB_KINDS:
         if mentions and tkind is None:
@@ -252,7 +244,6 @@ def _render_ops(original: str, ops: list, was: str | None = None) -> str:
         else:
             body = json.dumps(ops, indent=2, ensure_ascii=False) + "\n"
         return lead + body.replace("\n", newline)
-    from ..yamlio import Style, detect_style, dump_documents
 
     style = detect_style(original)
     if was or re.search(r"(?m)^- ", original):  # a top-level list written flush left
@@ -289,8 +280,6 @@ def _smp_patch(unit: Unit, ctx: Context, content: _Content, target, tkind, secti
     `replicatedJobs` list (and any list below it); JSON6902 indexes reach one element, and `test`
     guards stop the build if the base's order ever changes. The kustomization entry gets a JobSet
     target (a `patchesStrategicMerge` entry moves to `patches`, which carries targets)."""
-    from ..yamlio import parse_documents, to_plain
-
     docs = parse_documents(content.text, content.file or unit.path)
     aimed_docs = []
     for doc in docs:

@@ -9,8 +9,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..files import walk
 from ..text import yamledit as Y
-from ..text.classify import KUSTOMIZATION_NAMES
+from ..text.classify import KUSTOMIZATION_NAMES, V1_REFERENCE_RE, may_hold_job
+from .fsio import read_source
 
 PATCH_SECTIONS = ("patches", "patchesStrategicMerge", "patchesJson6902")
 
@@ -42,9 +44,6 @@ def family_extras(paths: list[str], taken: set[str]) -> tuple[dict[str, list[str
     Converting only some of them leaves `kustomize build` broken (overlays patching a PyTorchJob
     that became a JobSet, or the reverse). Returns ({extra real path: [the run's files it goes with]},
     the families as sets of real paths). Searched below the repository root (see _repo_root)."""
-    from ..text.classify import V1_REFERENCE_RE
-    from .fsio import read_source
-
     graph: dict[str, set[str]] = {}  # kustomization dir -> connected kustomization dirs
     members: dict[str, set[str]] = {}  # kustomization dir -> real paths of its files (resources, patches)
     v1: set[str] = set()
@@ -112,8 +111,6 @@ _PATCH_CACHE: dict[str, set[str]] = {}
 
 def _named_patches(kfile: str) -> set[str]:
     if kfile not in _PATCH_CACHE:
-        from .fsio import read_source
-
         try:
             _PATCH_CACHE[kfile] = patch_files(Y.compose(read_source(kfile).text), Path(kfile).parent)
         except Exception:  # an unreadable kustomization names nothing we can trust
@@ -122,8 +119,6 @@ def _named_patches(kfile: str) -> set[str]:
 
 
 def _mentions_v1_job(path: str) -> bool:
-    from ..text.classify import may_hold_job
-
     try:
         return may_hold_job(Path(path).read_text(encoding="utf-8", errors="replace"))
     except OSError:
@@ -148,8 +143,6 @@ def _repo_root(start: Path) -> Path:
 
 
 def _kustomizations_below(root: Path):
-    from ..files import walk
-
     for f in walk([str(root)]).files:
         if os.path.basename(f.path) in KUSTOMIZATION_NAMES:
             yield Path(f.path)

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ..text import yamledit as Y
+from ..yamlio import parse_documents
+from .fsio import read_text
 from .kustomize_tree import find_kustomization
 
 
@@ -54,9 +56,6 @@ class Context:
     def documents(self, path: Path) -> list:
         key = os.path.realpath(path)
         if key not in self.docs:
-            from ..pipeline import read_text
-            from ..yamlio import parse_documents
-
             try:
                 docs = parse_documents(read_text(str(path)), str(path))
             except Exception:
@@ -75,8 +74,6 @@ class Context:
         if kfile is None:
             return []
         try:
-            from ..pipeline import read_text
-
             root = Y.compose(read_text(str(kfile)))
         except Exception:
             return []

@@ -10,7 +10,8 @@ import re
 
 from ..categories import DECISION, EMBEDDED, HELM, ORDER, PATCH, REFUSED, RESIZED, STALE, TEMPLATE, TO_CONVERT  # noqa: F401 (used by importers too)
 from ..errors import format_path
-from ..text.classify import kinds_in
+from ..staleness import resized_jobsets
+from ..text.classify import has_job_evidence, kinds_in
 from ..yamlio import first_content_line, position
 
 _PLURAL = {DECISION: "need a decision", PATCH: "kustomize patches", STALE: "stale copies"}
@@ -57,8 +58,6 @@ def doc_line(doc) -> int:
 def file_lines(path: str, result, template: bool = False) -> list[tuple[str, str]]:
     """(category, line) for every job of a converted file: jobs that convert, jobs that did not (with
     their error), documents that did not parse but name a job kind, and jobs embedded in other objects."""
-    from ..text.classify import has_job_evidence
-
     out: list[tuple[str, str]] = []
     held_back = bool(result.errors)
     located = iter(result.errors)  # in document order: a parse error, or each of res.errors with its line
@@ -138,8 +137,6 @@ def _item(data, path) -> object:
 
 def resized_lines(path: str, text: str) -> list[tuple[str, str]]:
     """Converted JobSets of a file whose replicas were edited away from their recorded sizes (SZ002)."""
-    from ..staleness import resized_jobsets
-
     return [(RESIZED, f"{path}:{r.line}: {r.label}: {RESIZED}: {r.message()}") for r in resized_jobsets(text)]
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .. import exitcodes
 from ..options import ConvertOptions
+from . import fsio  # called through the module: tests put a failing write in its place
 
 IN_PLACE, OUT_DIR, CHECK = "in-place", "out-dir", "check"
 
@@ -77,7 +78,6 @@ def deliver(out: Outcome, source: str, data: bytes, target: str | None, settings
     """--check: compare with the --out-dir mirror; --out-dir: write the mirror when it differs;
     --in-place: rewrite `source`. Writes are atomic (fsio); with `pending`, the write joins that
     batch and the outcome is settled when the batch is finished."""
-    from .fsio import write_atomic
 
     if settings.mode == CHECK:
         current = read_bytes(target)
@@ -95,7 +95,7 @@ def deliver(out: Outcome, source: str, data: bytes, target: str | None, settings
         if pending is not None:
             pending.add(out, dest, data, mode_from)
             return
-        write_atomic(dest, data, mode_from=mode_from)
+        fsio.write_atomic(dest, data, mode_from=mode_from)
     except OSError as exc:
         _write_failed(out, dest, exc)
         return
@@ -115,9 +115,7 @@ class PendingWrites:
     LIMIT = 64  # files per barrier (each holds an open descriptor until then)
 
     def __init__(self):
-        from .fsio import AtomicBatch
-
-        self._batch = AtomicBatch()
+        self._batch = fsio.AtomicBatch()
         self._owners: list[tuple[Outcome, str]] = []
 
     def add(self, out: Outcome, dest: str, data: bytes, mode_from) -> None:

@@ -15,6 +15,7 @@ Returns an exit code (kf2jobset.exitcodes); never calls sys.exit.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
@@ -23,13 +24,19 @@ from pathlib import Path
 from typing import TextIO
 
 from .. import exitcodes
+from ..convert import KATIB_EXPERIMENT, is_job
+from ..filenames import is_template_name
+from ..files import Found, walk
+from ..notes import warning_lines
 from ..options import ConvertOptions
 from ..text import classify as cls
 from ..runtime.selectors import SELECTING_TEXT
 from ..staleness import may_hold_record
 
+from . import left
+from .fsio import read_source
 from .outcome import (CHECK, CONVERTED, ENVSUBST_HINT, ENVSUBST_TEMPLATE, FAILED, HELM_HINT, IN_PLACE, OUT_DIR, PARALLEL_MIN_FILES,  # noqa: F401
-                      SKIPPED, UNCHANGED, UNPARSABLE, Outcome, Settings, deliver, read_bytes)
+                      SKIPPED, UNCHANGED, UNPARSABLE, Outcome, PendingWrites, Settings, deliver, read_bytes)
 
 
 @dataclass
@@ -54,8 +61,6 @@ def _init_worker(settings: Settings) -> None:
 def _convert_chunk(tasks: list[Task]) -> list[Outcome]:
     """A worker's unit: whole files in, small outcomes back (no parsed documents cross processes);
     the chunk's writes share one durability barrier."""
-    from .outcome import PendingWrites
-
     pending = PendingWrites()
     outcomes = [convert_file(task, _SETTINGS, pending) for task in tasks]
     pending.finish()
@@ -63,9 +68,7 @@ def _convert_chunk(tasks: list[Task]) -> list[Outcome]:
 
 
 def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
-    from ..files import is_template_name
     from ..markdown import convert_file_text
-    from . import left
 
     if task.chart is not None:
         from .charts import convert_chart_file
@@ -160,8 +163,6 @@ def _needs_values(result) -> bool:
 
 
 def katib_embedded(result) -> int:
-    from ..convert import KATIB_EXPERIMENT, is_job
-
     count = 0
     for doc in result.documents:
         data = doc.data
@@ -183,151 +184,178 @@ class Summary:
     failed: int = 0
 
 
-def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    from ..files import walk
-    from .fsio import read_source
+@dataclass
+class _Sorted:
+    """The run's files, read and sorted (`take`): what converts, the kustomize units, what is already
+    decided, and what the run as a whole needs to know before any file converts."""
 
+    settings: Settings
+    targets: dict  # out-dir mirror paths
+    summary: Summary = field(default_factory=Summary)
+    outcomes: list[Outcome] = field(default_factory=list)
+    tasks: list[Task] = field(default_factory=list)
+    kustomizations: list = field(default_factory=list)
+    maybe_patches: list = field(default_factory=list)
+    helm_with_jobs: list[str] = field(default_factory=list)
+    converted_templates: list[str] = field(default_factory=list)
+    resized: dict[str, list] = field(default_factory=dict)  # path -> converted JobSets edited away from their recorded sizes
+    selecting: list = field(default_factory=list)  # (path, text) of files with Services, PDBs, NetworkPolicies, PodMonitors
+
+    def take(self, f) -> str | None:
+        """Read and sort one file into tasks / kustomize units; returns its class (None: failed)."""
+        settings = self.settings
+        self.summary.scanned += 1
+        try:
+            src = read_source(f.path)
+        except Exception as err:  # InputError: unreadable or not UTF-8
+            if _irrelevant_bytes(f.path, settings):  # e.g. a Latin-1 file that cannot hold a v1 job
+                self.outcomes.append(Outcome(f.path))
+                return cls.SKIP
+            problems = [str(p) for p in getattr(err, "problems", [])] or [f"{f.path}: {err}"]
+            self.outcomes.append(Outcome(f.path, FAILED, problems=problems, codes=[exitcodes.INPUT]))
+            return None
+        kind = cls.classify(f.path, src.text, settings.options.katib)
+        if kind != cls.HELM and may_hold_record(src.text):
+            self.resized[f.path] = left.resized_lines(f.path, src.text)
+        if kind not in (cls.HELM, cls.MARKDOWN) and SELECTING_TEXT.search(src.text):
+            self.selecting.append((f.path, src.text))
+        if kind == cls.SKIP and settings.options.katib and "ConfigMap" in src.text and "kf2jobset.dev/source" in src.text:
+            self.converted_templates.append(src.text)  # a trial template converted earlier: its Experiments may follow
+        if kind == cls.SKIP:
+            self.outcomes.append(Outcome(f.path))
+        elif kind == cls.HELM:
+            return self._helm_template(f, src)
+        elif kind == cls.KUSTOMIZATION:
+            self.kustomizations.append((f, src))
+        elif kind == cls.MARKDOWN:  # never a kustomize patch
+            self.tasks.append(Task(f.path, src.text, src.bom, self.targets.get(f.path)))
+        else:
+            if kind == cls.CANDIDATE:
+                self.tasks.append(Task(f.path, src.text, src.bom, self.targets.get(f.path)))
+            self.maybe_patches.append((f, src))
+        return kind
+
+    def _helm_template(self, f, src) -> str:
+        """A chart's template holding a job is converted at the source; any other is skipped and counted."""
+        holds_job = cls.may_hold_job(src.text, self.settings.options.katib)
+        chart = cls.chart_of(f.path) if holds_job else None
+        if chart is not None:
+            self.tasks.append(Task(f.path, src.text, src.bom, self.targets.get(f.path), chart=chart))
+            return cls.HELM
+        self.summary.skipped["Helm templates"] = self.summary.skipped.get("Helm templates", 0) + 1
+        out = Outcome(f.path, SKIPPED, reason="Helm template")
+        if holds_job:
+            self.helm_with_jobs.append(f.path)
+            if self.settings.mode == CHECK:
+                for category, line in left.unparsed_lines(f.path, src.text, left.HELM, f"not converted: {HELM_HINT}"):
+                    out.finding(category, line)
+        self.outcomes.append(out)
+        return cls.HELM
+
+
+def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     started = time.monotonic()
     prune = [settings.out_dir] if settings.out_dir else []
     found = walk(paths, settings.excludes, gitignore=settings.gitignore, prune=prune, docs=settings.docs)
-    outcomes: list[Outcome] = []
-    summary = Summary()
-    for missing in found.missing:
-        outcomes.append(Outcome(missing, FAILED, problems=[f"{missing}: no such file or directory"], codes=[exitcodes.INPUT]))
-    if found.symlinks:
-        summary.skipped["symlinks"] = len(found.symlinks)
-
     targets = _targets(found.files, settings)
     if isinstance(targets, str):
         print(f"kf2jobset: {targets}", file=stderr)
         return exitcodes.USAGE
+    run_files = _Sorted(settings, targets)
+    for missing in found.missing:
+        run_files.outcomes.append(Outcome(missing, FAILED, problems=[f"{missing}: no such file or directory"],
+                                          codes=[exitcodes.INPUT]))
+    if found.symlinks:
+        run_files.summary.skipped["symlinks"] = len(found.symlinks)
 
-    tasks: list[Task] = []
-    kustomizations: list = []
-    maybe_patches: list = []
-    helm_with_jobs: list[str] = []
-    converted_templates: list[str] = []
-    resized: dict[str, list] = {}  # path -> converted JobSets edited away from their recorded sizes
-    selecting: list = []  # (path, text) of files with Services, PDBs, NetworkPolicies, PodMonitors
-
-    def take(f) -> str | None:
-        """Read and sort one file into tasks / kustomize units; returns its class (None: failed)."""
-        summary.scanned += 1
-        try:
-            src = read_source(f.path)
-        except Exception as err:  # InputError: unreadable or not UTF-8
-            if _irrelevant_bytes(f.path, settings):  # e.g. a Latin-1 file that cannot hold a v1 job
-                outcomes.append(Outcome(f.path))
-                return cls.SKIP
-            problems = [str(p) for p in getattr(err, "problems", [])] or [f"{f.path}: {err}"]
-            outcomes.append(Outcome(f.path, FAILED, problems=problems, codes=[exitcodes.INPUT]))
-            return None
-        kind = cls.classify(f.path, src.text, settings.options.katib)
-        if kind != cls.HELM and may_hold_record(src.text):
-            from . import left
-
-            resized[f.path] = left.resized_lines(f.path, src.text)
-        if kind not in (cls.HELM, cls.MARKDOWN) and SELECTING_TEXT.search(src.text):
-            selecting.append((f.path, src.text))
-        if kind == cls.SKIP and settings.options.katib and "ConfigMap" in src.text and "kf2jobset.dev/source" in src.text:
-            converted_templates.append(src.text)  # a trial template converted earlier: its Experiments may follow
-        if kind == cls.SKIP:
-            outcomes.append(Outcome(f.path))
-        elif kind == cls.HELM:
-            holds_job = cls.may_hold_job(src.text, settings.options.katib)
-            chart = cls.chart_of(f.path) if holds_job else None
-            if chart is not None:  # a chart's template: converted at the source
-                tasks.append(Task(f.path, src.text, src.bom, targets.get(f.path), chart=chart))
-                return kind
-            summary.skipped["Helm templates"] = summary.skipped.get("Helm templates", 0) + 1
-            out = Outcome(f.path, SKIPPED, reason="Helm template")
-            if holds_job:
-                helm_with_jobs.append(f.path)
-                if settings.mode == CHECK:
-                    from . import left
-
-                    for category, line in left.unparsed_lines(f.path, src.text, left.HELM, f"not converted: {HELM_HINT}"):
-                        out.finding(category, line)
-            outcomes.append(out)
-        elif kind == cls.KUSTOMIZATION:
-            kustomizations.append((f, src))
-        elif kind == cls.MARKDOWN:  # never a kustomize patch
-            tasks.append(Task(f.path, src.text, src.bom, targets.get(f.path)))
-        else:
-            if kind == cls.CANDIDATE:
-                tasks.append(Task(f.path, src.text, src.bom, targets.get(f.path)))
-            maybe_patches.append((f, src))
-        return kind
-
-    relevant = [f.path for f in found.files if take(f) not in (None, cls.SKIP, cls.HELM, cls.MARKDOWN)]
-    if selecting and relevant:
+    relevant = [f.path for f in found.files if run_files.take(f) not in (None, cls.SKIP, cls.HELM, cls.MARKDOWN)]
+    if run_files.selecting and relevant:
         # a job's conversion keeps the labels that objects anywhere in the run select its pods by (selectorfix)
-        import dataclasses
-
-        from ..selectorfix import tree_peers
-
-        peers = tree_peers(selecting)
-        if peers:
-            settings = dataclasses.replace(settings, options=dataclasses.replace(settings.options, selector_peers=peers))
+        settings = run_files.settings = _with_selector_peers(settings, run_files.selecting)
     families: list[set[str]] = []
     # A base and the overlays that patch it are converted together, also when pre-commit passes one
     # of them alone: half a kustomize unit builds a broken JobSet.
     if relevant and settings.mode != OUT_DIR:
-        from ..files import Found
-        from . import kustomize
+        families = _take_family_members(run_files, found, relevant, stderr)
+    if run_files.kustomizations or run_files.maybe_patches:  # their patch files are converted as patches, not as jobs
+        _run_kustomize_units(run_files, families)
+    if settings.options.katib and run_files.tasks:
+        settings = _with_trial_templates(settings, run_files)
+    outcomes = run_files.outcomes + _convert_all(run_files.tasks, settings, stderr, started)
+    _resized_findings(outcomes, run_files.resized, settings)
+    order = {f.path: i for i, f in enumerate(found.files)}
+    outcomes.sort(key=lambda o: order.get(o.path, -1))
+    return _report(outcomes, run_files.summary, settings, run_files.helm_with_jobs, stdout, stderr)
 
-        extras, families = kustomize.family_extras(relevant, {os.path.realpath(f.path) for f in found.files})
-        for extra, with_files in sorted(extras.items()):
-            shown = os.path.relpath(extra) if not os.path.relpath(extra).startswith("..") else extra
-            if take(Found(shown, None, shown)) in (cls.CANDIDATE, cls.KUSTOMIZATION, cls.PATCH_LIKE):
-                found.files.append(Found(shown, None, shown))
-                print(f"kf2jobset: note: {shown} is {'checked' if settings.mode == CHECK else 'converted'} too: it forms one kustomize unit with "
-                      f"{', '.join(sorted(set(with_files)))}", file=stderr)
 
-    # kustomize units: their patch files are converted as patches, not as jobs
-    if kustomizations or maybe_patches:
-        from . import kustomize
+def _with_selector_peers(settings: Settings, selecting: list) -> Settings:
+    from ..selectorfix import tree_peers  # the runtime models: not for a run of files without jobs (the hook's)
 
-        units = kustomize.run_units(kustomizations, maybe_patches, settings, targets, families)
-        owned = set()
-        failed_units: set[str] = set()
-        for unit_outcomes, unit_files in units:
-            outcomes += unit_outcomes
-            owned |= unit_files
-            if any(o.status == FAILED for o in unit_outcomes):
-                failed_units |= unit_files
-        tasks = [t for t in tasks if os.path.realpath(t.path) not in owned]
-        # all of a kustomize family or none: a job whose overlays could not be rewritten stays as it is
-        blocked = set().union(*(fam for fam in families if fam & failed_units)) if failed_units else set()
-        for t in [t for t in tasks if os.path.realpath(t.path) in blocked]:
-            held = Outcome(t.path, FAILED, codes=[exitcodes.UNSUPPORTED], problems=[
-                f"{t.path}: not converted: it belongs to a kustomize unit that could not be rewritten (see that kustomization's message); "
-                "base and overlays are converted together or not at all"])
-            if settings.mode == CHECK:
-                from . import left
+    peers = tree_peers(selecting)
+    if not peers:
+        return settings
+    return dataclasses.replace(settings, options=dataclasses.replace(settings.options, selector_peers=peers))
 
-                for category, line in left.unparsed_lines(t.path, t.text, left.REFUSED,
-                                                          "its kustomize unit could not be rewritten (see stderr)"):
-                    held.finding(category, line)
-            outcomes.append(held)
-        tasks = [t for t in tasks if os.path.realpath(t.path) not in blocked]
 
-    if settings.options.katib and tasks:
-        # Experiments that read a trial template from a ConfigMap are updated with it, in whichever file
-        # of the run it sits (kf2jobset/jobtext.py): the templates are gathered before any file converts.
-        import dataclasses
+def _take_family_members(run_files: _Sorted, found, relevant: list[str], stderr) -> list[set[str]]:
+    """The kustomize bases and overlays of the run's files that the run did not name, taken too; the families."""
+    from . import kustomize  # kustomize units: only where a run holds jobs or kustomizations
 
-        from ..jobtext import trial_templates_in_texts
+    extras, families = kustomize.family_extras(relevant, {os.path.realpath(f.path) for f in found.files})
+    for extra, with_files in sorted(extras.items()):
+        shown = os.path.relpath(extra) if not os.path.relpath(extra).startswith("..") else extra
+        if run_files.take(Found(shown, None, shown)) in (cls.CANDIDATE, cls.KUSTOMIZATION, cls.PATCH_LIKE):
+            found.files.append(Found(shown, None, shown))
+            print(f"kf2jobset: note: {shown} is {'checked' if run_files.settings.mode == CHECK else 'converted'} too: it forms one kustomize unit with "
+                  f"{', '.join(sorted(set(with_files)))}", file=stderr)
+    return families
 
-        found_templates = trial_templates_in_texts([t.text for t in tasks if "ConfigMap" in t.text] + converted_templates,
-                                                   settings.options)
-        if found_templates:
-            settings = dataclasses.replace(settings, options=dataclasses.replace(
-                settings.options, katib_trial_templates=found_templates))
-    outcomes += _convert_all(tasks, settings, stderr, started)
 
+def _run_kustomize_units(run_files: _Sorted, families: list[set[str]]) -> None:
+    """Kustomize units converted; the files they own leave the tasks, and so does every file of a family
+    one of whose units failed."""
+    from . import kustomize
+
+    settings = run_files.settings
+    units = kustomize.run_units(run_files.kustomizations, run_files.maybe_patches, settings, run_files.targets, families)
+    owned = set()
+    failed_units: set[str] = set()
+    for unit_outcomes, unit_files in units:
+        run_files.outcomes += unit_outcomes
+        owned |= unit_files
+        if any(o.status == FAILED for o in unit_outcomes):
+            failed_units |= unit_files
+    tasks = [t for t in run_files.tasks if os.path.realpath(t.path) not in owned]
+    # all of a kustomize family or none: a job whose overlays could not be rewritten stays as it is
+    blocked = set().union(*(fam for fam in families if fam & failed_units)) if failed_units else set()
+    for t in [t for t in tasks if os.path.realpath(t.path) in blocked]:
+        held = Outcome(t.path, FAILED, codes=[exitcodes.UNSUPPORTED], problems=[
+            f"{t.path}: not converted: it belongs to a kustomize unit that could not be rewritten (see that kustomization's message); "
+            "base and overlays are converted together or not at all"])
+        if settings.mode == CHECK:
+            for category, line in left.unparsed_lines(t.path, t.text, left.REFUSED,
+                                                      "its kustomize unit could not be rewritten (see stderr)"):
+                held.finding(category, line)
+        run_files.outcomes.append(held)
+    run_files.tasks = [t for t in tasks if os.path.realpath(t.path) not in blocked]
+
+
+def _with_trial_templates(settings: Settings, run_files: _Sorted) -> Settings:
+    """Experiments that read a trial template from a ConfigMap are updated with it, in whichever file
+    of the run it sits (kf2jobset/jobtext.py): the templates are gathered before any file converts."""
+    from ..jobtext import trial_templates_in_texts
+
+    found_templates = trial_templates_in_texts([t.text for t in run_files.tasks if "ConfigMap" in t.text]
+                                               + run_files.converted_templates, settings.options)
+    if not found_templates:
+        return settings
+    return dataclasses.replace(settings, options=dataclasses.replace(settings.options, katib_trial_templates=found_templates))
+
+
+def _resized_findings(outcomes: list[Outcome], resized: dict[str, list], settings: Settings) -> None:
+    """Converted JobSets edited away from their recorded sizes: listed by --check, warned of otherwise."""
     holders = {}
     for o in outcomes:
         holders.setdefault(o.path, o)
@@ -340,9 +368,6 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
                 holder.finding(category, line)
             else:  # converting does not regenerate them: say so on every run
                 holder.notes.append(f"warning: {line}")
-    order = {f.path: i for i, f in enumerate(found.files)}
-    outcomes.sort(key=lambda o: order.get(o.path, -1))
-    return _report(outcomes, summary, settings, helm_with_jobs, stdout, stderr)
 
 
 def _irrelevant_bytes(path: str, settings: Settings) -> bool:
@@ -393,8 +418,6 @@ def _workers(settings: Settings, count: int) -> int:
 
 
 def _convert_all(tasks: list[Task], settings: Settings, stderr: TextIO, started: float) -> list[Outcome]:
-    from .outcome import PendingWrites
-
     progress = Progress(len(tasks), stderr, settings.progress, started)
     results: list[Outcome] = []
     workers = _workers(settings, len(tasks))
@@ -474,8 +497,6 @@ def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_
             stdout: TextIO, stderr: TextIO) -> int:
     from collections import Counter
 
-    from . import left
-
     codes = []
     needs_change = False
     left_counts: Counter = Counter()
@@ -508,8 +529,6 @@ def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_
             print(f"kf2jobset: {problem}", file=stderr)
         codes += o.codes
     if settings.mode != CHECK:
-        from ..notes import warning_lines
-
         for line in warning_lines([w for o in outcomes for w in o.warnings], settings.verbose):
             print(f"kf2jobset: {line}", file=stderr)
     if helm_with_jobs and settings.mode != CHECK:

@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 
 from .. import k8syaml
+from ..claims import equals
 from ..errors import format_path
+from ..frameworks.base import OperatorSide
 from ..runtime.compare import EnvDiff, compare_env
 from ..runtime.jobset_view import jobset_world
 from ..runtime.lifecycle import jobset_lifecycle, operator_lifecycle
@@ -22,6 +24,7 @@ from ..runtime.structure import (
     compare_pods,
     stale_addresses,
 )
+from ..targets import target_of
 from ..yamlio import first_content_line, position
 from .explain import explain
 from .model import FileError, FileReport, Finding, JobReport, Report, sort_findings
@@ -71,9 +74,8 @@ def parameters(options) -> dict:
         "clusterDomain": options.cluster_domain,
         "katib": options.katib,
         **({"v1PodServices": True} if options.v1_pod_services else {}),
-        # only when not the default, so JobSet reports read as before
-        **({"target": options.target, "trainerVersion": "v{}.{}".format(*options.trainer_version),
-            "trainerRuntime": options.trainer_runtime} if options.target != "jobset" else {}),
+        # only for a target other than the default, so JobSet reports read as before
+        **target_of(options).report_parameters(options),
     }
 
 
@@ -117,7 +119,7 @@ def job_report(conv, doc, embedded: tuple, options) -> JobReport:
         line=position(doc.data, embedded, doc.start_line)[0] if embedded else doc.start_line + 1 + first_content_line(doc.text),
         embedded_path=format_path(embedded) if embedded else None,
         replica_types=list(job.replicas),
-        written_kind="TrainJob" if options.target == "trainjob" else "JobSet",
+        written_kind=target_of(options).kind_written,
     )
     findings: list[Finding] = []
 
@@ -207,7 +209,6 @@ def _operator_files(job, op, options) -> dict:
     """Files the operator put under /etc/mpi for the launcher."""
     if job.kind != "MPIJob" or not job.has("Launcher"):
         return {}
-    from ..frameworks.base import OperatorSide
     from ..frameworks.mpi import PROFILE
 
     side = OperatorSide(job, op.name, op.namespace, "Launcher", 0, options.cluster_domain)
@@ -263,7 +264,6 @@ def _reading_claims(r, conv) -> dict:
     if target is None:
         return {"unchecked": "the scalar sits where the JobSet has no place named after it (a key, a run field, "
                              "a framework field); the conversion read it the Kubernetes way (tests/test_report_k8syaml.py)"}
-    from ..claims import equals
 
     return {"claims": tuple(equals(t, r.kubernetes) for t in target)}
 

@@ -19,7 +19,7 @@ from ..claims import pod_path, present
 from ..notes import Note
 from ..runtime.lifecycle import ROLE_RULES
 from ..runtime.structure import Difference, Equivalence
-from .model import Evidence, Finding
+from .model import Evidence, Finding, RANK
 
 UNEXPLAINED_CODES = {
     "env": "RT901", "init": "RT902", "container": "RT903", "command": "RT904", "port": "RT905",
@@ -112,8 +112,6 @@ def explain(notes: list[Note], diffs: list[Difference], equivalences: list[Equiv
 
 
 def _rank(category: str) -> int:
-    from .model import RANK
-
     return RANK[category]
 
 

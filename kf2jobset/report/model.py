@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..choices import FAIL_ON
+
 CATEGORIES = ("unchanged", "rewritten", "approximated", "dropped", "prerequisite", "breaking", "unexplained")
 RANK = {c: i for i, c in enumerate(CATEGORIES)}
 
@@ -23,13 +25,6 @@ SEVERITY = {
     "unchanged": "note",
 }
 
-# --fail-on LEVEL: the mildest category that makes the run fail.
-FAIL_ON = {
-    "breaking": "breaking",
-    "approximated": "approximated",
-    "any": "rewritten",
-    "never": None,
-}
 FAIL_ON_CHOICES = tuple(FAIL_ON)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
-from . import FORMATS
+from . import FORMATS, render
 
 
 @dataclass(frozen=True)
@@ -63,8 +63,6 @@ def use_color(mode: str, stream) -> bool:
 
 def write(report, specs: list[OutputSpec], stream, color: str = "auto") -> None:
     """Render every spec; files are written whole (via a temporary file next to them)."""
-    from . import render
-
     for spec in specs:
         if spec.path in (None, "-"):
             stream.write(render(report, spec.fmt, color=spec.fmt == "text" and use_color(color, stream)))

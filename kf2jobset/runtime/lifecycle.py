@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..frameworks import profile as get_profile
 from ..model import TrainingJob
 
 MAX_INT32 = 2147483647
@@ -86,8 +87,6 @@ class Lifecycle:
 def operator_lifecycle(job: TrainingJob) -> Lifecycle:
     """What the operator did. The rules common to every kind live here; each framework profile states
     its kind's own (who decides success, start order, failure handling: see `Profile.operator_*`)."""
-    from ..frameworks import profile as get_profile
-
     prof = get_profile(job.mapping.profile)
     rp = job.run_policy
     out = Lifecycle()

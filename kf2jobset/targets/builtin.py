@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 
 from .. import staleness
+from ..addresses import FIELDS, configmap_addresses, find, pattern
 from ..runtime.jobset_view import stand_in_name
 from .builtin_fields import PATCHABLE_POD, field_decisions
 
@@ -118,8 +119,6 @@ def source_misfits(plugin: Plugin, job, options) -> list[str]:
 
 
 def _writes_pod_addresses(job, options) -> bool:
-    from ..addresses import FIELDS, configmap_addresses, find, pattern
-
     rx = pattern(job, options.cluster_domain)
     if rx is None:
         return False

@@ -8,6 +8,7 @@ import re
 
 from .. import staleness
 from ..claims import absent, equals
+from ..frameworks import profile
 from ..notes import Note
 from .builtin import COMPLETION_INDEX, DEFAULT_BACKOFF_LIMIT, NODE, SIZED_FOR_NODES, Plugin
 from .builtin_fields import POD_DEFAULTS, field_decisions
@@ -51,7 +52,6 @@ def notes(plugin: Plugin, conversion, trainjob: dict, predicted: dict) -> list[N
         explains=(("hostname", "*"), ("container", "*"), ("dns", "*"), ("env", "*order*")),
         claims=(equals(f"spec.replicatedJobs[{NODE}].template.spec.completions", nodes),
                 equals(f"{NODE_ENV}[{rank_plugin}].valueFrom.fieldRef.fieldPath", COMPLETION_INDEX)))]
-    from ..frameworks import profile
 
     rule = profile(job.mapping.profile).operator_success(job)
     if rule[0] != "all" or {t.lower() for t in job.replicas} - set(rule[1]):

@@ -7,6 +7,12 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..emit import emit
+from ..mappings import all_mappings
+from ..options import ConvertOptions
+from ..parse import parse_job
+from ..resources import data_dir
+
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 GROUP = "trainer.kubeflow.org"
 KIND = "ClusterTrainingRuntime"
@@ -45,8 +51,6 @@ def canonical(spec: dict) -> str:
 
 def _job(entry: dict):
     """The canonical v1 job of a bundle entry, and its kind's mapping."""
-    from ..mappings import all_mappings
-
     desc = entry["job"]
     mapping = next(m for m in all_mappings() if m.kind == desc["kind"]
                    and desc.get("apiVersion", m.api_versions[0]) in m.api_versions)
@@ -67,10 +71,6 @@ def _job(entry: dict):
 def catalog() -> tuple[BundleRuntime, ...]:
     from ruamel.yaml import YAML
 
-    from ..emit import emit
-    from ..options import ConvertOptions
-    from ..parse import parse_job
-    from ..resources import data_dir
     from .bundle import derive
 
     data = YAML(typ="safe", pure=True).load((data_dir("mappings") / "trainer" / "bundle.yaml").read_text(encoding="utf-8"))

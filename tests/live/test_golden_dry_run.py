@@ -91,7 +91,7 @@ def test_a_repeated_env_name_is_refused_by_the_server_and_by_our_validator(custo
     message = json.loads(ei.value.body)["message"]
     where = "spec.replicatedJobs[0].template.spec.template.spec.containers[0].env"
     assert f"{where}[{len(env) - 1}]: Duplicate value" in message and '"name":"MASTER_PORT"' in message, message
-    from kf2jobset.schemas import format_path
+    from kf2jobset.errors import format_path
 
-    ours = [f"{format_path(p.location.path)}: {p.message}" for p in check_jobset(body)]
+    ours = [f"{format_path(p.location.path, empty='')}: {p.message}" for p in check_jobset(body)]
     assert ours == [f'{where}[{len(env) - 1}]: Duplicate value: {{"name":"MASTER_PORT"}}'], ours
