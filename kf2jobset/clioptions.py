@@ -31,9 +31,9 @@ def conversion_options(func):
                      help="--target trainjob: the Kubeflow Trainer release whose API is written (v2.3)."),
         click.option("--trainer-runtime", type=click.Choice(["auto", "per-job", "generated"]), default="auto", show_default=True,
                      help="--target trainjob: a built-in runtime where the job fits one, else one of kf2jobset's "
-                          "bundle (`kf2jobset runtimes`), else a runtime of the job's own (auto); or always a "
-                          "per-job TrainingRuntime that keeps the v1 contract exactly (per-job; `generated` is "
-                          "its old name)."),
+                          "bundle (`kf2jobset runtimes`), else the job is refused (exit 4), saying why (auto); or "
+                          "always a per-job TrainingRuntime that keeps the v1 contract exactly (per-job; "
+                          "`generated` is its old name)."),
     ]
     for opt in reversed(opts):
         func = opt(func)
