@@ -37,9 +37,9 @@ def conversion_options(func):
         click.option("--trainer-runtime", type=click.Choice(TRAINER_RUNTIMES), default=TRAINER_RUNTIMES[0],
                      show_default=True,
                      help="--target trainjob: a built-in runtime where the job fits one, else one of kf2jobset's "
-                          "bundle (`kf2jobset runtimes`), else a runtime of the job's own (auto); or always a "
-                          "per-job TrainingRuntime that keeps the v1 contract exactly (per-job; `generated` is "
-                          "its old name)."),
+                          "bundle (`kf2jobset runtimes`), else the job is refused (exit 4), saying why (auto); or "
+                          "always a per-job TrainingRuntime that keeps the v1 contract exactly (per-job; "
+                          "`generated` is its old name)."),
     ]
     for opt in reversed(opts):
         func = opt(func)

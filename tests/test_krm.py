@@ -62,7 +62,7 @@ def test_a_job_becomes_its_conversion_in_place_with_the_jobs_path_and_index():
 
 
 def test_function_config_data_picks_the_options():
-    proc = _krm(_list({"acceptMpiSsh": "true", "target": "trainjob"}))
+    proc = _krm(_list({"acceptMpiSsh": "true", "target": "trainjob", "trainerRuntime": "per-job"}))
     assert proc.exit_code == 0, proc.stderr
     kinds = [i["kind"] for i in yaml.safe_load(proc.stdout)["items"]]
     assert "TrainJob" in kinds and "JobSet" not in kinds

@@ -90,8 +90,9 @@ def _convert(text: str, *args: str) -> str:
 
 
 @pytest.mark.parametrize("data, args", [({"acceptMpiSsh": "true"}, ["--accept-mpi-ssh"]),
-                                        ({"acceptMpiSsh": "true", "target": "trainjob", "scheduler": "kueue"},
-                                         ["--accept-mpi-ssh", "--target", "trainjob", "--scheduler", "kueue"])])
+                                        ({"acceptMpiSsh": "true", "target": "trainjob", "scheduler": "kueue", "trainerRuntime": "per-job"},
+                                         ["--accept-mpi-ssh", "--target", "trainjob", "--scheduler", "kueue",
+                                          "--trainer-runtime", "per-job"])])
 def test_the_function_builds_what_convert_writes_for_the_built_base(kustomize, tmp_path, data, args):  # noqa: F811
     base, overlay = _tree(tmp_path, JOBS, data)
     plain = _build(kustomize, base)

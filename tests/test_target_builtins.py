@@ -33,6 +33,14 @@ def _convert(text: str, **options):
     return conv, trainjob
 
 
+def _refused(text: str) -> str:
+    """By default a job no shared runtime takes is refused, saying why (a per-job runtime only on request)."""
+    result = convert_text(text, "job.yaml", ConvertOptions(target="trainjob"))
+    (error,) = result.errors
+    assert error.problems[0].rule == "trainjob-no-shared-runtime"
+    return error.problems[0].message
+
+
 def _env(obj: dict, path="spec.trainer") -> dict:
     node = obj
     for k in path.split("."):
@@ -119,14 +127,11 @@ def test_with_gpus_dmlc_num_worker_counts_gpus_and_world_size_still_counts_the_n
 @pytest.mark.parametrize("env, words", [
     ([{"name": "DMLC_TASK_ID", "value": "0"}], "reserved by Trainer's xgboost-distributed plugin"),
 ])
-def test_a_variable_trainer_reserves_keeps_a_generated_runtime(env, words):
+def test_a_variable_trainer_reserves_fits_no_shared_runtime(env, words):
     doc = yaml.safe_load((FIXTURES / "xgboostjob" / "master-workers" / "input.yaml").read_text())
     for spec in doc["spec"]["xgbReplicaSpecs"].values():
         spec["template"]["spec"]["containers"][0]["env"] = env
-    conv, tj = _convert(yaml.safe_dump(doc))
-    assert tj["spec"]["runtimeRef"]["kind"] == "TrainingRuntime"
-    (tj004,) = [n for n in conv.notes if n.code == "TJ004"]
-    assert words in tj004.message
+    assert words in _refused(yaml.safe_dump(doc))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -168,11 +173,12 @@ def test_field_decisions(pod, misfit, defaults, pull, ports):
     assert d.defaults == defaults and d.pull == pull and d.ports == ports
 
 
-def test_a_kind_loaded_latest_image_with_never_keeps_a_generated_runtime():
+def test_a_kind_loaded_latest_image_with_never_fits_no_shared_runtime():
     doc = yaml.safe_load((FIXTURES / "jaxjob" / "workers" / "input.yaml").read_text())
     c = doc["spec"]["jaxReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
     c.update(image="jax-train:latest", imagePullPolicy="Never")
-    conv, tj = _convert(yaml.safe_dump(doc))
+    assert "imagePullPolicy Never" in _refused(yaml.safe_dump(doc))
+    conv, tj = _convert(yaml.safe_dump(doc), trainer_runtime="per-job")
     assert tj["spec"]["runtimeRef"]["kind"] == "TrainingRuntime"
     c.update(image="jax-train:0.4")  # a tagged image: IfNotPresent uses the image the node has
     conv, tj = _convert(yaml.safe_dump(doc))

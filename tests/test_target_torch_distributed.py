@@ -193,14 +193,23 @@ def test_rank_world_size_and_master_address_are_v1s_on_every_pod(name, conv):
     ("scheduling/kueue", "priorityClassName"),
     ("tfjob/chief-ps-workers", "no built-in runtime that keeps TFJob's v1 contract"),
 ])
-def test_jobs_that_do_not_fit_keep_a_generated_runtime_and_say_why(case, words):
+def test_jobs_that_do_not_fit_are_refused_by_default_and_say_why(case, words):
     case = FIXTURES / case
     options = dataclasses.replace(fixture_options(case), target="trainjob")
-    result = convert_text((case / "input.yaml").read_text(), "input.yaml", options)
+    assert words in _refusal((case / "input.yaml").read_text(), options)
+    # on request, a runtime of the job's own
+    result = convert_text((case / "input.yaml").read_text(), "input.yaml", dataclasses.replace(options, trainer_runtime="per-job"))
     (conv,) = [c for r in result.results for c in r.conversions]
     assert any(o["kind"] == "TrainingRuntime" for o in conv.objects) and conv.layout is None
-    (tj004,) = [n for n in conv.notes if n.code == "TJ004"]
-    assert tj004.message.startswith("generated TrainingRuntime") and words in tj004.message
+
+
+def _refusal(text: str, options: ConvertOptions) -> str:
+    """No shared runtime takes the job: the default refuses it (exit 4) naming why (issue 31)."""
+    result = convert_text(text, "input.yaml", options)
+    (error,) = result.errors
+    (problem,) = error.problems
+    assert problem.rule == "trainjob-no-shared-runtime" and not result.conversions
+    return problem.message
 
 
 def test_trainer_runtime_generated_keeps_every_job_on_a_generated_runtime():
@@ -251,16 +260,13 @@ def test_a_prediction_that_loses_the_rank_is_caught_by_the_report(monkeypatch):
     (lambda c: c.update(image="registry.example.com/" + "a" * 230 + ":" + "t" * 128 + "@sha512:" + "0" * 128),
      "image name over 500"),
 ])
-def test_what_the_trainjob_crd_would_refuse_keeps_a_generated_runtime(change, words):
+def test_what_the_trainjob_crd_would_refuse_fits_no_shared_runtime(change, words):
     import yaml
 
     doc = yaml.safe_load((FIXTURES / "pytorchjob" / "master-workers" / "input.yaml").read_text())
     for spec in doc["spec"]["pytorchReplicaSpecs"].values():
         change(spec["template"]["spec"]["containers"][0])
-    result = convert_text(yaml.safe_dump(doc), "input.yaml", ConvertOptions(target="trainjob"))
-    (conv,) = [c for r in result.results for c in r.conversions]
-    (tj004,) = [n for n in conv.notes if n.code == "TJ004"]
-    assert tj004.message.startswith("generated TrainingRuntime") and words in tj004.message
+    assert words in _refusal(yaml.safe_dump(doc), ConvertOptions(target="trainjob"))
 
 
 COMMENTED = """\

@@ -17,6 +17,7 @@ import yaml
 from click.testing import CliRunner
 
 from kf2jobset.cli import main
+from kf2jobset.errors import UnsupportedError
 from kf2jobset.options import ConvertOptions
 from kf2jobset.pipeline import convert_text
 from kf2jobset.targets import bundle, bundle_catalog, bundle_target, trainer_build
@@ -199,11 +200,22 @@ def test_a_chief_ps_job_runs_on_the_bundle_with_its_role_read_from_the_runtime()
     assert tj["metadata"]["annotations"]["kf2jobset.dev/sized-for"] == "numNodes=4"
 
 
-def test_a_value_that_differs_between_roles_in_more_than_the_role_keeps_a_per_job_runtime():
-    conv = _convert("tfjob/dynamic-worker")
+def _refusal(case) -> str:
+    """The default's refusal of a job no shared runtime takes (issue 31: a per-job runtime only on request)."""
+    options = dataclasses.replace(fixture_options(FIXTURES / case), target="trainjob", trainer_runtime="auto")
+    result = convert_text((FIXTURES / case / "input.yaml").read_text(), "input.yaml", options)
+    (error,) = result.errors
+    assert isinstance(error, UnsupportedError) and not result.conversions
+    (problem,) = error.problems
+    assert problem.rule == "trainjob-no-shared-runtime" and "fits no shared ClusterTrainingRuntime" in problem.message
+    assert "--trainer-runtime per-job" in problem.hint and "--target jobset" in problem.hint
+    return problem.message
+
+
+def test_a_value_that_differs_between_roles_in_more_than_the_role_is_refused_by_default():
+    assert "TF_CONFIG differs between roles in more than the role's name" in _refusal("tfjob/dynamic-worker")
+    conv = _convert("tfjob/dynamic-worker", trainer_runtime="per-job")
     assert [o["kind"] for o in conv.output if o["kind"].endswith("Runtime")] == ["TrainingRuntime"]
-    (tj004,) = [n for n in conv.notes if n.code == "TJ004"]
-    assert "TF_CONFIG differs between roles in more than the role's name" in tj004.message
 
 
 @pytest.mark.parametrize("case, words", [
@@ -215,9 +227,7 @@ def test_a_value_that_differs_between_roles_in_more_than_the_role_keeps_a_per_jo
                                   "restartPolicy OnFailure, backoffLimit 3)"),
 ])
 def test_jobs_a_shared_runtime_cannot_carry_say_exactly_why(case, words):
-    conv = _convert(case)
-    (tj004,) = [n for n in conv.notes if n.code == "TJ004"]
-    assert tj004.message.startswith("generated TrainingRuntime") and words in tj004.message
+    assert words in _refusal(case)
 
 
 def test_trainer_runtime_per_job_and_its_old_name_keep_todays_mode():
@@ -259,8 +269,13 @@ def test_a_bundle_trainjob_whose_numnodes_was_edited_fails_check(tmp_path):
 def test_repo_mode_and_the_report_list_the_runtimes_a_tree_needs(tmp_path):
     for case in ("targets/trainjob/tfjob-bundle", "pytorchjob/master-workers", "tfjob/all-workers"):
         (tmp_path / f"{case.replace('/', '-')}.yaml").write_text((FIXTURES / case / "input.yaml").read_text())
+    check = CliRunner().invoke(main, ["convert", str(tmp_path), "--target", "trainjob", "--check"])
+    assert check.exit_code == 4 and "tfjob-all-workers.yaml:1: TFJob mwms-all (kubeflow.org/v1): needs a decision: " \
+        "TFJob 'mwms-all' fits no shared ClusterTrainingRuntime" in check.stdout
     run = CliRunner().invoke(main, ["convert", str(tmp_path), "--target", "trainjob", "--in-place"])
-    assert run.exit_code == 0, run.output
+    # the job no shared runtime takes stays as written, refused with why; the others are converted
+    assert run.exit_code == 4 and "[trainjob-no-shared-runtime]" in run.stderr
+    assert "kind: TFJob" in (tmp_path / "tfjob-all-workers.yaml").read_text()
     assert ("ClusterTrainingRuntimes the TrainJobs need: kf2jobset-tensorflow-chief-ps (kf2jobset bundle (kf2jobset "
             "runtimes | kubectl apply -f -)); torch-distributed (built in (installed with Kubeflow Trainer))") in run.output
     report = CliRunner().invoke(main, ["report", str(FIXTURES / "targets/trainjob/tfjob-bundle/input.yaml"),
@@ -268,11 +283,10 @@ def test_repo_mode_and_the_report_list_the_runtimes_a_tree_needs(tmp_path):
                                        "--format", "json", "--fail-on", "never"])
     import json
 
-    assert json.loads(report.stdout)["runtimes"] == [
+    assert json.loads(report.stdout)["runtimes"] == [  # the refused job needs none
         {"name": "kf2jobset-tensorflow-chief-ps", "kind": "ClusterTrainingRuntime",
-         "install": "kf2jobset bundle (kf2jobset runtimes | kubectl apply -f -)", "trainJobs": 1},
-        {"name": _trainjob(_convert("tfjob/all-workers"))["spec"]["runtimeRef"]["name"], "kind": "TrainingRuntime",
-         "install": "per-job (written beside the TrainJob)", "trainJobs": 1}]
+         "install": "kf2jobset bundle (kf2jobset runtimes | kubectl apply -f -)", "trainJobs": 1}]
+    assert '"rule": "trainjob-no-shared-runtime"' in report.stdout
 
 
 def test_a_katib_tfjob_sweep_runs_its_trials_on_the_bundle():

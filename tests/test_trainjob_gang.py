@@ -19,7 +19,7 @@ LABEL = "scheduling.x-k8s.io/pod-group"
 
 
 def convert(text: str):
-    result = convert_text(text, "job.yaml", ConvertOptions(target="trainjob", scheduler="scheduler-plugins"))
+    result = convert_text(text, "job.yaml", ConvertOptions(target="trainjob", scheduler="scheduler-plugins", trainer_runtime="per-job"))
     assert not result.errors, result.errors
     (conv,) = [c for r in result.results for c in r.conversions]
     kinds = {o["kind"]: o for o in conv.objects}

@@ -1,6 +1,7 @@
 """Count what `--target trainjob` (defaults) writes over every fixture and the upstream corpus (issue 31):
-namespaced TrainingRuntimes, ClusterTrainingRuntimes referenced, and the share of TrainJobs whose
-`spec.trainer` holds the image and numNodes.
+namespaced TrainingRuntimes, ClusterTrainingRuntimes referenced, the share of TrainJobs whose
+`spec.trainer` holds the image and numNodes, and the jobs the default refuses because no shared runtime
+takes them (`--why`: each with its reason; `--per-job` counts `--trainer-runtime per-job` instead).
 
     PYTHONPATH=$PWD python tools/trainjob_census.py [--corpus DIR] [--why] [--json]
 
@@ -30,11 +31,14 @@ from kf2jobset.options import ConvertOptions  # noqa: E402
 from kf2jobset.pipeline import convert_text  # noqa: E402
 from kf2jobset.targets import bundle_target  # noqa: E402
 
+NO_SHARED_RUNTIME = "trainjob-no-shared-runtime"
+MODE = ConvertOptions.trainer_runtime  # the runtime mode counted (main sets it)
+
 
 def _options(case: Path) -> ConvertOptions:
     lines = (case / "args").read_text().splitlines() if (case / "args").exists() else []
     options = options_from_args([a for a in lines if a.strip() and not a.startswith("#")])
-    return dataclasses.replace(options, target="trainjob", trainer_runtime=ConvertOptions.trainer_runtime)
+    return dataclasses.replace(options, target="trainjob", trainer_runtime=MODE)
 
 
 def corpus_files(directory: Path | None = None) -> list[tuple[str, Path]]:
@@ -53,7 +57,7 @@ def sources(corpus: list[tuple[str, Path]] | None):
         if (inp.parent / "expected-error.txt").exists():
             continue
         yield str(inp.parent.relative_to(REPO)), inp.read_text(), _options(inp.parent)
-    options = ConvertOptions(accept_mpi_ssh=True, ssh_secret="mpi-ssh", target="trainjob")
+    options = ConvertOptions(accept_mpi_ssh=True, ssh_secret="mpi-ssh", target="trainjob", trainer_runtime=MODE)
     for label, path in corpus or ():
         yield label, path.read_text(), options
 
@@ -62,10 +66,16 @@ def census(corpus: list[tuple[str, Path]] | None) -> dict:
     counts = collections.Counter()
     cluster_runtimes = collections.Counter()
     why = collections.Counter()
-    per_job = []
+    per_job, refused = [], []
     for label, text, options in sources(corpus):
         result = convert_text(text, label, options)
-        counts["failed files"] += bool(result.errors)
+        refusals = [p for e in result.errors for p in e.problems if p.rule == NO_SHARED_RUNTIME]
+        counts["failed files"] += len(refusals) < len(result.errors)
+        for problem in refusals:
+            counts["refused"] += 1
+            name = re.match(r"\w+ ('[^']*' )?", problem.message)
+            refused.append(f"{label}: {name.group(1) or '(trial) ' if name else ''}".rstrip())
+            why[f"{problem.message.split()[0]}: {_first_reason(problem.message)}"] += 1
         written = [o for r in result.results if r.outputs for o in r.outputs]
         counts["namespaced runtimes"] += sum(1 for o in written if o.get("kind") == "TrainingRuntime")
         for o in written:
@@ -90,7 +100,14 @@ def census(corpus: list[tuple[str, Path]] | None) -> dict:
             "cluster runtimes referenced": dict(sorted(cluster_runtimes.items())),
             "trainer image+numNodes": counts["trainer image+numNodes"], "share": round(100 * share, 1),
             "files that failed": counts["failed files"], "per-job runtime jobs": per_job,
-            "why per-job": dict(why.most_common())}
+            "refused (no shared runtime)": counts["refused"], "refused jobs": refused,
+            "why per-job or refused": dict(why.most_common())}
+
+
+def _first_reason(message: str) -> str:
+    """The bundle's first reason in a refusal (the built-in's are in the message too): the class it falls in."""
+    bundle = message.split("not kf2jobset's bundle (", 1)[-1]
+    return re.sub(r" [(].*|, the bundle.*|[)]$", "", bundle)
 
 
 def main(argv=None) -> int:
@@ -98,7 +115,10 @@ def main(argv=None) -> int:
     ap.add_argument("--corpus", type=Path, help="a directory of job files (default: the upstream corpus)")
     ap.add_argument("--why", action="store_true", help="list the jobs on a namespaced runtime and why")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--per-job", action="store_true", help="count --trainer-runtime per-job, not the default")
     args = ap.parse_args(argv)
+    global MODE
+    MODE = "per-job" if args.per_job else ConvertOptions.trainer_runtime
     data = census(corpus_files(args.corpus))
     if args.json:
         print(json.dumps(data, indent=2))
@@ -108,10 +128,16 @@ def main(argv=None) -> int:
     refs = data["cluster runtimes referenced"]
     print(f"ClusterTrainingRuntimes referenced: {len(refs)} " + ", ".join(f"{k} ({v})" for k, v in refs.items()))
     print(f"TrainJobs with spec.trainer image and numNodes: {data['trainer image+numNodes']} ({data['share']} %)")
+    jobs = data["trainjobs"] + data["refused (no shared runtime)"]
+    print(f"jobs refused (no shared runtime takes them): {data['refused (no shared runtime)']}; jobs on a shared "
+          f"runtime with spec.trainer image and numNodes: {data['trainer image+numNodes']} of {jobs} "
+          f"({round(100 * data['trainer image+numNodes'] / jobs, 1) if jobs else 0.0} %)")
     if args.why:
         for line in data["per-job runtime jobs"]:
             print("  per-job:", line)
-        for reason, n in data["why per-job"].items():
+        for line in data["refused jobs"]:
+            print("  refused:", line)
+        for reason, n in data["why per-job or refused"].items():
             print(f"  {n:4d}  {reason}")
     return 0
 

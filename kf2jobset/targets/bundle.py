@@ -106,7 +106,10 @@ def derive(conversion, options) -> Derived:
     for key in TRAINER_CONTAINER:
         if len({repr(_main(rj).get(key)) for rj in rjobs}) > 1 and not (
                 key in TEMPLATED and (_templated_list(rjobs, key) or _dispatch(jobset, rjobs))):
-            why.append(f"the roles run different {key} (a TrainJob gives every role the same)")
+            # resources: resourcesPerNode reaches every trainer role and a runtime patch has no resources
+            # (Trainer v2.3.0), so a per-role size would have to sit in a runtime of that job's own
+            why.append(f"the roles run different {key} (a TrainJob gives every role the same"
+                       + ("; a runtime patch cannot set resources" if key == "resources" else "") + ")")
     if _dispatch(jobset, rjobs) and not _dispatch(jobset, rjobs)[0]:
         why.append(_dispatch(jobset, rjobs)[1])
     if len({_main(rj).get("imagePullPolicy") for rj in rjobs}) > 1:

@@ -1,8 +1,10 @@
 """Target `trainjob`: a Kubeflow Trainer v2 TrainJob (trainer.kubeflow.org/v1alpha1, Trainer v2.3) per
 v1 job: on one of Trainer's built-in ClusterTrainingRuntimes where the job fits it (BUILTINS: a module per
 runtime, shared code in builtin.py); else on a ClusterTrainingRuntime of kf2jobset's compat bundle
-(bundle_target.py) where the runtime derived from the job is one of the bundle's; else (or with
-`--trainer-runtime per-job`) on a generated namespaced TrainingRuntime that holds the JobSet kf2jobset built.
+(bundle_target.py) where the runtime derived from the job is one of the bundle's; else the job is refused
+(issue 31: users usually cannot create runtimes, and a platform vets the ones they may name), saying why
+and the ways out. Only with `--trainer-runtime per-job`: a generated namespaced TrainingRuntime that holds
+the JobSet kf2jobset built.
 
 Why a generated runtime. The JobSet already carries the whole v1 pod contract (env, ranks, start order,
 success and failure rules). A TrainingRuntime with no ML policy and no replicatedJob labelled
@@ -85,8 +87,22 @@ def finish(conversion, options) -> None:
             _check_companions(conversion.companions, conversion.output[-1]["metadata"].get("name"))
             conversion.notes += _trainjob_notes(kueue)
             return
-        why = [*why, *bundle_why]
+        raise _no_shared_runtime(conversion, module, why, bundle_why)
     _finish_generated(conversion, options, why)
+
+
+def _no_shared_runtime(conversion, module, builtin_why: list[str], bundle_why: list[str]) -> UnsupportedError:
+    """A job no shared runtime takes: a namespaced runtime per job is the user's call (issue 31: platforms
+    vet the runtimes users may name, and users usually cannot create them), never the default."""
+    job = conversion.job
+    name = job.name or job.generate_name
+    return UnsupportedError(Problem(
+        f"{job.kind}{f' {name!r}' if name else ''} fits no shared ClusterTrainingRuntime: "
+        + (f"not the built-in {module.RUNTIME_NAME!r} (" if module else "") + "; ".join(dict.fromkeys(builtin_why))
+        + ("), " if module else ", ") + "not kf2jobset's bundle (" + "; ".join(dict.fromkeys(bundle_why)) + ")",
+        Location(path=()), rule="trainjob-no-shared-runtime",
+        hint="convert with --trainer-runtime per-job for a namespaced TrainingRuntime of this job's own, "
+             "or with --target jobset"))
 
 
 def _without_size_record(conversion) -> str | None:

@@ -149,8 +149,8 @@ def trainjob_cases() -> list[Case]:
     torch-distributed, jax-distributed, xgboost-distributed, or one of kf2jobset's bundle; fixtures/targets/
     trainjob too): the JobSet created for them is the one Trainer builds from the TrainJob (kf2jobset's
     prediction, which tests/e2e/test_trainjob_target.py holds equal to Trainer's own), compared with the v1
-    pods like any other. Jobs on a per-job runtime are left out (their JobSet is kf2jobset's own, held by
-    the JobSet cases)."""
+    pods like any other. Jobs no shared runtime takes are refused by default and left out (with
+    `--trainer-runtime per-job` their JobSet is kf2jobset's own, held by the JobSet cases)."""
     import dataclasses
 
     from kf2jobset.pipeline import convert_text

@@ -33,7 +33,7 @@ THREE_WORKERS = ("    Worker:\n      replicas: 1", "    Worker:\n      replicas:
 
 
 def _objects(text: str, target: str) -> dict[str, dict]:
-    result = convert_text(text, "job.yaml", ConvertOptions(target=target, scheduler="scheduler-plugins"))
+    result = convert_text(text, "job.yaml", ConvertOptions(target=target, scheduler="scheduler-plugins", trainer_runtime="per-job"))
     assert not result.errors, result.errors
     (conv,) = [c for r in result.results for c in r.conversions]
     return {o["kind"]: o for o in conv.objects}

@@ -31,7 +31,7 @@ from kf2jobset.staleness import SIZE_LITERALS_ANNOTATION
 from .ddp_probe import DDP_PROBE, check_ddp
 from .trainer_harness import PY, jobset_of, wait_complete
 from .trainer_harness import agent_for, core, custom, tapi, tns, trainer_stack  # noqa: F401 (the fixtures)
-from .trainjob_harness import (DMLC_ORDER, LAGGED, REPO_FIXTURES, convert_case, create_object,
+from .trainjob_harness import (DMLC_ORDER, LAGGED, REFUSED_BY_DEFAULT, REPO_FIXTURES, convert_case, create_object,
                                create_trainjob_after_its_runtime, differences, named_in, planned_objects,
                                v1_jax_or_xgboost_job, v1_pytorchjob, v1_tfjob)
 from .trainjob_harness import bundle  # noqa: F401 (the fixture)
@@ -89,7 +89,8 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(cus
     shown = ", ".join(f"{n} on {r}" for r, n in sorted(shared.items()))
     on_bundle = sum(n for r, n in shared.items() if r in bundle)
     print(f"\n[trainjob target, --trainer-runtime {runtime}] {sent} TrainJobs built into JobSets "
-          f"({shown or 'none on a shared runtime'}; {on_bundle} on kf2jobset's bundle) in {time.monotonic() - t0:.1f} s; "
+          f"({shown or 'none on a shared runtime'}; {on_bundle} on kf2jobset's bundle; {len(REFUSED_BY_DEFAULT)} fixtures "
+          f"refused by default, run with per-job) in {time.monotonic() - t0:.1f} s; "
           f"{len(set(LAGGED))} refused once while Trainer's runtime cache caught up; DMLC_* {DMLC_ORDER or '-'}")
     assert not problems, "\n".join(p[:600] for p in problems[:60])
     if runtime == "generated":

@@ -133,6 +133,9 @@ def differences(expected: dict, built: dict) -> list[str]:
     return [f"{k}: {v}" for k, v in diff.items()]
 
 
+REFUSED_BY_DEFAULT: set = set()  # fixtures the default refuses (no shared runtime), run with per-job instead
+
+
 def planned_objects(case, runtime: str = "auto") -> tuple[list[dict], list[dict]] | None:
     """(objects `convert --target trainjob` writes, the JobSet each TrainJob must make Trainer build): on a
     generated runtime, the JobSet `--target jobset` writes; on torch-distributed, the one kf2jobset predicts
@@ -145,7 +148,12 @@ def planned_objects(case, runtime: str = "auto") -> tuple[list[dict], list[dict]
     if "--katib" in fixture_args(case):
         return None
     options = dataclasses.replace(fixture_options(case), target="trainjob", trainer_runtime=runtime)
-    result = convert_text(fill((case / "input.yaml").read_text(), case_values(case)), "input.yaml", options)
+    text = fill((case / "input.yaml").read_text(), case_values(case))
+    result = convert_text(text, "input.yaml", options)
+    if result.errors and all(p.rule == "trainjob-no-shared-runtime" for e in result.errors for p in e.problems):
+        # no shared runtime takes it, so the default refuses it: on request, its own runtime
+        REFUSED_BY_DEFAULT.add(case)
+        result = convert_text(text, "input.yaml", dataclasses.replace(options, trainer_runtime="per-job"))
     if result.errors or result.new_text is None:
         return None
     written = [d for d in yaml.safe_load_all(result.new_text) if isinstance(d, dict)]

@@ -60,12 +60,17 @@ def test_alike_jobs_share_the_generated_runtime_and_companions_belong_to_the_tra
     custom = trainer_crds
     first = _job(custom, namespace, "pytorchjob/sidecar", "shipper-a")
     second = _job(custom, namespace, "pytorchjob/sidecar", "shipper-b")
-    a = kf(apiserver.kubeconfig, "apply", "pytorchjob", first, "-n", namespace, "--target", "trainjob", "--dry-run=none")
+    # no shared runtime takes a job with a sidecar: refused by default, nothing created
+    refused = kf(apiserver.kubeconfig, "apply", "pytorchjob", first, "-n", namespace, "--target", "trainjob", "--dry-run=none")
+    assert refused.code == 4 and "[trainjob-no-shared-runtime]" in refused.stderr and refused.stdout == "", refused
+    assert not custom.list_namespaced_custom_object(*TJ, namespace, "trainingruntimes")["items"]
+    per_job = ("--target", "trainjob", "--trainer-runtime", "per-job", "--dry-run=none")
+    a = kf(apiserver.kubeconfig, "apply", "pytorchjob", first, "-n", namespace, *per_job)
     assert a.code == 0, a
     lines = a.stdout.splitlines()
     assert lines[0].startswith("trainingruntime.trainer.kubeflow.org/kf2jobset-torch-") and lines[0].endswith(" created")
     assert lines[1] == f"trainjob.trainer.kubeflow.org/{first} created"
-    b = kf(apiserver.kubeconfig, "apply", "pytorchjob", second, "-n", namespace, "--target", "trainjob", "--dry-run=none")
+    b = kf(apiserver.kubeconfig, "apply", "pytorchjob", second, "-n", namespace, *per_job)
     assert b.code == 0, b
     assert b.stdout.splitlines() == [f"trainjob.trainer.kubeflow.org/{second} created"]
     assert "exists already: kept" in b.stderr
@@ -79,7 +84,8 @@ def test_alike_jobs_share_the_generated_runtime_and_companions_belong_to_the_tra
 def test_server_dry_run_creates_nothing(apiserver, trainer_crds, namespace):
     custom = trainer_crds
     name = _job(custom, namespace, "pytorchjob/sidecar", "dry")
-    res = kf(apiserver.kubeconfig, "apply", "pytorchjob", name, "-n", namespace, "--target", "trainjob")
+    res = kf(apiserver.kubeconfig, "apply", "pytorchjob", name, "-n", namespace, "--target", "trainjob",
+             "--trainer-runtime", "per-job")
     assert res.code == 0, res
     assert all(line.endswith("created (server dry run)") for line in res.stdout.splitlines())
     assert not custom.list_namespaced_custom_object(*TJ, namespace, "trainjobs")["items"]
