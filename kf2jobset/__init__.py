@@ -4,7 +4,7 @@ The Python API (kf2jobset/api.py, docs/api.md): ``kf2jobset.convert_job(job_dict
 ``kf2jobset.convert_yaml(text, **options)``. Loaded on first use, so that ``import kf2jobset`` (and
 the CLI, which imports the package) stays cheap for the pre-commit hook."""
 
-from .version import __version__
+from .version import __version__ as __version__  # re-exported: `kf2jobset.__version__` (listed in __all__)
 
 _API = {"convert_job", "convert_yaml", "Converted"}
 _ERRORS = {"Kf2JobSetError", "InputError", "InvalidJobError", "UnsupportedError", "RejectedJobSetError", "UsageError"}

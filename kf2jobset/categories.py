@@ -7,7 +7,9 @@ from __future__ import annotations
 TO_CONVERT = "to convert"  # `convert --in-place` converts it
 DECISION = "needs a decision"  # a flag decides it (e.g. --accept-mpi-ssh), see its message
 REFUSED = "refused"  # invalid, an API version kf2jobset does not convert, a JobSet the API would reject, not YAML
-EMBEDDED = "embedded"  # inside another object kf2jobset does not rewrite (an AppWrapper, a ConfigMap value without --katib, an Argo delete/get/patch step): found, not converted
+# inside another object kf2jobset does not rewrite (an AppWrapper, a ConfigMap value without --katib, an Argo
+# delete/get/patch step): found, not converted
+EMBEDDED = "embedded"
 TEMPLATE = "template"  # an envsubst/template file kf2jobset cannot convert as it is (placeholders where values are needed, not YAML)
 HELM = "Helm-skipped"  # in a Helm chart template: never parsed
 PATCH = "kustomize patch"  # a kustomization/patch file still aimed at a v1 job

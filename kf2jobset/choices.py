@@ -12,8 +12,8 @@ TARGETS = ("jobset", "trainjob")  # kf2jobset/targets: one module each
 TRAINER_VERSIONS = ((2, 3),)
 MPI_HOSTFILE_MODES = ("auto", "configmap", "generated")
 # --target trainjob: a built-in ClusterTrainingRuntime where the job fits it, else one of kf2jobset's
-# bundle, else the job is refused, saying why (auto: no namespaced runtime by default); or always a per-job TrainingRuntime holding kf2jobset's
-# JobSet (per-job, formerly `generated`, still accepted: the v1 contract exactly)
+# bundle, else the job is refused, saying why (auto: no namespaced runtime by default); or always a per-job
+# TrainingRuntime holding kf2jobset's JobSet (per-job, formerly `generated`, still accepted: the v1 contract exactly)
 TRAINER_RUNTIMES = ("auto", "per-job", "generated")
 # `report --fail-on LEVEL`: the mildest finding category that makes the run fail (report/model.py)
 FAIL_ON = {

@@ -130,7 +130,8 @@ def runtimes(names, as_list):
         raise click.UsageError(f"no runtime {err.args[0]!r} in kf2jobset's bundle (kf2jobset runtimes --list names them)")
 
 
-_KRM_HELP = """kustomize function: a ResourceList on stdin; the same list, every Kubeflow job replaced by what `convert` writes for it, on stdout.
+_KRM_HELP = """kustomize function: a ResourceList on stdin; the same list, every Kubeflow job replaced by what `convert` writes \
+for it, on stdout.
 
 Run by kustomize as an exec transformer: a function config annotated
 config.kubernetes.io/function: "exec: {path: kf2jobset, args: [krm]}" listed under

@@ -14,8 +14,10 @@ _TRAINER_VERSION = "v{}.{}".format(*TRAINER_VERSIONS[-1])
 def conversion_options(func):
     """Options shared by convert, report and the kubectl plugin."""
     opts = [
-        click.option("--jobset-version", default=_JOBSET_VERSION, show_default=True, help="Oldest JobSet release the output must run on (v0.6 or newer)."),
-        click.option("--scheduler", type=click.Choice(SCHEDULERS), default=SCHEDULERS[0], show_default=True, help="Where runPolicy.schedulingPolicy goes; never guessed."),
+        click.option("--jobset-version", default=_JOBSET_VERSION, show_default=True,
+                     help="Oldest JobSet release the output must run on (v0.6 or newer)."),
+        click.option("--scheduler", type=click.Choice(SCHEDULERS), default=SCHEDULERS[0], show_default=True,
+                     help="Where runPolicy.schedulingPolicy goes; never guessed."),
         click.option("--gang-scheduler-name", default=DEFAULT_GANG_SCHEDULER_NAME, show_default=True,
                      help="--scheduler scheduler-plugins: the operator's --gang-scheduler-name (the pods' schedulerName)."),
         click.option("--name", "name", default=None, help="JobSet name (only when converting a single job)."),

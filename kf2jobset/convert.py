@@ -188,7 +188,8 @@ def convert_document(doc: Any, options: ConvertOptions) -> DocumentResult:
         except Kf2JobSetError as err:
             return DocumentResult(errors=[err])
         except RecursionError:  # bounded at the parse boundary; a last guard, never a traceback
-            return DocumentResult(errors=[InvalidJobError(Problem("the document is nested too deeply to convert", Location(), rule="nesting"))])
+            return DocumentResult(errors=[InvalidJobError(Problem("the document is nested too deeply to convert", Location(),
+                                                                  rule="nesting"))])
         return DocumentResult(outputs=[bookkeeping.give_back(o, carried) for o in conv.objects], conversions=[conv])
     if kubeflow_job_kind(doc):
         return DocumentResult(errors=[unsupported_job_version(doc)])
@@ -231,7 +232,8 @@ def _convert_appwrapper(doc: dict, options: ConvertOptions) -> DocumentResult:
             result.errors.append(_prefix(err, path))
             continue
         except RecursionError:
-            result.errors.append(InvalidJobError(Problem("the component is nested too deeply to convert", Location(path=path), rule="nesting")))
+            result.errors.append(InvalidJobError(Problem("the component is nested too deeply to convert", Location(path=path),
+                                                         rule="nesting")))
             continue
         try:
             components += appwrapper.rewrite_component(comp, conv, i)
@@ -360,7 +362,8 @@ def unsupported_job_version(doc: dict) -> Kf2JobSetError:
     kind = kubeflow_job_kind(doc)
     api = doc.get("apiVersion")
     supported = ", ".join(readable_versions(kind))
-    if not isinstance(api, str) or api.strip() != api or kind != doc.get("kind") or not re.fullmatch(r"(?:[a-z0-9-]+\.)*kubeflow\.org/v[0-9]+(?:(?:alpha|beta)[0-9]+)?", api):
+    if (not isinstance(api, str) or api.strip() != api or kind != doc.get("kind")
+            or not re.fullmatch(r"(?:[a-z0-9-]+\.)*kubeflow\.org/v[0-9]+(?:(?:alpha|beta)[0-9]+)?", api)):
         return InvalidJobError(Problem(
             f"{str(doc.get('kind'))!r} with apiVersion {str(api)!r} is not an API the server serves (stray characters?); "
             f"{kind} is converted from {supported}", Location(path=("apiVersion",)), rule="api-version"))
@@ -418,7 +421,8 @@ def _convert_katib(doc: dict, options: ConvertOptions) -> DocumentResult:
     except Kf2JobSetError as err:
         return DocumentResult(errors=[_prefix(err, path)])
     except RecursionError:
-        return DocumentResult(errors=[InvalidJobError(Problem("the trial is nested too deeply to convert", Location(path=path), rule="nesting"))])
+        return DocumentResult(errors=[InvalidJobError(Problem("the trial is nested too deeply to convert", Location(path=path),
+                                                              rule="nesting"))])
     if conv.companions:
         return DocumentResult(errors=[UnsupportedError(Problem(
             "a Katib trialSpec holds one object, but this conversion needs companions "

@@ -308,14 +308,14 @@ def _one_entry_per_env_name(job: TrainingJob, rtype: str, pod_spec: dict, ctx: E
     from .envmerge import describe, merge_env
 
     rjob = pod_path(_rjob_of(ctx, rtype, first_index))
-    for field in ("initContainers", "containers"):
-        for c, container in enumerate(pod_spec.get(field) or []):
+    for list_field in ("initContainers", "containers"):
+        for c, container in enumerate(pod_spec.get(list_field) or []):
             merged, overrides = merge_env(list(container.get("env") or []))
             if not overrides:
                 continue
             container["env"] = merged
             where = f"container {container.get('name')!r} of the {rtype} pods"
-            src = f"{job.mapping.replica_specs_field}.{rtype}.template.spec.{field}[{c}].env"
+            src = f"{job.mapping.replica_specs_field}.{rtype}.template.spec.{list_field}[{c}].env"
             for o in overrides:
                 mine, theirs = describe(o.shadowed), describe(o.winner)
                 if mine == theirs:
@@ -328,12 +328,12 @@ def _one_entry_per_env_name(job: TrainingJob, rtype: str, pod_spec: dict, ctx: E
                     text += (f"; your entry is kept as {o.renamed_to} because {', '.join(o.readers)} "
                              f"read{'s' if len(o.readers) == 1 else ''} it before the override (v1 gave them your value)")
                 ctx.note(Note("JS061", "rewritten", text, source_path=f"{src}[{o.name}]",
-                              target_path=f"template.spec.{field}[{c}].env[{o.name}]", replica_type=rtype,
+                              target_path=f"template.spec.{list_field}[{c}].env[{o.name}]", replica_type=rtype,
                               action="remove your entry: the value it sets is replaced" if not o.renamed_to else None,
                               warn=mine != theirs,  # a value you wrote is not the one the pods get
-                              claims=(claim.count(f"{rjob}.spec.{field}[{c}].env[{o.name}]", 1),
-                                      claim.equals(f"{rjob}.spec.{field}[{c}].env[{o.name}]", o.winner),
-                                      *([claim.equals(f"{rjob}.spec.{field}[{c}].env[{o.renamed_to}]",
+                              claims=(claim.count(f"{rjob}.spec.{list_field}[{c}].env[{o.name}]", 1),
+                                      claim.equals(f"{rjob}.spec.{list_field}[{c}].env[{o.name}]", o.winner),
+                                      *([claim.equals(f"{rjob}.spec.{list_field}[{c}].env[{o.renamed_to}]",
                                                       {**o.shadowed, "name": o.renamed_to})] if o.renamed_to else []))))
 
 
@@ -412,7 +412,8 @@ def _lifetime(rp, spec: dict, notes: list[Note]) -> None:
             spec["managedBy"] = rp.managed_by
         else:
             notes.append(Note("JS035", "rewritten", f"managedBy {rp.managed_by!r} named the Kubeflow operator; the JobSet is "
-                              "reconciled by the JobSet controller", source_path="runPolicy.managedBy", explains=(("lifecycle", "managedBy"),),
+                              "reconciled by the JobSet controller", source_path="runPolicy.managedBy",
+                              explains=(("lifecycle", "managedBy"),),
                               claims=(claim.absent("spec.managedBy"),)))
 
 

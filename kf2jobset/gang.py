@@ -149,7 +149,8 @@ def scheduler_plugins_objects(job: TrainingJob, p: JobSetPlan, options: ConvertO
     notes.append(Note(
         "JS090", "rewritten",
         f"the operator's scheduler-plugins gang: a PodGroup {API_VERSION} named after the JobSet (minMember "
-        f"{min_member}{', minResources ' + ('computed from the pods as the operator did' if computed else 'as written') if resources else ''}"
+        f"{min_member}"
+        f"{', minResources ' + ('computed from the pods as the operator did' if computed else 'as written') if resources else ''}"
         f"{', scheduleTimeoutSeconds' if sp.schedule_timeout_seconds is not None else ''}), and every pod of every "
         f"replicatedJob labelled {POD_GROUP_LABEL}={p.name} with schedulerName {name}"
         + (" (mpi-operator set it over yours; a timeout of 0 when none was given)" if mpi else " unless it sets one")

@@ -450,7 +450,8 @@ def condition_notes(conditions: dict, where: tuple) -> list[Note]:
     return notes
 
 
-_PLAIN_PLACEHOLDER = re.compile(r"(?m)^(?P<lead>[ \t]*(?:- +)*(?:[A-Za-z0-9_./-]+: +)?)(?P<value>\{\{[^\n]*?)(?P<end>[ \t]+#[^\n]*)?(?P<nl>\r?)$")
+_PLAIN_PLACEHOLDER = re.compile(r"(?m)^(?P<lead>[ \t]*(?:- +)*(?:[A-Za-z0-9_./-]+: +)?)(?P<value>\{\{[^\n]*?)"
+                                r"(?P<end>[ \t]+#[^\n]*)?(?P<nl>\r?)$")
 
 
 def _quote_plain_placeholders_line(m) -> str:

@@ -116,7 +116,8 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
         if key.lower() in folded:
             canonical = folded[key.lower()]
             if canonical != key:
-                job_defaults.append(DefaultApplied(path, canonical, f"replica type key {key!r} normalised to {canonical!r} as the operator does"))
+                job_defaults.append(DefaultApplied(path, canonical,
+                                                   f"replica type key {key!r} normalised to {canonical!r} as the operator does"))
         if canonical not in mapping.known_types and mapping.unknown_replica_types == "ignore":
             ignored.append(DefaultApplied(path, None, f"{mapping.operator} makes no pods for replica type {key!r}"))
             continue
@@ -243,11 +244,14 @@ def _parse_replica(raw: dict, rtype: str, key: str, path: tuple, mapping: KindMa
         defaults.append(DefaultApplied(path + ("replicas",), n, "operator default"))
     if rule:
         if rule.exact_replicas is not None and n != rule.exact_replicas:
-            problems.append(_problem(path + ("replicas",), f"{rtype} replicas must be exactly {rule.exact_replicas}, got {n}", rule="replicas"))
+            problems.append(_problem(path + ("replicas",), f"{rtype} replicas must be exactly {rule.exact_replicas}, got {n}",
+                                     rule="replicas"))
         if rule.min_replicas is not None and n < rule.min_replicas:
-            problems.append(_problem(path + ("replicas",), f"{rtype} replicas must be at least {rule.min_replicas}, got {n}", rule="replicas"))
+            problems.append(_problem(path + ("replicas",), f"{rtype} replicas must be at least {rule.min_replicas}, got {n}",
+                                     rule="replicas"))
         if rule.max_replicas is not None and n > rule.max_replicas:
-            problems.append(_problem(path + ("replicas",), f"{rtype} replicas must be at most {rule.max_replicas}, got {n}", rule="replicas"))
+            problems.append(_problem(path + ("replicas",), f"{rtype} replicas must be at most {rule.max_replicas}, got {n}",
+                                     rule="replicas"))
 
     policy = raw.get("restartPolicy")
     policy_defaulted = not policy
@@ -271,7 +275,8 @@ def _parse_replica(raw: dict, rtype: str, key: str, path: tuple, mapping: KindMa
                 target["ports"] = ports  # `ports: null` is unset to the API server
             port_added = True
             idx = containers.index(target)
-            defaults.append(DefaultApplied(path + ("template", "spec", "containers", idx, "ports"), f"{mp.name}:{mp.number}", "operator adds its port to the default container"))
+            defaults.append(DefaultApplied(path + ("template", "spec", "containers", idx, "ports"), f"{mp.name}:{mp.number}",
+                                           "operator adds its port to the default container"))
     if problems:
         return None, problems, defaults
     return (
@@ -339,12 +344,15 @@ def _framework_fields(spec: dict, mapping: KindMapping, replicas: dict):
             elif hi is None:
                 elastic["maxReplicas"] = lo
             if (lo, hi) != (elastic["minReplicas"], elastic["maxReplicas"]):
-                defaults.append(DefaultApplied(("spec", "elasticPolicy"), f"{elastic['minReplicas']}:{elastic['maxReplicas']}", "operator fills min/max replicas"))
+                defaults.append(DefaultApplied(("spec", "elasticPolicy"), f"{elastic['minReplicas']}:{elastic['maxReplicas']}",
+                                               "operator fills min/max replicas"))
         fw["elasticPolicy"] = elastic
         if kind == "PyTorchJob":
             nproc = spec.get("nprocPerNode")
             if elastic is not None and elastic.get("nProcPerNode") is not None and nproc is not None:
-                problems.append(_problem(("spec", "nprocPerNode"), "spec.nprocPerNode and the deprecated elasticPolicy.nProcPerNode cannot both be set", rule="elastic"))
+                problems.append(_problem(("spec", "nprocPerNode"),
+                                         "spec.nprocPerNode and the deprecated elasticPolicy.nProcPerNode cannot both be set",
+                                         rule="elastic"))
             if nproc is None and not (elastic and elastic.get("nProcPerNode") is not None):
                 nproc = "auto"
                 defaults.append(DefaultApplied(("spec", "nprocPerNode"), "auto", "operator default"))
@@ -412,7 +420,8 @@ def v1_webhook_rejections(job) -> list[tuple[str, str, str]]:
         elastic = (job.source.get("spec") or {}).get("elasticPolicy") if isinstance(job.source, dict) else None
         if elastic is not None and "Worker" not in {s.source_key for s in job.replicas.values()}:
             out.append(("spec.elasticPolicy", "elasticPolicy needs a Worker replica spec", _WITHOUT_WEBHOOK))
-        if isinstance(elastic, dict) and elastic.get("nProcPerNode") is not None and (job.source.get("spec") or {}).get("nprocPerNode") is not None:
+        if (isinstance(elastic, dict) and elastic.get("nProcPerNode") is not None
+                and (job.source.get("spec") or {}).get("nprocPerNode") is not None):
             out.append(("spec.elasticPolicy.nProcPerNode", "must not be used with spec.nprocPerNode", _WITHOUT_WEBHOOK))
     if job.run_policy.managed_by and job.run_policy.managed_by not in _MANAGED_BY:
         out.append(("spec.runPolicy.managedBy", f"{job.run_policy.managed_by!r} is not one of {', '.join(_MANAGED_BY)}",

@@ -240,8 +240,8 @@ def _check_container(c: Any, path: tuple, volumes: set) -> list[Problem]:
                                                             f"{', '.join(TERMINATION_MESSAGE_POLICIES)}", "termination-message-policy"))
     for i, port in enumerate(c.get("ports") or []):
         if isinstance(port, dict) and port.get("protocol") is not None and port.get("protocol") not in PROTOCOLS:
-            out.append(problem_at(path + ("ports", i, "protocol"), f"protocol {port.get('protocol')!r} must be one of {', '.join(PROTOCOLS)}",
-                          "port-protocol"))
+            out.append(problem_at(path + ("ports", i, "protocol"),
+                                  f"protocol {port.get('protocol')!r} must be one of {', '.join(PROTOCOLS)}", "port-protocol"))
     policy = c.get("imagePullPolicy")
     if policy is not None and policy not in IMAGE_PULL_POLICIES:
         out.append(problem_at(path + ("imagePullPolicy",), f"imagePullPolicy {policy!r} must be one of {', '.join(IMAGE_PULL_POLICIES)}",
@@ -277,8 +277,9 @@ def check_pod_template(template: Any, path: tuple, added_volumes: tuple = ()) ->
                 out.append(problem_at(spath + ("volumes", i, "emptyDir", "sizeLimit"), why, "quantity"))
         sources = [k for k, v in vol.items() if k != "name" and v is not None]
         if len(sources) > 1:
-            out.append(problem_at(spath + ("volumes", i), f"a volume has one source, this one has {len(sources)} ({', '.join(map(str, sources))})",
-                          "volume-source"))
+            out.append(problem_at(spath + ("volumes", i),
+                                  f"a volume has one source, this one has {len(sources)} ({', '.join(map(str, sources))})",
+                                  "volume-source"))
         downward = vol.get("downwardAPI")
         for k, item in enumerate((downward.get("items") or []) if isinstance(downward, dict) else []):
             if isinstance(item, dict):
@@ -289,7 +290,8 @@ def check_pod_template(template: Any, path: tuple, added_volumes: tuple = ()) ->
             out += _check_container(c, spath + (field, i), volumes)
             cname = c.get("name") if isinstance(c, dict) else None
             if field == "containers" and cname in container_names:
-                out.append(problem_at(spath + (field, i, "name"), f"container name {cname!r} is also an init container's", "container-name"))
+                out.append(problem_at(spath + (field, i, "name"), f"container name {cname!r} is also an init container's",
+                                      "container-name"))
             container_names.add(cname)
     overhead = spec.get("overhead")
     for name, value in (overhead.items() if isinstance(overhead, dict) else ()):
@@ -301,8 +303,8 @@ def check_pod_template(template: Any, path: tuple, added_volumes: tuple = ()) ->
         out.append(problem_at(spath + ("dnsPolicy",), f"dnsPolicy {policy!r} must be one of {', '.join(DNS_POLICIES)}", "dns-policy"))
     deadline = spec.get("activeDeadlineSeconds")
     if is_int(deadline) and not 1 <= deadline <= INT32[1]:
-        out.append(problem_at(spath + ("activeDeadlineSeconds",), f"a pod's activeDeadlineSeconds must be between 1 and {INT32[1]}, got {deadline}",
-                      "positive"))
+        out.append(problem_at(spath + ("activeDeadlineSeconds",),
+                              f"a pod's activeDeadlineSeconds must be between 1 and {INT32[1]}, got {deadline}", "positive"))
     for field in ("hostname", "subdomain"):
         value = spec.get(field)
         if value not in (None, "") and (not isinstance(value, str) or len(value) > 63 or not DNS1123_LABEL.fullmatch(value)):
@@ -349,7 +351,8 @@ def _check_job_spec(job_spec: Any, path: tuple) -> list[Problem]:
         for field in ("completions", "parallelism") if job_spec.get("backoffLimitPerIndex") is not None else ("parallelism",):
             value = job_spec.get(field)
             if is_int(value) and value > INDEXED_JOB_MAX:
-                out.append(problem_at(path + (field,), f"an Indexed Job's {field} must be at most {INDEXED_JOB_MAX}, got {value}", "indexed-limit"))
+                out.append(problem_at(path + (field,), f"an Indexed Job's {field} must be at most {INDEXED_JOB_MAX}, got {value}",
+                                      "indexed-limit"))
     return out
 
 
@@ -371,7 +374,8 @@ def check_configmap(cm: dict, path: tuple = ()) -> list[Problem]:
             continue
         for key, value in block.items():
             if not isinstance(key, str) or len(key) > 253 or not _CONFIGMAP_KEY.fullmatch(key) or key in (".", ".."):
-                out.append(problem_at(path + (field, str(key)), f"ConfigMap key {key!r} must be alphanumerics, '-', '_' or '.'", "configmap-key"))
+                out.append(problem_at(path + (field, str(key)), f"ConfigMap key {key!r} must be alphanumerics, '-', '_' or '.'",
+                                      "configmap-key"))
             if not isinstance(value, str):
                 out.append(problem_at(path + (field, str(key)), "ConfigMap values must be strings", "configmap-data"))
                 continue

@@ -28,7 +28,8 @@ def parse_quantity(value) -> Decimal | None:
         return Decimal(value) if isinstance(value, int) else Decimal(repr(value))
     if not isinstance(value, str):
         return None
-    text = _go_json_text(value).strip(_GO_SPACE + "\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+    text = _go_json_text(value).strip(_GO_SPACE + "\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+                                                  "\u2028\u2029\u202f\u205f\u3000")
     if not text:
         return None
     if text == "0":
@@ -85,7 +86,7 @@ def go_string(value) -> str | None:
     if text == "0":
         return text
     m = _SCAN.match(text)
-    sign, whole, frac, suffix = m.group(1), m.group(2).lstrip("0"), m.group(3) or "", m.group(4)
+    whole, frac, suffix = m.group(2).lstrip("0"), m.group(3) or "", m.group(4)
     shifted = (whole or "0") + frac
     if suffix in _BINARY:
         if not frac and _BINARY[suffix] % 10 == 0 and int(shifted) & 7:

@@ -104,8 +104,6 @@ def _validator(schema_name: str):
     with _lock:
         v = _validators.get(schema_name)
         if v is None:
-            from jsonschema import Draft202012Validator
-
             registry = _load_registry()
             uri = BASE_URI + schema_name + SCHEMA_SUFFIX
             try:

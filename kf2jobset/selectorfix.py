@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 from dataclasses import dataclass, field, replace
 
 from . import claims as claim

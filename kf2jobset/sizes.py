@@ -31,7 +31,8 @@ def size_contract(job, ctx, profile_literals: list[str], jobset: dict) -> None:
     if follows:
         ctx.note(Note(
             "SZ001", "rewritten",
-            f"{', '.join(follows)} {'follows' if len(follows) == 1 else 'follow'} the replica count: each pod reads the job's pod count from its "
+            f"{', '.join(follows)} {'follows' if len(follows) == 1 else 'follow'} the replica count: "
+            f"each pod reads the job's pod count from its "
             f"{LABEL_GLOBAL_REPLICAS} label, which the JobSet controller computes from the replicatedJobs, as "
             "the operator computed it from the replicas; a replica edit needs no other change",
             target_path="env",  # explains no difference: the values are v1's, pod by pod

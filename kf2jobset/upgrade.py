@@ -271,12 +271,14 @@ SUMMARY = {
                            "success rule, cleanupPodPolicy runPolicy.cleanPodPolicy",
     ("TFJob", "kubeflow.org/v1alpha2"): "top-level cleanPodPolicy/ttlSecondsAfterFinished move into runPolicy",
     ("TFJob", "kubeflow.org/v1beta1"): "top-level cleanPodPolicy/ttlSecondsAfterFinished move into runPolicy",
-    ("TFJob", "kubeflow.org/v1beta2"): "top-level cleanPodPolicy/ttlSecondsAfterFinished/activeDeadlineSeconds/backoffLimit move into runPolicy",
+    ("TFJob", "kubeflow.org/v1beta2"): ("top-level cleanPodPolicy/ttlSecondsAfterFinished/activeDeadlineSeconds/backoffLimit "
+                                        "move into runPolicy"),
     ("PyTorchJob", "kubeflow.org/v1alpha1"): "the replica list becomes pytorchReplicaSpecs, masterPort the pytorchjob-port, "
                                 "terminationPolicy v1's success rule",
     ("PyTorchJob", "kubeflow.org/v1alpha2"): "top-level cleanPodPolicy/ttlSecondsAfterFinished move into runPolicy",
     ("PyTorchJob", "kubeflow.org/v1beta1"): "top-level cleanPodPolicy/ttlSecondsAfterFinished move into runPolicy",
-    ("PyTorchJob", "kubeflow.org/v1beta2"): "top-level cleanPodPolicy/ttlSecondsAfterFinished/activeDeadlineSeconds/backoffLimit move into runPolicy",
+    ("PyTorchJob", "kubeflow.org/v1beta2"): ("top-level cleanPodPolicy/ttlSecondsAfterFinished/activeDeadlineSeconds/backoffLimit "
+                                             "move into runPolicy"),
     ("MPIJob", "kubeflow.org/v1alpha1"): "the one template becomes Launcher and Worker specs, gpus/replicas the worker count, "
                             "backoffLimit/activeDeadlineSeconds runPolicy",
     ("MPIJob", "kubeflow.org/v1alpha2"): "top-level backoffLimit/activeDeadlineSeconds/cleanPodPolicy move into runPolicy",

@@ -88,8 +88,9 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
     if name:
         name_len = len(name)
         if not _DNS1035.fullmatch(name) or len(name) > 63:
-            out.append(problem_at(("metadata", "name"), f"JobSet name {name!r} must be a DNS-1035 label (a-z, 0-9, '-', starting with a letter, at most 63)",
-                          "jobset-name", "pick another name with --name"))
+            out.append(problem_at(("metadata", "name"),
+                                  f"JobSet name {name!r} must be a DNS-1035 label (a-z, 0-9, '-', starting with a letter, at most 63)",
+                                  "jobset-name", "pick another name with --name"))
     elif meta.get("generateName"):
         name_len = len(meta["generateName"]) + GENERATE_NAME_SUFFIX
     elif assumed_name_length is not None:
@@ -111,7 +112,8 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
                       "network-subdomain", "use --subdomain with a short lower-case name"))
     managed = spec.get("managedBy")
     if managed and (len(managed) > 63 or not _MANAGED_BY.fullmatch(managed)):
-        out.append(problem_at(("spec", "managedBy"), f"managedBy {managed!r} must be a domain-prefixed path of at most 63 characters", "managed-by"))
+        out.append(problem_at(("spec", "managedBy"), f"managedBy {managed!r} must be a domain-prefixed path of at most 63 characters",
+                              "managed-by"))
 
     names = [r.get("name") for r in rjobs]
     seen: set = set()
@@ -144,16 +146,20 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
             job_name_len = name_len + len(rname) + dj + 2
             if job_name_len > 63:
                 fit = 63 - len(rname) - dj - 2
-                too_long.append((fit, problem_at(path + ("name",), f"child Job name <jobset>-{rname}-{replicas - 1} would be {job_name_len} characters (max 63)",
-                                         "job-name-length", _shorten(fit))))
+                too_long.append((fit, problem_at(path + ("name",),
+                                                 f"child Job name <jobset>-{rname}-{replicas - 1} would be {job_name_len} characters "
+                                                 "(max 63)",
+                                                 "job-name-length", _shorten(fit))))
             indexed = job_spec.get("completionMode", "Indexed") == "Indexed"
             if indexed and completions is not None:
                 dp = _digits(completions - 1)
                 budget = name_len + len(rname) + dj + dp
                 if budget > 54:
                     fit = 54 - len(rname) - dj - dp
-                    too_long.append((fit, problem_at(path + ("name",), f"pod names <jobset>-{rname}-<job>-<index>-xxxxx would be {budget + 9} characters (max 63)",
-                                             "pod-name-length", _shorten(fit))))
+                    too_long.append((fit, problem_at(path + ("name",),
+                                                     f"pod names <jobset>-{rname}-<job>-<index>-xxxxx would be {budget + 9} characters "
+                                                     "(max 63)",
+                                                     "pod-name-length", _shorten(fit))))
         deps = rj.get("dependsOn") or []
         if deps:
             has_depends = True
@@ -161,8 +167,8 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
                 out.append(problem_at(path + ("dependsOn",), "the first replicatedJob cannot have dependsOn", "depends-on-first"))
             for d, dep in enumerate(deps):
                 if dep.get("name") not in names[:i + 1]:  # (the webhook lets a replicatedJob name itself)
-                    out.append(problem_at(path + ("dependsOn", d, "name"), f"dependsOn {dep.get('name')!r} must name a replicatedJob listed earlier",
-                                  "depends-on-order"))
+                    out.append(problem_at(path + ("dependsOn", d, "name"),
+                                          f"dependsOn {dep.get('name')!r} must name a replicatedJob listed earlier", "depends-on-order"))
         if rj.get("replicas", 1) >= 1:  # a replicatedJob with no Jobs meets no batch/v1 rules (the real server)
             out += _job_rules(job_spec, path + ("template", "spec"))
 
@@ -170,12 +176,13 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
         # every replicatedJob has its own limit; the one that matters is the tightest
         out.append(min(too_long, key=lambda t: t[0])[1])
     if has_depends and (spec.get("startupPolicy") or {}).get("startupPolicyOrder") == "InOrder":
-        out.append(problem_at(("spec", "startupPolicy"), "StartupPolicy and DependsOn APIs are mutually exclusive", "startup-vs-depends-on"))
+        out.append(problem_at(("spec", "startupPolicy"), "StartupPolicy and DependsOn APIs are mutually exclusive",
+                              "startup-vs-depends-on"))
     targets = (spec.get("successPolicy") or {}).get("targetReplicatedJobs") or []
     for t, target in enumerate(targets):
         if target not in names:
-            out.append(problem_at(("spec", "successPolicy", "targetReplicatedJobs", t), f"successPolicy targets unknown replicatedJob {target!r}",
-                          "success-target"))
+            out.append(problem_at(("spec", "successPolicy", "targetReplicatedJobs", t),
+                                  f"successPolicy targets unknown replicatedJob {target!r}", "success-target"))
     fp = spec.get("failurePolicy") or {}
     rule_names: set = set()
     for r, rule in enumerate(fp.get("rules") or []):
@@ -192,11 +199,13 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
         for reason in rule.get("onJobFailureReasons") or []:
             if reason not in FAILURE_REASONS:
                 out.append(problem_at(rpath + ("onJobFailureReasons",), f"unknown Job failure reason {reason!r}", "failure-reason"))
-        if str(rule.get("action", "")).startswith("RestartJob") and rule.get("action") not in ("RestartJobSet", "RestartJobSetAndIgnoreMaxRestarts"):
+        if (str(rule.get("action", "")).startswith("RestartJob")
+                and rule.get("action") not in ("RestartJobSet", "RestartJobSetAndIgnoreMaxRestarts")):
             out.append(problem_at(rpath + ("action",), "RestartJob actions need the alpha RestartJob feature gate", "feature-gate"))
     out += _coordinator_rules(spec, meta, name_len)
     if fp.get("restartStrategy") == "InPlaceRestart":
-        out.append(problem_at(("spec", "failurePolicy", "restartStrategy"), "InPlaceRestart needs the alpha InPlaceRestart feature gate", "feature-gate"))
+        out.append(problem_at(("spec", "failurePolicy", "restartStrategy"), "InPlaceRestart needs the alpha InPlaceRestart feature gate",
+                              "feature-gate"))
     return out
 
 
@@ -232,12 +241,14 @@ def _coordinator_rules(spec: dict, meta: dict, name_len: int | None) -> list[Pro
     target = rjobs.get(coord.get("replicatedJob"))
     job_index, pod_index = coord.get("jobIndex", 0), coord.get("podIndex", 0)
     if target is None:
-        return [problem_at(path + ("replicatedJob",), f"coordinator replicatedJob {coord.get('replicatedJob')!r} does not exist", "coordinator")]
+        return [problem_at(path + ("replicatedJob",), f"coordinator replicatedJob {coord.get('replicatedJob')!r} does not exist",
+                           "coordinator")]
     out = []
     job_spec = (target.get("template") or {}).get("spec") or {}
     completions = job_spec.get("completions")
     if not 0 <= job_index < target.get("replicas", 1):
-        out.append(problem_at(path + ("jobIndex",), f"coordinator jobIndex {job_index} is not a Job of {target.get('name')!r}", "coordinator"))
+        out.append(problem_at(path + ("jobIndex",), f"coordinator jobIndex {job_index} is not a Job of {target.get('name')!r}",
+                              "coordinator"))
     elif job_spec.get("completionMode", "Indexed") != "Indexed" or completions is None:
         out.append(problem_at(path, "the coordinator's Job must be Indexed with completions set", "coordinator"))
     elif not 0 <= pod_index < completions:
@@ -263,7 +274,8 @@ def _job_rules(job_spec: dict, path: tuple) -> list[Problem]:
     pod_spec = ((job_spec.get("template") or {}).get("spec")) or {}
     policy = pod_spec.get("restartPolicy")
     if policy not in ("OnFailure", "Never"):
-        out.append(problem_at(path + ("template", "spec", "restartPolicy"), f"a Job pod's restartPolicy must be OnFailure or Never, not {policy!r}", "job-restart-policy"))
+        out.append(problem_at(path + ("template", "spec", "restartPolicy"),
+                              f"a Job pod's restartPolicy must be OnFailure or Never, not {policy!r}", "job-restart-policy"))
     if job_spec.get("podFailurePolicy") and policy != "Never":
         out.append(problem_at(path + ("podFailurePolicy",), "podFailurePolicy requires pod restartPolicy Never", "pod-failure-policy"))
     if job_spec.get("completionMode", "Indexed") == "Indexed" and job_spec.get("completions") is None:
@@ -272,7 +284,8 @@ def _job_rules(job_spec: dict, path: tuple) -> list[Problem]:
     for r, rule in enumerate((job_spec.get("podFailurePolicy") or {}).get("rules") or []):
         cname = (rule.get("onExitCodes") or {}).get("containerName")
         if cname and cname not in containers:
-            out.append(problem_at(path + ("podFailurePolicy", "rules", r, "onExitCodes", "containerName"), f"no container named {cname!r}", "pod-failure-policy"))
+            out.append(problem_at(path + ("podFailurePolicy", "rules", r, "onExitCodes", "containerName"), f"no container named {cname!r}",
+                                  "pod-failure-policy"))
     return out
 
 
@@ -353,7 +366,8 @@ def admitted(jobset: dict) -> tuple[dict, list[Problem]]:
         if "retentionPolicy" not in policy:
             policy["retentionPolicy"], changed = {"whenDeleted": "Delete"}, True
         for t, template in enumerate(policy.get("templates") or [] if isinstance(policy.get("templates"), list) else []):
-            claims.append((_dict_at(template, "spec", "resources"), ("spec", "volumeClaimPolicies", i, "templates", t, "spec", "resources")))
+            claims.append((_dict_at(template, "spec", "resources"),
+                           ("spec", "volumeClaimPolicies", i, "templates", t, "spec", "resources")))
     if changed:  # the patch carries Go's zero value of a required field without omitempty
         for rj in rjobs if isinstance(rjobs, list) else []:
             if isinstance(rj, dict) and "name" not in rj:

@@ -120,7 +120,8 @@ def parse_documents(text: str, file: str | None = None, select=None, *, without_
         try:
             loaded = list(yaml.load_all(doc.text))
         except RecursionError:  # limits are checked with PyYAML; without libyaml the pure parser may recurse
-            doc.error = InputError(Problem(f"nesting too deep (more than {MAX_DEPTH} levels)", Location(file, doc.index, doc.start_line + 1)))
+            doc.error = InputError(Problem(f"nesting too deep (more than {MAX_DEPTH} levels)",
+                                           Location(file, doc.index, doc.start_line + 1)))
             continue
         except Exception as exc:  # ruamel raises several unrelated types for bad input
             doc.error = _yaml_error(exc, file, doc)
@@ -451,7 +452,7 @@ def _prepare(obj: Any) -> Any:
     from ruamel.yaml.scalarstring import LiteralScalarString
 
     if isinstance(obj, str) and "\n" in obj and not isinstance(obj, LiteralScalarString):
-        if obj.endswith("\n") and not obj.endswith("\n\n") and not any(l != l.rstrip() for l in obj.splitlines()):
+        if obj.endswith("\n") and not obj.endswith("\n\n") and not any(line != line.rstrip() for line in obj.splitlines()):
             return LiteralScalarString(obj)
         return obj
     anchor = getattr(obj, "yaml_anchor", None)

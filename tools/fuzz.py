@@ -49,7 +49,6 @@ def main() -> int:
     start = time.monotonic()
     n, failures, seconds = fuzz(args.count, args.seed, include_corpus=not args.no_corpus,
                                 use_crd=not args.no_crd, progress=progress)
-    slowest = None
     print(f"done: {n} inputs in {seconds:.0f} s ({n / max(seconds, 1e-9):.1f}/s), {len(failures)} failing "
           f"(wall {time.monotonic() - start:.0f} s)")
     return 1 if failures else 0

@@ -277,7 +277,8 @@ class MPIProfile(Profile):
     def companions(self, job, ctx: EmitContext) -> list[dict]:
         if hostfile_mode(ctx) != "configmap":
             return []
-        meta = {"name": config_map_name(ctx), "labels": {"app.kubernetes.io/managed-by": "kf2jobset", "jobset.sigs.k8s.io/jobset-name": ctx.jobset_name}}
+        meta = {"name": config_map_name(ctx),
+                "labels": {"app.kubernetes.io/managed-by": "kf2jobset", "jobset.sigs.k8s.io/jobset-name": ctx.jobset_name}}
         if job.namespace:
             meta["namespace"] = job.namespace
         return [{
@@ -355,7 +356,8 @@ class MPIProfile(Profile):
         if implementation(job) != "OpenMPI" and ctx.jobset_name and not job.namespace:
             ctx.note(Note(
                 "MPI014", "prerequisite",
-                f"{'Intel MPI' if implementation(job) == 'Intel' else implementation(job)} workers reach the launcher by its short hostname through the pods' DNS search "
+                f"{'Intel MPI' if implementation(job) == 'Intel' else implementation(job)} workers reach the launcher by its short "
+                f"hostname through the pods' DNS search "
                 f"path, which must name the namespace; this manifest has none, so it names `default` "
                 f"({dns_search(job, ctx)}): created in another namespace, the workers cannot resolve the launcher "
                 "and the run hangs",

@@ -28,7 +28,6 @@ from ..convert import KATIB_EXPERIMENT, is_job
 from ..filenames import is_template_name
 from ..files import Found, walk
 from ..notes import warning_lines
-from ..options import ConvertOptions
 from ..text import classify as cls
 from ..runtime.selectors import SELECTING_TEXT
 from ..staleness import may_hold_record
@@ -308,7 +307,8 @@ def _take_family_members(run_files: _Sorted, found, relevant: list[str], stderr)
         shown = os.path.relpath(extra) if not os.path.relpath(extra).startswith("..") else extra
         if run_files.take(Found(shown, None, shown)) in (cls.CANDIDATE, cls.KUSTOMIZATION, cls.PATCH_LIKE):
             found.files.append(Found(shown, None, shown))
-            print(f"kf2jobset: note: {shown} is {'checked' if run_files.settings.mode == CHECK else 'converted'} too: it forms one kustomize unit with "
+            print(f"kf2jobset: note: {shown} is {'checked' if run_files.settings.mode == CHECK else 'converted'} too: "
+                  f"it forms one kustomize unit with "
                   f"{', '.join(sorted(set(with_files)))}", file=stderr)
     return families
 

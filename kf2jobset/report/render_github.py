@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from .model import Report
 
-_LEVEL = {"unexplained": "error", "breaking": "error", "prerequisite": "warning", "dropped": "warning", "approximated": "warning", "rewritten": "notice"}
+_LEVEL = {"unexplained": "error", "breaking": "error", "prerequisite": "warning", "dropped": "warning", "approximated": "warning",
+          "rewritten": "notice"}
 
 
 def _escape_data(text: str) -> str:

@@ -137,7 +137,8 @@ def _several(report: Report) -> list[str]:
     if own:
         out += ["### What sets a job apart", ""]
         for fr, job, findings in own:
-            out.append(f"#### `{fr.path}`" + (f" (line {job.line})" if job.line else "") + f": {_cell(job_title(job)).replace(' -&gt; ', ' → ')}")
+            out.append(f"#### `{fr.path}`" + (f" (line {job.line})" if job.line else "")
+                       + f": {_cell(job_title(job)).replace(' -&gt; ', ' → ')}")
             out += [""] + _rows(sorted(findings, key=lambda f: (-f.rank, f.code)), fr.path) + [""]
     examples = [s for s in summaries if s.example.evidence]
     if examples:
@@ -167,7 +168,8 @@ def _one_by_one(report: Report) -> list[str]:
         if not fr.jobs and not fr.errors:
             out += [f"`{fr.path}`: no Kubeflow jobs.", ""]
         for job in fr.jobs:
-            out.append(f"### `{fr.path}`" + (f" (line {job.line})" if job.line else "") + f": {_cell(job_title(job)).replace(' -&gt; ', ' → ')}")
+            out.append(f"### `{fr.path}`" + (f" (line {job.line})" if job.line else "")
+                       + f": {_cell(job_title(job)).replace(' -&gt; ', ' → ')}")
             out.append("")
             ordered = _order(job)
             attention = [f for f in ordered if f.rank >= ATTENTION]
@@ -178,7 +180,8 @@ def _one_by_one(report: Report) -> list[str]:
                 out.append("Nothing here needs a decision: every change keeps its meaning.")
             out.append("")
             if calm:
-                out.append(f"<details><summary>{len(calm)} {'change that keeps its' if len(calm) == 1 else 'changes that keep their'} meaning</summary>")
+                out.append(f"<details><summary>{len(calm)} "
+                           f"{'change that keeps its' if len(calm) == 1 else 'changes that keep their'} meaning</summary>")
                 out.append("")
                 out += _rows(calm, fr.path)
                 out += ["", "</details>", ""]
@@ -193,7 +196,8 @@ def _one_by_one(report: Report) -> list[str]:
                     out += [f"  - {_cell(line)}" for line in lines[1:]]
                 out += ["", "</details>", ""]
             if job.defaults:
-                out.append(f"<details><summary>{len(job.defaults)} operator default{'s' if len(job.defaults) != 1 else ''} made explicit</summary>")
+                out.append(f"<details><summary>{len(job.defaults)} "
+                           f"operator default{'s' if len(job.defaults) != 1 else ''} made explicit</summary>")
                 out.append("")
                 out += [f"- `{_cell(p)}` = `{_cell(v)}`: {_cell(w)}" for p, v, w in job.defaults]
                 out += ["", "</details>", ""]

@@ -40,7 +40,8 @@ def as_dict(report: Report) -> dict:
                     "level": SEVERITY[f.category],
                     "message": {"text": text},
                     "locations": [_location(fr.path, f.line or job.line, f.column if f.line else None)],
-                    "partialFingerprints": {"kf2jobset/v1": f"{fr.path}|{job.kind}/{job.name}|{f.code}|{f.replica_type or ''}|{f.pod or ''}"},
+                    "partialFingerprints": {
+                        "kf2jobset/v1": f"{fr.path}|{job.kind}/{job.name}|{f.code}|{f.replica_type or ''}|{f.pod or ''}"},
                     "properties": props,
                 })
     return {

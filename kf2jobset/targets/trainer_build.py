@@ -87,7 +87,8 @@ def build(runtime: dict, trainjob: dict) -> dict:
         annotations.update((tpl.get("metadata") or {}).get("annotations") or {})
         if tpl.get("spec"):
             spec = merge(spec, tpl["spec"])
-    spec["replicatedJobs"] = sorted(spec.get("replicatedJobs") or [], key=lambda r: order.index(r["name"]) if r["name"] in order else len(order))
+    spec["replicatedJobs"] = sorted(spec.get("replicatedJobs") or [],
+                                    key=lambda r: order.index(r["name"]) if r["name"] in order else len(order))
 
     trainer = tspec.get("trainer") or {}
     first = True

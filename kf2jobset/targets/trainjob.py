@@ -237,7 +237,8 @@ def _check_companions(companions: list[dict], name: str | None) -> None:
                 Location(path=()), rule="trainjob-object-name", hint="use --target jobset for this job"))
 
 
-_WHY = "about the TrainJob and TrainingRuntime around the JobSet, checked by tests/test_target_trainjob.py and on the real Trainer (tests/e2e/test_trainjob_target.py)"
+_WHY = ("about the TrainJob and TrainingRuntime around the JobSet, checked by tests/test_target_trainjob.py and on the real Trainer "
+        "(tests/e2e/test_trainjob_target.py)")
 
 
 def _runtime_note(runtime_name: str) -> Note:
