@@ -73,9 +73,10 @@ def convert_yaml(text: str, opts: ConvertOptions | None = None, *, path: str = "
     """Convert every v1 job of a YAML (or JSON) text, as `kf2jobset convert` writes the file: other
     documents byte for byte, comments kept. Returns the text unchanged when it holds no job; raises the
     first error (its problems name `path`, the document, line and column)."""
-    result = convert_text(text, path, build_options(opts, **kw))
+    options_ = build_options(opts, **kw)
+    result = convert_text(text, path, options_)
     if result.errors:
         raise result.errors[0]
-    if result.new_text is not None and kw.get("name") and len(result.conversions) > 1:
+    if options_.name and len(result.conversions) > 1:  # given as a keyword or in ConvertOptions
         raise UsageError("name= applies to a single job, but several were converted")
     return result.new_text if result.new_text is not None else text

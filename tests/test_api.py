@@ -81,6 +81,10 @@ def test_options_are_checked():
         kf2jobset.convert_job(_job(), tagret="trainjob")
     with pytest.raises(kf2jobset.UsageError):
         kf2jobset.convert_job(_job(), scheduler="slurm")
+    two = (FIXTURE / "input.yaml").read_text() + "---\n" + (FIXTURE / "input.yaml").read_text().replace("name: ", "name: b", 1)
+    for how in ({"name": "one"}, {"opts": kf2jobset.ConvertOptions(name="one")}):
+        with pytest.raises(kf2jobset.UsageError, match="single job"):
+            kf2jobset.convert_yaml(two, **how)
     opts = kf2jobset.ConvertOptions(target="trainjob")
     assert kf2jobset.convert_job(_job(), opts).objects[0]["kind"] == "TrainJob"
 
