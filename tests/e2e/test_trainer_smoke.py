@@ -42,8 +42,8 @@ import yaml
 from .ddp_probe import DDP_PROBE, check_ddp, last_json
 from .frameworks_harness import framework_pythons
 from .stack import wait_for
-from .trainer_harness import (FRAMEWORK, JS, PY, TJ, TR, conditions, container, converted_jobset, env_map, jobset_of,
-                              plain_runtime, rjobs, trainjob, wait_complete)
+from .trainer_harness import (FRAMEWORK, JS, PY, TJ, conditions, container, converted_jobset, create_runtime, env_map,
+                              jobset_of, plain_runtime, rjobs, trainjob, wait_complete)
 from .trainer_harness import agent_for, core, custom, tapi, tns, trainer_stack  # noqa: F401 (the fixtures)
 
 
@@ -208,7 +208,7 @@ def test_custom_subdomain_is_not_in_the_torch_master_address(custom, core, tns):
     rt = _ancestor_runtime()
     rt["metadata"]["name"] = "custom-subdomain"
     rt["spec"]["template"]["spec"]["network"] = {"subdomain": "custom"}
-    custom.create_namespaced_custom_object(*TR[:2], tns, TR[2], rt)
+    create_runtime(custom, tns, rt)
     name = "subj"
     custom.create_namespaced_custom_object(*TJ[:2], tns, TJ[2], trainjob(
         name, runtime="custom-subdomain", kind="TrainingRuntime", trainer={"numNodes": 2}))
@@ -228,7 +228,7 @@ def test_plain_runtime_keeps_both_replicated_jobs(custom, tns):
     js = converted_jobset()
     want = rjobs(js)
     assert list(want) == ["master", "worker"]
-    custom.create_namespaced_custom_object(*TR[:2], tns, TR[2], plain_runtime("kf2jobset-pytorch", js))
+    create_runtime(custom, tns, plain_runtime("kf2jobset-pytorch", js))
     name = js["metadata"]["name"]
     # spec.trainer without the ancestor label in the runtime: nothing to apply it to
     tj = trainjob(name, runtime="kf2jobset-pytorch", kind="TrainingRuntime", labels={"team": "vision"},
@@ -266,7 +266,7 @@ def test_plain_runtime_completions_follow_parallelism(custom, tns):
         rj("unequal", 1, {"completions": 4, "parallelism": 2}),
         rj("equal", 1, {"completions": 3, "parallelism": 3}),
     ]}}
-    custom.create_namespaced_custom_object(*TR[:2], tns, TR[2], plain_runtime("counts", js, framework="tensorflow"))
+    create_runtime(custom, tns, plain_runtime("counts", js, framework="tensorflow"))
     custom.create_namespaced_custom_object(*TJ[:2], tns, TJ[2], trainjob("counts", runtime="counts", kind="TrainingRuntime"))
     have = rjobs(jobset_of(custom, tns, "counts"))
     got = {n: (r["replicas"], r["template"]["spec"]["completions"], r["template"]["spec"]["parallelism"])
@@ -458,7 +458,7 @@ def test_torch_trainjob_runs_to_complete(custom, tns, agent_for):
 def test_converted_pytorchjob_in_a_training_runtime_runs_to_complete(custom, tns, agent_for):
     js = converted_jobset()
     name = js["metadata"]["name"]
-    custom.create_namespaced_custom_object(*TR[:2], tns, TR[2], plain_runtime("kf2jobset-pytorch", js))
+    create_runtime(custom, tns, plain_runtime("kf2jobset-pytorch", js))
     agent = agent_for({"registry.example.com/vision/resnet": [PY, "-c", DDP_PROBE]})
     t0 = time.monotonic()
     custom.create_namespaced_custom_object(*TJ[:2], tns, TJ[2], trainjob(name, runtime="kf2jobset-pytorch", kind="TrainingRuntime"))
@@ -476,7 +476,7 @@ def test_failing_trainjob_is_failed(custom, tns, agent_for):
     js = {"spec": {"replicatedJobs": [{"name": "trainer", "replicas": 1, "template": {"spec": {
         "backoffLimit": 0, "template": {"spec": {"restartPolicy": "Never",
                                                  "containers": [{"name": "c", "image": "kf2jobset.test/fail:1"}]}}}}}]}}
-    custom.create_namespaced_custom_object(*TR[:2], tns, TR[2], plain_runtime("fails", js, framework="tensorflow"))
+    create_runtime(custom, tns, plain_runtime("fails", js, framework="tensorflow"))
     agent_for({"kf2jobset.test/fail": ["sh", "-c", "exit 3"]})
     custom.create_namespaced_custom_object(*TJ[:2], tns, TJ[2], trainjob("fails", runtime="fails", kind="TrainingRuntime"))
 

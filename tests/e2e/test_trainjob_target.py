@@ -115,7 +115,7 @@ def test_the_comparison_bites(custom, core, tns):
     rank["valueFrom"]["fieldRef"]["fieldPath"] = "metadata.labels['jobset.sigs.k8s.io/job-index']"
     runtime["metadata"]["name"] = trainjob["spec"]["runtimeRef"]["name"] = "mutated"
     create_object(custom, core, named_in(runtime, tns), tns)
-    create_object(custom, core, named_in(trainjob, tns), tns)
+    create_trainjob_after_its_runtime(custom, core, named_in(trainjob, tns), tns)
     built = jobset_of(custom, tns, trainjob["metadata"]["name"])
     assert any("job-index" in d for d in differences(expected, built))
     # and a TrainJob naming a runtime that does not exist is refused by Trainer's webhook

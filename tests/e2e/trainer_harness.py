@@ -109,6 +109,28 @@ def trainjob(name: str, runtime: str = "torch-distributed", kind: str | None = N
     return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": meta, "spec": spec}
 
 
+def create_runtime(custom, ns: str, runtime: dict) -> dict:
+    """Create a namespaced TrainingRuntime and wait until Trainer's webhook sees it. The webhook looks runtimes up
+    in the controller's informer cache, which lags the API server: a TrainJob created right after its runtime can
+    be refused with "must be created before the TrainJob". The condition waited on is that refusal's absence for a
+    server-side dry-run TrainJob naming the runtime (dry-run goes through the webhooks, stores nothing)."""
+    from kubernetes.client.rest import ApiException
+
+    created = custom.create_namespaced_custom_object(*TR[:2], ns, TR[2], runtime)
+    probe = trainjob("cache-probe", runtime=runtime["metadata"]["name"], kind="TrainingRuntime")
+
+    def seen():
+        try:
+            custom.create_namespaced_custom_object(*TJ[:2], ns, TJ[2], probe, dry_run="All")
+        except ApiException as e:
+            if "must be created before the TrainJob" in str(e.body):
+                return None
+            raise
+        return True
+    wait_for(seen, 30, interval=0.2, what=f"Trainer's webhook to see TrainingRuntime {ns}/{runtime['metadata']['name']}")
+    return created
+
+
 def rjobs(js: dict) -> dict[str, dict]:
     return {r["name"]: r for r in js["spec"]["replicatedJobs"]}
 

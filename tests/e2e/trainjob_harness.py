@@ -60,10 +60,10 @@ def create_trainjob_after_its_runtime(custom, core, obj: dict, ns: str):
     """Trainer's webhook looks the runtime up in the controller's informer cache, which can lag the API
     server by a moment: a TrainJob created right after its runtime (what `kubectl apply -f` of
     kf2jobset's file does) may be refused once with "must be created before the TrainJob". Applying
-    again is the remedy (TJ001 says so); here: retry for up to 10 s, and count it."""
+    again is the remedy (TJ001 says so); here: retry for up to 30 s (a loaded machine), and count it."""
     from kubernetes.client.exceptions import ApiException
 
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while True:
         try:
             return create_object(custom, core, obj, ns)
