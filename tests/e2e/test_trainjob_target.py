@@ -423,8 +423,24 @@ for kind, addrs in cfg["cluster"].items():
                 time.sleep(0.2)
 me = socket.gethostbyname(host)
 print("KF2JS-TF " + json.dumps({"host": host, "task": task, "ip": me, "seen": seen}), flush=True)
-# the chief decides success (the others are stopped then): it leaves them time to report
-time.sleep(8 if task["type"] == "chief" else 60)
+# the chief decides success (the others are stopped then): each other task listens on its own TF_CONFIG port once
+# it has reported, and the chief ends only when it has reached every one of them
+if task["type"] != "chief":
+    own = cfg["cluster"][task["type"]][task["index"]].rsplit(":", 1)[1]
+    server = socket.create_server(("", int(own)))
+    while True:
+        server.accept()[0].close()
+for kind, addrs in cfg["cluster"].items():
+    for addr in addrs if kind != "chief" else ():
+        name, port = addr.rsplit(":", 1)
+        while True:
+            try:
+                socket.create_connection((name, int(port)), timeout=2).close()
+                break
+            except OSError:
+                if time.time() > deadline + 120:
+                    raise
+                time.sleep(0.2)
 """
 
 
