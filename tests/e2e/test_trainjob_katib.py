@@ -45,6 +45,7 @@ TRIALS = {
     "katib-tf-trials": {"batchSize": "64"},
     "katib-xgboost-trials": {"maxDepth": "5", "learningRate": "0.1"},
     "katib-mpi-trials": {"learningRate": "0.01"},
+    "katib-mpi-v1-trials": {"learningRate": "0.002", "numberSteps": "60"},
 }
 ONLY = os.environ.get("KF2JOBSET_KATIB_ONLY")
 CASES = [c for c in TRIALS if not ONLY or re.search(ONLY, c)]
