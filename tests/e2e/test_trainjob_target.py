@@ -34,7 +34,7 @@ from .trainer_harness import agent_for, core, custom, tapi, tns, trainer_stack  
 from .trainjob_harness import (DMLC_ORDER, LAGGED, REFUSED_BY_DEFAULT, REPO_FIXTURES, convert_case, create_object,
                                create_trainjob_after_its_runtime, differences, named_in, planned_objects,
                                v1_jax_or_xgboost_job, v1_pytorchjob, v1_tfjob)
-from .trainjob_harness import bundle  # noqa: F401 (the fixture)
+from .trainjob_harness import MPI_PROBE, bundle  # noqa: F401 (the fixture)
 
 CASES = sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml")) + sorted(p.parent for p in (REPO_FIXTURES / "targets").glob("*/*/input.yaml"))
 ONLY = os.environ.get("KF2JOBSET_TJ_ONLY")
@@ -500,23 +500,6 @@ def test_a_pytorchjob_on_the_bundle_keeps_ranks_and_the_masters_success_rule(cus
     js = jobset_of(custom, tns, name)
     assert js["spec"]["replicatedJobs"][0]["template"]["spec"]["successPolicy"] == {"rules": [{"succeededIndexes": "0"}]}
     assert [s["name"] for s in final["status"]["jobsStatus"]] == ["node"]
-
-
-MPI_PROBE = r"""
-import json, socket, sys, time
-hosts = [line.split()[0] for line in open("/etc/mpi/hostfile") if line.strip()]
-deadline, seen = time.time() + 90, {}
-for h in hosts:
-    while True:
-        try:
-            seen[h] = socket.gethostbyname(h)
-            break
-        except socket.gaierror:
-            if time.time() > deadline:
-                raise
-            time.sleep(0.2)
-print("KF2JS-MPI " + json.dumps({"argv": sys.argv[1:], "hosts": seen}), flush=True)
-"""
 
 
 def test_an_mpijob_on_the_bundle_runs_its_launcher_command_against_its_workers(custom, core, tns, agent_for, bundle, tmp_path):
