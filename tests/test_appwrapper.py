@@ -184,9 +184,10 @@ def test_repo_mode_counts_rewrites_and_is_idempotent(tmp_path):
     check = CliRunner().invoke(main, ["convert", str(tmp_path), "--check"])
     assert check.exit_code == exitcodes.FINDINGS
     lines = sorted(check.stdout.splitlines())
-    assert lines == [f"{tmp_path}/mpi-hostfile.yaml:15: MPIJob osu-bench (kubeflow.org/v2beta1): to convert: run kf2jobset convert --in-place",
-                     f"{tmp_path}/pytorch-inferred.yaml:10: PyTorchJob mnist-ddp (kubeflow.org/v1): to convert: run kf2jobset convert --in-place",
-                     f"{tmp_path}/pytorch-podsets.yaml:20: PyTorchJob llm-finetune (kubeflow.org/v1): to convert: run kf2jobset convert --in-place"]
+    todo = "to convert: run kf2jobset convert --in-place"
+    assert lines == [f"{tmp_path}/mpi-hostfile.yaml:15: MPIJob osu-bench (kubeflow.org/v2beta1): {todo}",
+                     f"{tmp_path}/pytorch-inferred.yaml:10: PyTorchJob mnist-ddp (kubeflow.org/v1): {todo}",
+                     f"{tmp_path}/pytorch-podsets.yaml:20: PyTorchJob llm-finetune (kubeflow.org/v1): {todo}"]
     assert "3 left: 3 to convert" in check.stderr
     done = CliRunner().invoke(main, ["convert", str(tmp_path), "--in-place"])
     assert done.exit_code == 0, done.output

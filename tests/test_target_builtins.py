@@ -105,10 +105,13 @@ def test_an_xgboostjob_lands_on_xgboost_distributed_and_records_its_host_list():
     assert not any("$(DMLC_" in str(v) for v in env.values())
     ann = tj["metadata"]["annotations"]
     assert ann[SIZED_FOR_ANNOTATION] == "numNodes=3" and ann[SIZE_LITERALS_ANNOTATION] == "WORLD_SIZE, WORKER_ADDRS"
-    assert not {k for p in tj["spec"]["runtimePatches"] for k in (p["trainingRuntimeSpec"]["template"]["metadata"].get("annotations") or {})} & {SIZED_FOR_ANNOTATION, SIZE_LITERALS_ANNOTATION}
+    patched = {k for p in tj["spec"]["runtimePatches"]
+               for k in (p["trainingRuntimeSpec"]["template"]["metadata"].get("annotations") or {})}
+    assert not patched & {SIZED_FOR_ANNOTATION, SIZE_LITERALS_ANNOTATION}
     node = _node(conv.jobset)
     assert [e["name"] for e in node["env"]][:4] == ["DMLC_TRACKER_URI", "DMLC_TRACKER_PORT", "DMLC_TASK_ID", "DMLC_NUM_WORKER"]
-    assert "imagePullPolicy" not in node and "dnsPolicy" not in conv.jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert "imagePullPolicy" not in node
+    assert "dnsPolicy" not in conv.jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
     codes = {n.code for n in conv.notes}
     assert {"TJ009", "TJ015", "TJ017", "TJ018", "TJ021"} <= codes and not {"TJ016", "TJ019"} & codes
     (tj005,) = [n for n in conv.notes if n.code == "TJ005"]

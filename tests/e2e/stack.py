@@ -202,7 +202,9 @@ class GroundTruthStack:
             crds.append(module_dir(SCHEDULER_PLUGINS_MODULE) / SCHEDULER_PLUGINS_PODGROUP_CRD)
         crds.append(jobset_mod / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml")
         self.apiserver.install_crds(crds)
-        lap(f"CRDs ({'none' if admission else 'MPIJob v2beta1' if mpi else 'MXJob' if mx else '3 Trainer + PodGroup' if trainer else '6 kubeflow.org'} + JobSet)")
+        kinds = ('none' if admission else 'MPIJob v2beta1' if mpi else 'MXJob' if mx else '3 Trainer + PodGroup' if trainer
+                 else '6 kubeflow.org')
+        lap(f"CRDs ({kinds} + JobSet)")
 
         op_dir = None if mpi or admission else self._webhook_cert_dir("trainer" if trainer else "training-operator", certs)
         js_dir = self._webhook_cert_dir("jobset-controller", certs)

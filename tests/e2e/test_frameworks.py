@@ -415,7 +415,8 @@ def size_outcomes(fw_runner) -> dict:
         s = SIZED_BY_ID[cid]
         for side, what in ((o.v1, "v1"), (o.js, "JobSet")):
             if side.namespace:
-                print(f"{cid} {what}: {side.result}; {'; '.join(size_problems(side, s.edited['kind'], wanted(s.edited))) or 'at the new size'}")
+                problems = '; '.join(size_problems(side, s.edited['kind'], wanted(s.edited)))
+                print(f"{cid} {what}: {side.result}; {problems or 'at the new size'}")
     return results
 
 

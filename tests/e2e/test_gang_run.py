@@ -193,7 +193,8 @@ def test_trainjob_gang_starts_all_or_nothing() -> None:
 
     job = _job("tjgang")
     job["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = 1
-    result = convert_text(yaml.safe_dump(job), "job.yaml", ConvertOptions(target="trainjob", scheduler="scheduler-plugins", trainer_runtime="per-job"))
+    options = ConvertOptions(target="trainjob", scheduler="scheduler-plugins", trainer_runtime="per-job")
+    result = convert_text(yaml.safe_dump(job), "job.yaml", options)
     (conv,) = [c for r in result.results for c in r.conversions]
     objects = {o["kind"]: o for o in conv.objects}
     assert "PodGroup" not in objects and "podGroupPolicy" in objects["TrainingRuntime"]["spec"]

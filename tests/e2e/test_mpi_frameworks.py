@@ -59,8 +59,8 @@ rank r on the pod the operator's hostfile gives slot r (GPU launcher first, ``sl
 the command's own hostfile, in both worlds; Open MPI 5 ignores the v1 operator's ``OMPI_MCA_orte_*`` (kubeflow/trainer#4028), so
 the v1 world runs every rank on the launcher (or fails for slots; with the command's own hostfile it
 fails, as it ignores the operator's ``kubexec.sh`` too and ssh-es to the v1 pod names), while the
-converted world follows the hostfile (``PRTE_MCA_prte_default_hostfile``, or the command's); MPICH 4.0 reads none of either world's variables
-and runs every rank on the launcher in both. Then the worlds are compared pod by pod (ranks per
+converted world follows the hostfile (``PRTE_MCA_prte_default_hostfile``, or the command's); MPICH 4.0 reads none of either world's
+variables and runs every rank on the launcher in both. Then the worlds are compared pod by pod (ranks per
 logical pod): every difference must be one the kf2jobset report for that job names (MPI009 for Open
 MPI 5), and every other run must be identical. The v1 world must really have gone through kubexec.sh
 (the broker saw an exec into each worker) and the converted one through sshd. Mutated conversions (a

@@ -395,7 +395,8 @@ def outcomes(stack) -> dict[str, Outcome]:
         for lazy in others.values():
             lazy.close()
     wall = time.monotonic() - t0
-    print(f"\n[refusals] {len(runnable)} fixtures (refusing, and converting with pruned nulls) sent to the v1 world in {wall:.1f} s (parallel {PARALLEL}); "
+    print(f"\n[refusals] {len(runnable)} fixtures (refusing, and converting with pruned nulls) sent to the v1 world in {wall:.1f} s "
+          f"(parallel {PARALLEL}); "
           f"{len(CASES) - len(runnable)} skipped")
     print(summary_table(results))
     path = os.environ.get("KF2JOBSET_REFUSALS_SUMMARY")

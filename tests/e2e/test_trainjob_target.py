@@ -36,7 +36,8 @@ from .trainjob_harness import (DMLC_ORDER, LAGGED, REFUSED_BY_DEFAULT, REPO_FIXT
                                v1_jax_or_xgboost_job, v1_pytorchjob, v1_tfjob)
 from .trainjob_harness import bundle  # noqa: F401 (the fixture)
 
-CASES = sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml")) + sorted(p.parent for p in (REPO_FIXTURES / "targets").glob("*/*/input.yaml"))
+CASES = (sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml"))
+         + sorted(p.parent for p in (REPO_FIXTURES / "targets").glob("*/*/input.yaml")))
 ONLY = os.environ.get("KF2JOBSET_TJ_ONLY")
 if ONLY:  # a regex over fixture paths, for local runs
     CASES = [c for c in CASES if re.search(ONLY, str(c.relative_to(REPO_FIXTURES)))]
