@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import textwrap
 from pathlib import Path
 
 from ruamel.yaml import YAML
@@ -11,7 +12,7 @@ from ruamel.yaml import YAML
 from kf2jobset.options import ConvertOptions
 from kf2jobset.repo.run import Settings, run
 
-from .jobs import pytorchjob_yaml
+from .jobs import pytorchjob_text, pytorchjob_yaml, replica_text
 
 
 LICENCE = "# Copyright 2025 The Example Authors.\n# SPDX-License-Identifier: Apache-2.0\n"
@@ -75,19 +76,7 @@ spec:
     trialParameters:
       - {name: lr, reference: lr}
     trialSpec:
-      apiVersion: kubeflow.org/v1
-      kind: PyTorchJob
-      spec:
-        pytorchReplicaSpecs:
-          Master:
-            replicas: 1
-            template:
-              spec:
-                containers:
-                  - name: pytorch
-                    image: img:1
-                    args: ["--lr=${trialParameters.lr}"]
-"""
+""" + textwrap.indent(pytorchjob_text(None, replica_text("Master", container='args: ["--lr=${trialParameters.lr}"]')), " " * 6)
 
 
 FILES = {
