@@ -67,7 +67,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -80,7 +79,7 @@ from ..conftest import FIXTURES
 from .differential_cases import (KF, corpus_cases, fixture_cases, flavour_of, refusal_cases, resized_cases,
                                  trainjob_cases)
 from .differential_runner import PARALLEL, V1_STUCK, LazyStackRunner, Runner, stand_in_programs
-from .nodeagent import NodeAgent
+from .nodeagent import running_agent
 from .stack import MXJOB_FLAVOUR
 
 # the cases (tests/e2e/differential_cases.py), narrowed by the ONLY knob
@@ -98,14 +97,11 @@ def runner(stack, netns_ok):
     # the other stacks, started by the first case of their flavour
     others = {"mpi-operator": LazyStackRunner("mpi-operator", subnet="10.247"),
               MXJOB_FLAVOUR: LazyStackRunner(MXJOB_FLAVOUR, subnet="10.248", listen_on_probes=False)}
-    agent = NodeAgent(stack.kubeconfig, stand_in_programs(), namespaces=set(), scheduler_names=("default-scheduler", "volcano", "yunikorn"),
-                      backoff=(0.5, 5.0))
-    agent.start()
     try:
-        yield Runner(stack, agent, others=others)
+        with running_agent(stack.kubeconfig, stand_in_programs(), namespaces=set(),
+                           scheduler_names=("default-scheduler", "volcano", "yunikorn"), backoff=(0.5, 5.0)) as agent:
+            yield Runner(stack, agent, others=others)
     finally:
-        agent.stop()
-        shutil.rmtree(agent.workdir, ignore_errors=True)
         for other in others.values():
             other.close()
 
