@@ -105,11 +105,12 @@ from pathlib import Path
 
 import pytest
 
+from ..podnet import ssh_config, sshd_config
 from .nodeagent import NodeAgent
 from .differential_cases import Case, corpus_cases, fixture_cases
 from .differential_runner import Runner, pod_templates
-from .mpi_runs import (DISCOVER, MPICH40, OMPI41, OMPI5, ONLY, PARALLEL, RunResult, SSHD_CONFIG, SSH_CONFIG,
-                       SYSTEM_PYTHON, fill, placement)
+from .mpi_runs import (DISCOVER, MPICH40, OMPI41, OMPI5, ONLY, PARALLEL, RunResult, SYSTEM_PYTHON, fill,
+                       placement)
 from .mpi_runner import DNS_PROBE, ExecBroker, MPIRunner, ssh_keys
 
 # ---------------------------------------------------------------------------------------------
@@ -207,8 +208,8 @@ def mpi(stack, netns_ok):
     os.chmod(files, 0o755)
     (files / "openmpi5").symlink_to(o5)
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(files / "hostkey")], check=True)
-    (files / "sshd_config").write_text(SSHD_CONFIG.format(hostkey=files / "hostkey"))
-    (files / "ssh_config").write_text(SSH_CONFIG)
+    (files / "sshd_config").write_text(sshd_config(files / "hostkey"))
+    (files / "ssh_config").write_text(ssh_config())
     keys = ssh_keys(files)
     kept = keep_mount_points()
     agent = NodeAgent(stack.kubeconfig, {}, namespaces=set(), backoff=(0.5, 5.0))
