@@ -198,6 +198,16 @@ def rejection_message(e) -> str:
         return str(e)
 
 
+def check_rejection_said(o, webhook: str) -> None:
+    """A job the ``webhook`` rejected never ran: kf2jobset must say so, by refusing it as inherited or by
+    converting it with JS080."""
+    if o.kf2jobset_refused:
+        assert "inherited" in o.conv_message, (
+            f"the {webhook} webhook rejects this job ({o.detail}); kf2jobset refuses it without saying v1 did: {o.conv_message}")
+        return
+    assert "JS080" in o.conv_message, f"the {webhook} webhook rejects this job ({o.detail}) but kf2jobset converts it without saying so"
+
+
 _CONVERT_LOCK = threading.Lock()
 
 

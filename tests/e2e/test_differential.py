@@ -78,7 +78,7 @@ from .. import upstream
 from ..conftest import FIXTURES
 from .differential_cases import (KF, corpus_cases, fixture_cases, flavour_of, refusal_cases, resized_cases,
                                  trainjob_cases)
-from .differential_runner import PARALLEL, V1_STUCK, LazyStackRunner, Runner, stand_in_programs
+from .differential_runner import PARALLEL, V1_STUCK, LazyStackRunner, Runner, check_rejection_said, stand_in_programs
 from .nodeagent import running_agent
 from .stack import MXJOB_FLAVOUR
 
@@ -188,13 +188,7 @@ def test_every_real_difference_is_named_by_the_report(outcomes, case_id):
             f"the v1 operator could not create a Service ({o.detail}) but kf2jobset does not say so")
         return
     if o.status == "rejected":
-        # such a job never ran: kf2jobset must say so, by refusing it as inherited or converting it with JS080
-        if o.kf2jobset_refused:
-            assert "inherited" in o.conv_message, (
-                f"the v1 webhook rejects this job ({o.detail}); kf2jobset refuses it without saying v1 did: {o.conv_message}")
-            return
-        assert "JS080" in o.conv_message, (
-            f"the v1 webhook rejects this job ({o.detail}) but kf2jobset converts it without saying so")
+        check_rejection_said(o, "v1")
         return
     assert o.status != "refused", f"kf2jobset refused it ({o.conv_message}); so did v1: {o.detail}"
     lines = [f"{d.aspect} {d.subject} {d.change} at {d.where}: {d.operator!r} -> {d.jobset!r}" for d in o.unexplained]
