@@ -5,7 +5,6 @@ corpus, and the goldens: tests/test_target_torch_distributed.py; the real Traine
 predicted JobSets and runs real JAX and XGBoost programs on them: tests/e2e/test_trainjob_target.py."""
 from __future__ import annotations
 
-import shutil
 
 import pytest
 import yaml
@@ -22,6 +21,7 @@ from kf2jobset.targets.builtin_fields import field_decisions
 from kf2jobset.targets.trainjob import BUILTINS, builtin_module
 
 from .conftest import FIXTURES
+from .jobset_edits import converted_in_place
 
 TARGETS = FIXTURES / "targets" / "trainjob"
 
@@ -195,12 +195,7 @@ def test_a_kind_loaded_latest_image_with_never_fits_no_shared_runtime():
 
 
 def _in_place(tmp_path, case):
-    work = tmp_path / "repo"
-    work.mkdir()
-    shutil.copy(TARGETS / case / "input.yaml", work / "job.yaml")
-    res = CliRunner().invoke(main, ["convert", "--in-place", "--target", "trainjob", str(work)])
-    assert res.exit_code == 0, res.stderr
-    return work, (work / "job.yaml").read_text()
+    return converted_in_place(tmp_path, (TARGETS / case / "input.yaml").read_text(), "--target", "trainjob")
 
 
 def test_a_trainjob_whose_numnodes_is_edited_away_from_its_literals_fails_check(tmp_path):
