@@ -71,7 +71,7 @@ from pathlib import Path
 
 import yaml
 
-from ..apiserver_harness import PREEXEC, LiveAPIServer, free_ports, stop, tail, wait_http
+from ..apiserver_harness import LiveAPIServer, free_ports, spawn, stop, tail, wait_http
 from .stack_binaries import COMPONENTS, locate_binaries, module_dir
 from .stack_objects import (TRAINER_GROUP, TRAINER_VERSION, VOLCANO_PODGROUP_CRD, expect_denied, expect_denied_cluster,
                             expect_mutated, expect_webhook_called, jobset_webhook_configs, operator_webhook_configs,
@@ -260,16 +260,7 @@ class GroundTruthStack:
     def _spawn(self, name: str, cmd: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
         log = self.workdir / f"{name}.log"
         self.logs[name] = log
-        with open(log, "ab") as fh:
-            proc = subprocess.Popen(
-                cmd,
-                stdin=subprocess.DEVNULL,
-                stdout=fh,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=PREEXEC,
-                env=dict(os.environ, KUBECONFIG=self.kubeconfig, **(env or {})),
-            )
+        proc = spawn(cmd, log, env=dict(os.environ, KUBECONFIG=self.kubeconfig, **(env or {})))
         self.procs[name] = proc
         return proc
 
