@@ -52,33 +52,40 @@ def _lines(text: str) -> str:
 
 
 def replica_text(role: str, replicas: str = "1", *, image: str = "img:1", replica: str = "", container: str = "",
-                 pod: str = "", item: str = "", dash: str = "  ") -> str:
-    """One replica spec of a PyTorchJob as the block YAML users write, at column 0 (:func:`pytorchjob_text`
-    indents it): ``replicas`` and ``image`` as written (a trailing comment may follow), one container
-    ``pytorch``. The quirks a test is about are lines, each indented as under its place: ``replica`` under
-    ``replicas:``, ``container`` under ``image:``, ``pod`` under ``containers:`` (after it), ``item`` just
-    before the container's list item; ``dash`` indents that item under ``containers:`` ('' for the indentless
-    style)."""
+                 pod: str = "", item: str = "", dash: str = "  ", name: str = "pytorch") -> str:
+    """One replica spec of a v1 job as the block YAML users write, at column 0 (:func:`job_text` indents it):
+    ``replicas`` and ``image`` as written (a trailing comment may follow), one container ``name``. The quirks
+    a test is about are lines, each indented as under its place: ``replica`` under ``replicas:``,
+    ``container`` under ``image:``, ``pod`` under ``containers:`` (after it), ``item`` just before the
+    container's list item; ``dash`` indents that item under ``containers:`` ('' for the indentless style)."""
     item_col = 6 + len(dash)
     return (f"{role}:\n  replicas: {replicas}\n" + _indented(_lines(replica), 2)
             + "  template:\n    spec:\n      containers:\n" + _indented(_lines(item), item_col)
-            + " " * item_col + "- name: pytorch\n" + " " * (item_col + 2) + f"image: {image}\n"
+            + " " * item_col + f"- name: {name}\n" + " " * (item_col + 2) + f"image: {image}\n"
             + _indented(_lines(container), item_col + 2) + _indented(_lines(pod), 6))
 
 
-def pytorchjob_text(name: str | None, *replicas: str, api_version: str = "kubeflow.org/v1", metadata: str = "",
-                    spec: str = "", flow_name: bool = False) -> str:
-    """A PyTorchJob as block YAML text whose spelling a test asserts on (line numbers, comments, nulls):
+_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs"}
+
+
+def job_text(kind: str, name: str | None, *replicas: str, api_version: str = "kubeflow.org/v1", metadata: str = "",
+             spec: str = "", flow_name: bool = False) -> str:
+    """A v1 job as block YAML text whose spelling a test asserts on (line numbers, comments, nulls):
     ``name`` as written (``None``: no metadata, as in a template; ``flow_name``: ``metadata: {name: ...}``),
-    the lines of ``metadata`` under it, of ``spec`` before ``pytorchReplicaSpecs``, then the replica specs
+    the lines of ``metadata`` under it, of ``spec`` before the replica specs, then the replica specs
     (:func:`replica_text`, with any comment lines around them)."""
-    head = f"apiVersion: {api_version}\nkind: PyTorchJob\n"
+    head = f"apiVersion: {api_version}\nkind: {kind}\n"
     if name is not None and flow_name:
         head += f"metadata: {{name: {name}}}\n"
     elif name is not None:
         head += f"metadata:\n  name: {name}\n" + _indented(_lines(metadata), 2)
-    return (head + "spec:\n" + _indented(_lines(spec), 2) + "  pytorchReplicaSpecs:\n"
+    return (head + "spec:\n" + _indented(_lines(spec), 2) + f"  {_SPECS[kind]}:\n"
             + "".join(_indented(r, 4) for r in replicas))
+
+
+def pytorchjob_text(name: str | None, *replicas: str, **kw) -> str:
+    """:func:`job_text` of a PyTorchJob."""
+    return job_text("PyTorchJob", name, *replicas, **kw)
 
 
 def mnist_tfjob() -> dict:

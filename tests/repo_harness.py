@@ -12,36 +12,16 @@ from ruamel.yaml import YAML
 from kf2jobset.options import ConvertOptions
 from kf2jobset.repo.run import Settings, run
 
-from .jobs import pytorchjob_text, pytorchjob_yaml, replica_text
+from .jobs import job_text, pytorchjob_text, pytorchjob_yaml, replica_text
 
 
 LICENCE = "# Copyright 2025 The Example Authors.\n# SPDX-License-Identifier: Apache-2.0\n"
 
 
-TFJOB = """\
-apiVersion: kubeflow.org/v1
-kind: TFJob
-metadata:
-  name: mnist   # the model
-  namespace: ml
-spec:
-  tfReplicaSpecs:
-    # parameter servers
-    PS:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - name: tensorflow
-            image: "tf:2.15"
-    Worker:
-      replicas: 2   # two workers
-      template:
-        spec:
-          containers:
-          - name: tensorflow
-            image: "tf:2.15"
-"""
+TFJOB = job_text("TFJob", "mnist   # the model",
+                 "# parameter servers\n" + replica_text("PS", image='"tf:2.15"', name="tensorflow", dash=""),
+                 replica_text("Worker", "2   # two workers", image='"tf:2.15"', name="tensorflow", dash=""),
+                 metadata="namespace: ml")
 
 
 SERVICE = """\
