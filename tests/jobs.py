@@ -65,7 +65,7 @@ def replica_text(role: str, replicas: str = "1", *, image: str = "img:1", replic
             + _indented(_lines(container), item_col + 2) + _indented(_lines(pod), 6))
 
 
-_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs"}
+_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs", "MPIJob": "mpiReplicaSpecs"}
 
 
 def job_text(kind: str, name: str | None, *replicas: str, api_version: str = "kubeflow.org/v1", metadata: str = "",
