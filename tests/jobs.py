@@ -1,5 +1,6 @@
 """Jobs the tests write: one builder for the small PyTorchJob most tests start from (as a dict or as the
-block-style YAML users write), and the few job texts whose exact spelling a test is about."""
+block-style YAML users write); job_text/replica_text, the skeleton of the job texts whose exact spelling
+a test is about (each test gives only its quirk lines); and a few such texts."""
 from __future__ import annotations
 
 import copy
