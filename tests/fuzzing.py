@@ -483,8 +483,8 @@ class Mutator:
             f"resources:\n{ind}  limits:\n{ind}    nvidia.com/gpu: 1.5",
             f"resources:\n{ind}  requests:\n{ind}    cpu: '2'\n{ind}  limits:\n{ind}    cpu: '1'",
             f"resources:\n{ind}  limits:\n{ind}    bad_name: 1",
-            f"imagePullPolicy: Sometimes",
-            f"terminationMessagePolicy: Bad",
+            "imagePullPolicy: Sometimes",
+            "terminationMessagePolicy: Bad",
         ])
         return text[: m.end() - len("image:")] + extra + "\n" + ind + "image:" + text[m.end():]
 
@@ -512,10 +512,10 @@ class Mutator:
         m = self.rng.choice(list(re.finditer(r"(?m)^(\s*)containers:[ \t]*$", text)))
         ind = m.group(1)
         extra = self.rng.choice([
-            f"hostname: Bad_Host", f"subdomain: Bad_Sub", f"volumes:\n{ind}- name: Bad_Vol\n{ind}  emptyDir: {{}}",
+            "hostname: Bad_Host", "subdomain: Bad_Sub", f"volumes:\n{ind}- name: Bad_Vol\n{ind}  emptyDir: {{}}",
             f"volumes:\n{ind}- name: v\n{ind}  emptyDir: {{}}\n{ind}  configMap: {{name: c}}",
-            f"activeDeadlineSeconds: -1", f"terminationGracePeriodSeconds: -5", f"priority: 5",
-            f"restartPolicy: Always", f"dnsPolicy: Weird", f"serviceAccountName: Bad_SA",
+            "activeDeadlineSeconds: -1", "terminationGracePeriodSeconds: -5", "priority: 5",
+            "restartPolicy: Always", "dnsPolicy: Weird", "serviceAccountName: Bad_SA",
             f"nodeSelector:\n{ind}  'bad key!': x",
         ])
         return text[: m.start()] + ind + extra + "\n" + text[m.start():]

@@ -1,8 +1,10 @@
 """Jobs the tests write: one builder for the small PyTorchJob most tests start from (as a dict or as the
-block-style YAML users write), and the few job texts whose exact spelling a test is about."""
+block-style YAML users write); job_text/replica_text, the skeleton of the job texts whose exact spelling
+a test is about (each test gives only its quirk lines); and a few such texts."""
 from __future__ import annotations
 
 import copy
+import textwrap
 
 import yaml
 
@@ -40,6 +42,51 @@ def as_yaml(obj: dict) -> str:
 def pytorchjob_yaml(name: str = "train", **kw) -> str:
     """:func:`pytorchjob` as YAML text."""
     return as_yaml(pytorchjob(name, **kw))
+
+
+def _indented(text: str, spaces: int) -> str:
+    return textwrap.indent(text, " " * spaces)
+
+
+def _lines(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def replica_text(role: str, replicas: str = "1", *, image: str = "img:1", replica: str = "", container: str = "",
+                 pod: str = "", item: str = "", dash: str = "  ", name: str = "pytorch") -> str:
+    """One replica spec of a v1 job as the block YAML users write, at column 0 (:func:`job_text` indents it):
+    ``replicas`` and ``image`` as written (a trailing comment may follow), one container ``name``. The quirks
+    a test is about are lines, each indented as under its place: ``replica`` under ``replicas:``,
+    ``container`` under ``image:``, ``pod`` under ``containers:`` (after it), ``item`` just before the
+    container's list item; ``dash`` indents that item under ``containers:`` ('' for the indentless style)."""
+    item_col = 6 + len(dash)
+    return (f"{role}:\n  replicas: {replicas}\n" + _indented(_lines(replica), 2)
+            + "  template:\n    spec:\n      containers:\n" + _indented(_lines(item), item_col)
+            + " " * item_col + f"- name: {name}\n" + " " * (item_col + 2) + f"image: {image}\n"
+            + _indented(_lines(container), item_col + 2) + _indented(_lines(pod), 6))
+
+
+_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs", "MPIJob": "mpiReplicaSpecs"}
+
+
+def job_text(kind: str, name: str | None, *replicas: str, api_version: str = "kubeflow.org/v1", metadata: str = "",
+             spec: str = "", flow_name: bool = False) -> str:
+    """A v1 job as block YAML text whose spelling a test asserts on (line numbers, comments, nulls):
+    ``name`` as written (``None``: no metadata, as in a template; ``flow_name``: ``metadata: {name: ...}``),
+    the lines of ``metadata`` under it, of ``spec`` before the replica specs, then the replica specs
+    (:func:`replica_text`, with any comment lines around them)."""
+    head = f"apiVersion: {api_version}\nkind: {kind}\n"
+    if name is not None and flow_name:
+        head += f"metadata: {{name: {name}}}\n"
+    elif name is not None:
+        head += f"metadata:\n  name: {name}\n" + _indented(_lines(metadata), 2)
+    return (head + "spec:\n" + _indented(_lines(spec), 2) + f"  {_SPECS[kind]}:\n"
+            + "".join(_indented(r, 4) for r in replicas))
+
+
+def pytorchjob_text(name: str | None, *replicas: str, **kw) -> str:
+    """:func:`job_text` of a PyTorchJob."""
+    return job_text("PyTorchJob", name, *replicas, **kw)
 
 
 def mnist_tfjob() -> dict:
@@ -107,28 +154,8 @@ def leader_workers_jobset() -> dict:
 
 # An octal file mode (0644, 420 to Kubernetes) and a ``{workers}`` placeholder for the Worker count: the
 # YAML 1.1 readings Kubernetes applies and a YAML 1.2 reader does not. Its line numbers are asserted.
-OCTAL_PYTORCHJOB = """\
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: oct}
-spec:
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 1
-      template:
-        spec:
-          containers:
-            - name: pytorch
-              image: trainer:1
-              volumeMounts: [{name: cfg, mountPath: /cfg}]
-          volumes:
-            - name: cfg
-              configMap: {name: cfg, defaultMode: 0644}
-    Worker:
-      replicas: {workers}
-      template:
-        spec:
-          containers:
-            - name: pytorch
-              image: trainer:1
-"""
+OCTAL_PYTORCHJOB = pytorchjob_text(
+    "oct",
+    replica_text("Master", image="trainer:1", container="volumeMounts: [{name: cfg, mountPath: /cfg}]",
+                 pod="volumes:\n  - name: cfg\n    configMap: {name: cfg, defaultMode: 0644}"),
+    replica_text("Worker", "{workers}", image="trainer:1"), flow_name=True)

@@ -13,7 +13,8 @@ under /etc/netns/<its namespace>/.
   over /etc/hosts and /etc/resolv.conf for the processes it starts;
 - :func:`project`: write Secret/ConfigMap data into a directory the way a volume shows it
   (``items`` select and rename keys, ``mode``/``defaultMode`` set permissions);
-- :func:`exec_line`: a shell line that runs argv with exactly the given environment.
+- :func:`exec_line`: a shell line that runs argv with exactly the given environment;
+- :func:`sshd_config` / :func:`ssh_config`: the ssh server and client settings of MPI pods (keys only).
 """
 from __future__ import annotations
 
@@ -111,3 +112,31 @@ def exec_line(env: dict, argv: list[str], exec_: bool = True) -> str:
     """``exec env -i K=V ... argv`` quoted for /bin/sh: argv runs with exactly ``env``."""
     words = ["env", "-i"] + [f"{k}={v}" for k, v in env.items()] + list(argv)
     return ("exec " if exec_ else "") + " ".join(shlex.quote(w) for w in words)
+
+
+_SSHD = """\
+Port 22
+ListenAddress 0.0.0.0
+HostKey {hostkey}
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PidFile none
+PrintMotd no
+"""
+
+
+def sshd_config(hostkey, keys_dir=None, accept_env: bool = False) -> str:
+    """An sshd on port 22 taking keys only: ``keys_dir``'s authorized_keys (sshd's default without it);
+    ``accept_env``: with every variable the client sends."""
+    return (_SSHD.format(hostkey=hostkey) + ("AcceptEnv *\n" if accept_env else "")
+            + (f"AuthorizedKeysFile {keys_dir}/authorized_keys\n" if keys_dir else ""))
+
+
+def ssh_config(identity_dir=None) -> str:
+    """An ssh client that trusts every host without asking, with ``identity_dir``'s id_rsa."""
+    return ("Host *\n    StrictHostKeyChecking no\n    UserKnownHostsFile /dev/null\n    LogLevel ERROR\n    BatchMode yes\n"
+            + (f"    IdentityFile {identity_dir}/id_rsa\n" if identity_dir else ""))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import textwrap
 from pathlib import Path
 
 from ruamel.yaml import YAML
@@ -11,36 +12,16 @@ from ruamel.yaml import YAML
 from kf2jobset.options import ConvertOptions
 from kf2jobset.repo.run import Settings, run
 
-from .jobs import pytorchjob_yaml
+from .jobs import job_text, pytorchjob_text, pytorchjob_yaml, replica_text
 
 
 LICENCE = "# Copyright 2025 The Example Authors.\n# SPDX-License-Identifier: Apache-2.0\n"
 
 
-TFJOB = """\
-apiVersion: kubeflow.org/v1
-kind: TFJob
-metadata:
-  name: mnist   # the model
-  namespace: ml
-spec:
-  tfReplicaSpecs:
-    # parameter servers
-    PS:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - name: tensorflow
-            image: "tf:2.15"
-    Worker:
-      replicas: 2   # two workers
-      template:
-        spec:
-          containers:
-          - name: tensorflow
-            image: "tf:2.15"
-"""
+TFJOB = job_text("TFJob", "mnist   # the model",
+                 "# parameter servers\n" + replica_text("PS", image='"tf:2.15"', name="tensorflow", dash=""),
+                 replica_text("Worker", "2   # two workers", image='"tf:2.15"', name="tensorflow", dash=""),
+                 metadata="namespace: ml")
 
 
 SERVICE = """\
@@ -75,19 +56,7 @@ spec:
     trialParameters:
       - {name: lr, reference: lr}
     trialSpec:
-      apiVersion: kubeflow.org/v1
-      kind: PyTorchJob
-      spec:
-        pytorchReplicaSpecs:
-          Master:
-            replicas: 1
-            template:
-              spec:
-                containers:
-                  - name: pytorch
-                    image: img:1
-                    args: ["--lr=${trialParameters.lr}"]
-"""
+""" + textwrap.indent(pytorchjob_text(None, replica_text("Master", container='args: ["--lr=${trialParameters.lr}"]')), " " * 6)
 
 
 FILES = {

@@ -134,7 +134,8 @@ def _comment_sources():
     finally:
         sys.path.pop(0)
     texts = [bench.PYTORCH.format(i=7, ns=1, workers=3), bench.TFJOB.format(i=8, workers=2)]
-    texts += [(case / "input.yaml").read_text() for case in sorted(p.parent for p in FIXTURES.glob("*/*/input.yaml")) if not (case / "args").exists()][:25]
+    cases = sorted(p.parent for p in FIXTURES.glob("*/*/input.yaml"))
+    texts += [(case / "input.yaml").read_text() for case in cases if not (case / "args").exists()][:25]
     return texts
 
 

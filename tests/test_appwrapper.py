@@ -10,6 +10,7 @@ templates), what must stay (labels, annotations, other components, bytes in repo
 from __future__ import annotations
 
 import re
+import textwrap
 
 import yaml
 from click.testing import CliRunner
@@ -19,6 +20,7 @@ from kf2jobset.cli import main
 from kf2jobset.validate import check_jobset
 
 from .conftest import FIXTURES
+from .jobs import job_text, replica_text
 
 CASES = FIXTURES / "appwrapper"
 
@@ -122,22 +124,8 @@ spec:
     - nodeSelector: {pool: gpu}
     - nodeSelector: {pool: cpu}
     template:
-      apiVersion: kubeflow.org/v1
-      kind: TFJob
-      metadata: {name: admitted}
-      spec:
-        tfReplicaSpecs:
-          PS:
-            replicas: 1
-            template:
-              spec:
-                containers: [{name: tensorflow, image: tf:2.15}]
-          Worker:
-            replicas: 2
-            template:
-              spec:
-                containers: [{name: tensorflow, image: tf:2.15}]
-"""
+""" + textwrap.indent(job_text("TFJob", "admitted", *(replica_text(role, n, image="tf:2.15", name="tensorflow")
+                                                     for role, n in (("PS", "1"), ("Worker", "2"))), flow_name=True), " " * 6)
 
 
 def test_podset_infos_follow_their_podsets(tmp_path):
@@ -184,9 +172,10 @@ def test_repo_mode_counts_rewrites_and_is_idempotent(tmp_path):
     check = CliRunner().invoke(main, ["convert", str(tmp_path), "--check"])
     assert check.exit_code == exitcodes.FINDINGS
     lines = sorted(check.stdout.splitlines())
-    assert lines == [f"{tmp_path}/mpi-hostfile.yaml:15: MPIJob osu-bench (kubeflow.org/v2beta1): to convert: run kf2jobset convert --in-place",
-                     f"{tmp_path}/pytorch-inferred.yaml:10: PyTorchJob mnist-ddp (kubeflow.org/v1): to convert: run kf2jobset convert --in-place",
-                     f"{tmp_path}/pytorch-podsets.yaml:20: PyTorchJob llm-finetune (kubeflow.org/v1): to convert: run kf2jobset convert --in-place"]
+    todo = "to convert: run kf2jobset convert --in-place"
+    assert lines == [f"{tmp_path}/mpi-hostfile.yaml:15: MPIJob osu-bench (kubeflow.org/v2beta1): {todo}",
+                     f"{tmp_path}/pytorch-inferred.yaml:10: PyTorchJob mnist-ddp (kubeflow.org/v1): {todo}",
+                     f"{tmp_path}/pytorch-podsets.yaml:20: PyTorchJob llm-finetune (kubeflow.org/v1): {todo}"]
     assert "3 left: 3 to convert" in check.stderr
     done = CliRunner().invoke(main, ["convert", str(tmp_path), "--in-place"])
     assert done.exit_code == 0, done.output

@@ -202,7 +202,8 @@ def test_scalar_styles(tmp_path, style):
     job = ("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: t\nspec:\n  pytorchReplicaSpecs:\n"
            "    Worker:\n      replicas: 1\n      template:\n        spec:\n          containers:\n"
            "          - name: pytorch\n            image: '{{inputs.parameters.image}}'\n")
-    head = "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: w\nspec:\n  templates:\n  - name: t\n    resource:\n      action: create\n"
+    head = ("apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: w\nspec:\n  templates:\n  - name: t\n"
+            "    resource:\n      action: create\n")
     body = {
         "double": "      manifest: " + json.dumps(job) + "\n",
         "folded": "      manifest: >\n" + "".join("        " + ln + "\n\n" for ln in job.splitlines()),
@@ -329,8 +330,10 @@ def test_a_double_quoted_manifest_over_several_lines_stays_so(tree):
 def test_a_katib_experiment_created_by_a_step_converts_with_katib_and_keeps_its_conditions(tmp_path):
     manifest = ("apiVersion: kubeflow.org/v1beta1\nkind: Experiment\nmetadata:\n  name: \"{{workflow.name}}\"\nspec:\n"
                 "  trialTemplate:\n    primaryContainerName: pytorch\n    trialSpec:\n      apiVersion: kubeflow.org/v1\n"
-                "      kind: PyTorchJob\n      spec:\n        pytorchReplicaSpecs:\n          Worker:\n            replicas: 2\n"
-                "            template:\n              spec:\n                containers:\n                - {name: pytorch, image: busybox}\n")
+                "      kind: PyTorchJob\n      spec:\n        pytorchReplicaSpecs:\n"
+                "          Worker:\n            replicas: 2\n"
+                "            template:\n              spec:\n                containers:\n"
+                "                - {name: pytorch, image: busybox}\n")
     f = tmp_path / "wf.yaml"
     f.write_text("apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: tune-}\nspec:\n  templates:\n"
                  "  - name: tune\n    resource:\n      action: create\n      successCondition: status.trialsSucceeded > 4\n"

@@ -19,6 +19,7 @@ from kf2jobset.options import ConvertOptions
 from kf2jobset.pipeline import convert_text
 
 from .conftest import check_golden
+from .jobs import pytorchjob_text, replica_text
 
 CASES = sorted(p.parent for p in (Path(__file__).parent / "commented").glob("*/input.yaml"))
 OPTIONS = ConvertOptions(accept_mpi_ssh=True)
@@ -314,39 +315,11 @@ def test_toggles_stay_in_their_block_when_a_directory_is_converted_in_place(tmp_
     assert memory_col == gpu_col, "requests: and limits: children alike"
 
 
-MOVED = """\
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata:
-  name: moved
-spec:
-  runPolicy:
-    #backoffLimit: 3
-    ttlSecondsAfterFinished: 60
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 1
-      #restartPolicy: ExitCode
-      template:
-        spec:
-          containers:
-            - name: pytorch
-              image: img:1
-              command:
-                - sh
-                - -c
-                - |
-                      echo hi
-                # - --verbose
-      # the master ends here
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers:
-            - name: pytorch
-              image: img:1
-"""
+MOVED = pytorchjob_text(
+    "moved",
+    replica_text("Master", replica="#restartPolicy: ExitCode",
+                 container="command:\n  - sh\n  - -c\n  - |\n        echo hi\n  # - --verbose") + "  # the master ends here\n",
+    replica_text("Worker", "2"), spec="runPolicy:\n  #backoffLimit: 3\n  ttlSecondsAfterFinished: 60")
 
 
 def test_fields_that_move_take_their_commented_toggles_along_and_the_rest_is_counted():

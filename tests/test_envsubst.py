@@ -190,7 +190,8 @@ def test_placeholders_that_need_values_are_one_clear_error():
     assert result.exit_code == exitcodes.INPUT and result.stdout == ""
     lines = result.stderr.splitlines()
     assert len(lines) == 2
-    assert lines[0].startswith("kf2jobset: <stdin>:17:7: document 1: spec.tfReplicaSpecs.Worker.replicas: envsubst placeholder ${WORKER_REPLICAS}")
+    assert lines[0].startswith(
+        "kf2jobset: <stdin>:17:7: document 1: spec.tfReplicaSpecs.Worker.replicas: envsubst placeholder ${WORKER_REPLICAS}")
     assert 'resources.limits["nvidia.com/gpu"]: envsubst placeholder ${GPUS}' in lines[1]
     assert all("envsubst | kf2jobset convert -" in line and "[envsubst]" in line for line in lines)
     assert "expected integer" not in result.stderr
@@ -275,7 +276,8 @@ def test_repo_mode_counts_templates_that_need_values(tmp_path, monkeypatch):
     # one line per job, with why it is left
     assert "k8s/scaled.yaml:17:7: TFJob wide-deep (kubeflow.org/v1): template: envsubst placeholder ${WORKER_REPLICAS}" in check.stdout
     assert "k8s/sft.yaml:4: PyTorchJob llama-sft (kubeflow.org/v1): to convert" in check.stdout
-    assert "k8s/sft.yaml-template:4: PyTorchJob llama-sft (kubeflow.org/v1): to convert: a template, its placeholders are kept" in check.stdout
+    assert ("k8s/sft.yaml-template:4: PyTorchJob llama-sft (kubeflow.org/v1): to convert: a template, its placeholders are kept"
+            in check.stdout)
     assert len(check.stdout.splitlines()) == 3
     assert "3 files scanned, 2 to convert, 1 skipped (1 envsubst template), 0 failed; 3 left: 2 to convert, 1 template" in check.stderr
     assert "hint: envsubst templates whose placeholders sit where kf2jobset needs the values" in check.stderr

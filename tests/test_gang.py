@@ -5,7 +5,6 @@ The PodGroup and pods are compared with the real operator in tests/e2e/test_sche
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 import yaml
@@ -18,7 +17,7 @@ from kf2jobset.pipeline import convert_text
 from kf2jobset.quantity import go_sum
 
 from .conftest import FIXTURES
-from .jobset_edits import convert_cli, set_replicas
+from .jobset_edits import convert_cli, converted_in_place, set_replicas
 
 SP = FIXTURES / "scheduling" / "scheduler-plugins"
 
@@ -113,11 +112,7 @@ def test_a_job_without_a_name_keeps_no_gang_or_is_refused_when_it_asked_for_one(
 
 
 def test_yunikorn_task_groups_of_the_replica_count_are_guarded_by_check(tmp_path):
-    work = tmp_path / "repo"
-    work.mkdir()
-    shutil.copy(FIXTURES / "scheduling/yunikorn-tfjob/input.yaml", work / "job.yaml")
-    assert convert_cli("--in-place", work).exit_code == 0
-    text = (work / "job.yaml").read_text()
+    work, text = converted_in_place(tmp_path, (FIXTURES / "scheduling/yunikorn-tfjob/input.yaml").read_text())
     assert "yunikorn.apache.org/task-groups worker minMember" in text
     assert "applicationId: tf_job_20240521_001" in text
     (work / "job.yaml").write_text(set_replicas(text, "worker", 6))

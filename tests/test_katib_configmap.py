@@ -126,7 +126,8 @@ def test_an_invalid_template_names_the_outer_file_line_and_path(tree):
 
 def test_companions_cannot_join_a_trial_template(tmp_path):
     text = SOURCE.read_text().split("\n---\n")[0].replace("kind: PyTorchJob", "kind: PyTorchJob\n    metadata: {name: t}")
-    text = text.replace("    spec:\n      pytorchReplicaSpecs", "    spec:\n      runPolicy:\n        schedulingPolicy: {minAvailable: 3}\n      pytorchReplicaSpecs")
+    text = text.replace("    spec:\n      pytorchReplicaSpecs",
+                        "    spec:\n      runPolicy:\n        schedulingPolicy: {minAvailable: 3}\n      pytorchReplicaSpecs")
     f = tmp_path / "cm.yaml"
     f.write_text(text)
     res = run("convert", str(f), "--katib", "--scheduler", "volcano")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -18,67 +19,31 @@ import yaml
 from kf2jobset.repo import patches as P
 
 from .ground_truth_tools import KUSTOMIZE_VERSION
+from .jobs import pytorchjob_text, replica_text
 
 
-BASE = """\
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata:
-  name: train
-  namespace: ml
-spec:
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 1
-      restartPolicy: OnFailure
-      template:
-        spec:
-          containers:
-            - name: pytorch
-              image: registry.example.com/train:1
-              command: ["torchrun", "train.py"]
-              env:
-                - name: EPOCHS
-                  value: "10"
-    Worker:
-      replicas: 2
-      restartPolicy: OnFailure
-      template:
-        spec:
-          containers:
-            - name: pytorch
-              image: registry.example.com/train:1
-              command: ["torchrun", "train.py"]
-"""
+_IMAGE, _COMMAND = "registry.example.com/train:1", 'command: ["torchrun", "train.py"]'
+BASE = pytorchjob_text(
+    "train",
+    replica_text("Master", image=_IMAGE, replica="restartPolicy: OnFailure",
+                 container=_COMMAND + '\nenv:\n  - name: EPOCHS\n    value: "10"'),
+    replica_text("Worker", "2", image=_IMAGE, replica="restartPolicy: OnFailure", container=_COMMAND),
+    metadata="namespace: ml")
 
-SMP_REPLICAS = """\
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata:
-  name: train
-  namespace: ml
-spec:
-  pytorchReplicaSpecs:
-    Worker:
-      replicas: 4
-"""
+
+
+def _patch(role: str, body: str, namespace: str | None = "ml") -> str:
+    """A strategic merge patch of the base job: ``body`` is the lines under its replica spec ``role``."""
+    meta = "  name: train\n" + (f"  namespace: {namespace}\n" if namespace else "")
+    return (f"apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n{meta}spec:\n  pytorchReplicaSpecs:\n    {role}:\n"
+            + textwrap.indent(body, " " * 6))
+
+
+SMP_REPLICAS = _patch("Worker", "replicas: 4\n")
 
 # A list in a CRD patch replaces the whole list under real kustomize: this drops `command` and `env`.
-SMP_CONTAINERS = """\
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata:
-  name: train
-  namespace: ml
-spec:
-  pytorchReplicaSpecs:
-    Worker:
-      template:
-        spec:
-          containers:
-            - name: pytorch
-              image: registry.example.com/train:2
-"""
+SMP_CONTAINERS = _patch("Worker", "template:\n  spec:\n    containers:\n      - name: pytorch\n"
+                                  "        image: registry.example.com/train:2\n")
 
 OVERLAYS = {
     "smp-path-no-target": ("resources:\n- ../base\npatches:\n- path: smp.yaml\n", {"smp.yaml": SMP_REPLICAS}),
@@ -93,17 +58,8 @@ OVERLAYS = {
     "smp-containers-list-replaced": ("resources:\n- ../base\npatches:\n- path: smp.yaml\n", {"smp.yaml": SMP_CONTAINERS}),
     "smp-inline-with-target": (
         "resources:\n- ../base\npatches:\n- target: {kind: PyTorchJob, name: train}\n  patch: |-\n"
-        + "".join("    " + ln + "\n" for ln in """apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata:
-  name: train
-spec:
-  pytorchReplicaSpecs:
-    Master:
-      template:
-        spec:
-          nodeSelector:
-            pool: big""".splitlines()), {}),
+        + textwrap.indent(_patch("Master", "template:\n  spec:\n    nodeSelector:\n      pool: big\n", namespace=None), "    "),
+        {}),
     "smp-flow-entry": ("resources: [../base]\npatches:\n- {path: smp.yaml}\n", {"smp.yaml": SMP_REPLICAS}),
     "json6902-replicas": (
         "resources:\n- ../base\npatches:\n- path: replicas.yaml\n  target:\n    group: kubeflow.org\n    version: v1\n"

@@ -17,21 +17,9 @@ from kf2jobset.options import ConvertOptions
 from kf2jobset.pipeline import convert_text
 from kf2jobset.validate import check_jobset
 
-JOB = """\
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata:
-  name: train
-spec:
-  pytorchReplicaSpecs:
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers:
-            - name: pytorch
-              image: img:1
-"""
+from .jobs import pytorchjob_text, replica_text
+
+JOB = pytorchjob_text("train", replica_text("Worker", "2"))
 
 CONFIGMAP = """\
 apiVersion: v1
@@ -168,47 +156,13 @@ def test_json_manifest_stays_json(tmp_path):
 
 # ---- comments move with the fields they belong to ---------------------------------------------------
 
-COMMENTED = """\
-# the job
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata:
-  name: train  # the name
-  labels:
-    team: ml   # owner
-    # cost centre
-    cc: "42"
-spec:
-  # dropped with runPolicy
-  runPolicy:
-    ttlSecondsAfterFinished: 60  # one minute
-  pytorchReplicaSpecs:
-    # the master
-    Master:
-      replicas: 1
-      template:
-        spec:
-          containers:
-            - name: pytorch
-              image: "img:1"  # pinned
-              # the command
-              command:
-                - sh
-                - -c
-                - |
-                  # not a comment: script text
-                  echo hi  # nor this
-    # workers
-    Worker:
-      replicas: 2  # two workers
-      template:
-        spec:
-          containers:
-            # the main container
-            - name: pytorch
-              image: img:1
-# end of document
-"""
+COMMENTED = "# the job\n" + pytorchjob_text(
+    "train  # the name",
+    "# the master\n" + replica_text("Master", image='"img:1"  # pinned', container=(
+        "# the command\ncommand:\n  - sh\n  - -c\n  - |\n    # not a comment: script text\n    echo hi  # nor this")),
+    "# workers\n" + replica_text("Worker", "2  # two workers", item="# the main container"),
+    metadata='labels:\n  team: ml   # owner\n  # cost centre\n  cc: "42"',
+    spec="# dropped with runPolicy\nrunPolicy:\n  ttlSecondsAfterFinished: 60  # one minute") + "# end of document\n"
 
 
 @pytest.fixture(scope="module")

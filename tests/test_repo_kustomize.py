@@ -14,6 +14,7 @@ from kf2jobset.pipeline import convert_text
 from kf2jobset.repo import patches as P
 from kf2jobset.repo.run import CHECK, IN_PLACE
 
+from .jobs import job_text, replica_text
 from .repo_harness import PYTORCHJOB, do_run, jobsets, snapshot
 
 safe = YAML(typ="safe", pure=True)
@@ -124,29 +125,9 @@ def test_unmappable_overlays_are_reported_and_left_untouched(tmp_path, kustomiza
 
 
 def test_patch_that_changes_a_companion_is_reported(tmp_path):
-    mpi = """\
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: pi
-spec:
-  slotsPerWorker: 1
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - name: launcher
-            image: mpi:1
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers:
-          - name: worker
-            image: mpi:1
-"""
+    mpi = job_text("MPIJob", "pi", replica_text("Launcher", image="mpi:1", name="launcher", dash=""),
+                   replica_text("Worker", "2", image="mpi:1", name="worker", dash=""),
+                   api_version="kubeflow.org/v2beta1", spec="slotsPerWorker: 1")
     root = overlay(tmp_path, "resources: [../base]\npatches:\n- path: p.yaml\n  target: {kind: MPIJob, name: pi}\n",
                    {"p.yaml": "- {op: replace, path: /spec/mpiReplicaSpecs/Worker/replicas, value: 4}\n"}, base=mpi)
     code, out, err = do_run(root, IN_PLACE, paths=["overlay"])  # the hostfile ConfigMap lists the workers

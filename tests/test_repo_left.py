@@ -81,7 +81,8 @@ def test_every_job_is_listed_with_its_reason(tree):
     res = CliRunner().invoke(main, ["convert", ".", "--check"])
     assert "hpc/lammps-v1.yaml:1:1: MPIJob lammps (kubeflow.org/v1): needs a decision: " in res.stdout
     assert "--accept-mpi-ssh" in res.stdout
-    assert "hpc/paddle-beta.yaml:1:1: PaddleJob ernie-pretrain (kubeflow.org/v1beta1): refused: PaddleJob kubeflow.org/v1beta1 is not supported" in res.stdout
+    assert ("hpc/paddle-beta.yaml:1:1: PaddleJob ernie-pretrain (kubeflow.org/v1beta1): refused: "
+            "PaddleJob kubeflow.org/v1beta1 is not supported") in res.stdout
     assert ("argo/pipeline.yaml:12: PyTorchJob nightly- (kubeflow.org/v1) in spec.templates[0].resource.manifest: "
             "to convert: run kf2jobset convert --in-place") in res.stdout
     assert "katib/trial-templates.yaml:9: TFJob (kubeflow.org/v1): embedded: data[\"tfjob-trial.yaml\"]" in res.stdout
@@ -97,7 +98,8 @@ def test_after_in_place_only_what_could_not_be_converted_is_left(tree):
     res = CliRunner().invoke(main, ["convert", ".", "--in-place"])
     assert res.exit_code == exitcodes.UNSUPPORTED, res.output
     assert sorted(line for line in res.stdout.splitlines()) == [
-        "Rewriting argo/pipeline.yaml", "Rewriting chart/templates/job.yaml", "Rewriting envsubst/train.yaml-template", "Rewriting hpc/legacy-tf.yaml",
+        "Rewriting argo/pipeline.yaml", "Rewriting chart/templates/job.yaml", "Rewriting envsubst/train.yaml-template",
+        "Rewriting hpc/legacy-tf.yaml",
         "Rewriting jobs/allreduce.yaml", "Rewriting jobs/bert.yaml"]
     converted = (tree / "envsubst" / "train.yaml-template").read_text()
     assert converted != template and "kind: JobSet" in converted

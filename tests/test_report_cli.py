@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from kf2jobset.cli import main
 
 from .conftest import FIXTURES, REPO
+from .jobs import pytorchjob_yaml
 from .report_helpers import validate_report
 
 PT = str(FIXTURES / "pytorchjob" / "master-workers" / "input.yaml")  # approximated at worst
@@ -146,31 +147,11 @@ def test_version_does_not_import_report_machinery():
 
 
 def test_secret_values_are_never_printed(tmp_path):
-    text = """\
-apiVersion: v1
-kind: Secret
-metadata: {name: hf-token}
-data: {token: c3VwZXItc2VjcmV0LXZhbHVl}
-stringData: {plain: super-secret-value}
----
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: tok}
-spec:
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 1
-      template:
-        spec:
-          containers:
-            - name: pytorch
-              image: trainer:1
-              env:
-                - name: HF_TOKEN
-                  valueFrom: {secretKeyRef: {name: hf-token, key: token}}
-                - name: AUTH
-                  value: "Bearer $(HF_TOKEN)"
-"""
+    secret = "apiVersion: v1\nkind: Secret\nmetadata: {name: hf-token}\n" \
+             "data: {token: c3VwZXItc2VjcmV0LXZhbHVl}\nstringData: {plain: super-secret-value}\n"
+    env = [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token"}}},
+           {"name": "AUTH", "value": "Bearer $(HF_TOKEN)"}]
+    text = secret + "---\n" + pytorchjob_yaml("tok", workers=0, image="trainer:1", restart_policy=None, container={"env": env})
     path = tmp_path / "job.yaml"
     path.write_text(text)
     for fmt in ("text", "markdown", "json", "junit", "sarif", "github"):

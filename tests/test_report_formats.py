@@ -49,7 +49,7 @@ def test_text_snapshot(case):
 def test_text_reads_worst_first_and_grouped():
     one = report_for(fixture("mpijob-v1/accepted"), "input.yaml", accept_mpi_ssh=True)
     lines = render(one, "text").splitlines()
-    cats = [l.split()[0] for l in lines if re.match(r"^    [a-z]+ +[A-Z]+\d+ ", l)]
+    cats = [line.split()[0] for line in lines if re.match(r"^    [a-z]+ +[A-Z]+\d+ ", line)]
     # within the "whole job" group, categories never get milder then worse again
     order = ["unexplained", "breaking", "prerequisite", "dropped", "approximated", "rewritten", "unchanged"]
     whole = cats[: cats.index("rewritten") + 1]
@@ -64,7 +64,7 @@ def test_text_reads_worst_first_and_grouped():
 def test_text_of_several_jobs_is_one_entry_per_code_worst_first(mixed):
     lines = render(mixed, "text").splitlines()
     assert lines[0].startswith("Findings by code, 3 jobs")
-    entries = [re.match(r"^    ([a-z]+) +([A-Z]+\d+) ", l) for l in lines]
+    entries = [re.match(r"^    ([a-z]+) +([A-Z]+\d+) ", line) for line in lines]
     entries = [m.groups() for m in entries if m]
     order = ["unexplained", "breaking", "prerequisite", "dropped", "approximated", "rewritten", "unchanged"]
     summary = entries[: len({c for _, c in entries})]
@@ -91,7 +91,7 @@ def test_markdown_layout(mixed):
     assert summary.startswith("3 jobs in 3 files: **2** 🔴 breaking")
     assert "| file | job | JobSet |" in md  # overview table when there are several jobs
     assert md.index("### Findings by code") < md.index("### Jobs")
-    rows = [l for l in md.split("### Findings by code")[1].split("### ")[0].splitlines() if l.startswith("| 🔴")]
+    rows = [line for line in md.split("### Findings by code")[1].split("### ")[0].splitlines() if line.startswith("| 🔴")]
     assert rows[0].startswith("| 🔴 breaking | `MPI001` | 1: horovod-mnist |")
     assert "<details><summary>" in md and "</details>" in md
     # cells never break the table: no raw newlines or pipes inside a row
@@ -105,7 +105,7 @@ def test_markdown_of_one_job_sections_it(mixed):
     one = report_for(fixture("mpijob-v1/accepted"), "input.yaml", accept_mpi_ssh=True)
     md = render(one, "markdown")
     assert md.count("### `") == 1
-    table = [l for l in md.splitlines() if l.startswith("| 🔴") or l.startswith("| 🟡") or l.startswith("| 🟠")]
+    table = [line for line in md.splitlines() if line.startswith("| 🔴") or line.startswith("| 🟡") or line.startswith("| 🟠")]
     assert table[0].startswith("| 🔴 breaking | `MPI001` |")
     assert "&lt;jobset&gt;" in md
 
@@ -219,12 +219,12 @@ def test_github_annotations(mixed):
     out = render(mixed, "github").splitlines()
     assert out[0] == "::group::kf2jobset mpijob-v1/accepted.yaml" and out[-1] == "::endgroup::"
     pattern = re.compile(r"^::(error|warning|notice) file=[^,]+(,line=\d+)?(,col=\d+)?,title=[^:]+::.+$")
-    annotations = [l for l in out if not l.startswith("::group") and not l.startswith("::endgroup")]
-    assert annotations and all(pattern.match(l) for l in annotations)
-    mpi = next(l for l in annotations if "MPI001" in l)
+    annotations = [line for line in out if not line.startswith("::group") and not line.startswith("::endgroup")]
+    assert annotations and all(pattern.match(line) for line in annotations)
+    mpi = next(line for line in annotations if "MPI001" in line)
     assert mpi.startswith("::error file=mpijob-v1/accepted.yaml,line=8,")
     assert "%0AAction: " in mpi and "\n" not in mpi
-    assert sum(l.startswith("::error") for l in annotations) == 2
+    assert sum(line.startswith("::error") for line in annotations) == 2
 
 
 # ---------------------------------------------------------------- input errors, in every format

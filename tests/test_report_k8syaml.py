@@ -79,8 +79,9 @@ def test_octal_replicas_are_compared_the_kubernetes_way():
 
 
 def test_plain_yes_in_a_string_field_is_rejected_by_kubernetes():
-    text = OCTAL_PYTORCHJOB.replace("{workers}", "1").replace("image: trainer:1\n              volumeMounts",
-                                                  "image: trainer:1\n              env: [{name: DEBUG, value: yes}]\n              volumeMounts")
+    text = OCTAL_PYTORCHJOB.replace("{workers}", "1").replace(
+        "image: trainer:1\n              volumeMounts",
+        "image: trainer:1\n              env: [{name: DEBUG, value: yes}]\n              volumeMounts")
     result = convert_text(text, "job.yaml", ConvertOptions())
     [problem] = [p for e in result.errors for p in e.problems]
     assert problem.message == "expected string, got boolean true"

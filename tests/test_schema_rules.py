@@ -13,7 +13,7 @@ from kf2jobset.resources import data_dir
 from kf2jobset.errors import format_path
 from kf2jobset.schemas import SchemaIssue, schema_name_for, schema_names, validate
 
-from .jobs import leader_workers_jobset, mnist_tfjob
+from .jobs import leader_workers_jobset, mnist_tfjob, pytorchjob_text, replica_text
 
 SCHEMAS = data_dir("schemas")
 _yaml = YAML(typ="safe")
@@ -260,28 +260,9 @@ def test_kind_specific_fields():
 
 
 def test_nulls_and_yaml_types_are_normalised():
-    text = """\
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata:
-  name: pt
-  creationTimestamp: 2024-05-01T10:00:00Z
-  labels:
-spec:
-  runPolicy:
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - name: pytorch
-            image: x
-            args:
-            env:
-            - name: A
-              value: "1"
-"""
+    text = pytorchjob_text(
+        "pt", replica_text("Master", image="x", dash="", container='args:\nenv:\n- name: A\n  value: "1"'),
+        metadata="creationTimestamp: 2024-05-01T10:00:00Z\nlabels:", spec="runPolicy:")
     rt = YAML()  # round-trip loader: CommentedMap, TimeStamp
     doc = rt.load(text)
     assert validate(doc, "kubeflow/pytorchjob") == []

@@ -19,6 +19,7 @@ from kf2jobset.runtime.jobset_view import jobset_world
 from kf2jobset.runtime.operator_view import operator_world
 
 from .conftest import FIXTURES
+from .jobs import pytorchjob_text, replica_text
 
 SELECTING_FIXTURES = ["mpijob-v2beta1/anti-affinity", "mpijob-v1/anti-affinity", "pytorchjob/topology-spread",
                       "tfjob/selecting-objects"]
@@ -166,35 +167,18 @@ def test_a_job_named_at_creation_keeps_no_name_label():
     assert {"key": sel.JS + "jobset-name", "operator": "Exists"} in spread[1]["labelSelector"]["matchExpressions"]
 
 
-TWO_JOBS_AND_A_DEPLOYMENT = """\
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: a}
-spec:
-  pytorchReplicaSpecs:
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          affinity:
-            podAntiAffinity:
-              requiredDuringSchedulingIgnoredDuringExecution:
-              - topologyKey: kubernetes.io/hostname
-                labelSelector: {matchLabels: {training.kubeflow.org/job-name: b}}
-              - topologyKey: kubernetes.io/hostname
-                labelSelector: {matchLabels: {training.kubeflow.org/job-name: b, training.kubeflow.org/replica-index: "1"}}
-          containers: [{name: pytorch, image: x}]
----
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: b}
-spec:
-  pytorchReplicaSpecs:
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers: [{name: pytorch, image: x}]
+_ANTI_AFFINITY_TO_B = """\
+affinity:
+  podAntiAffinity:
+    requiredDuringSchedulingIgnoredDuringExecution:
+    - topologyKey: kubernetes.io/hostname
+      labelSelector: {matchLabels: {training.kubeflow.org/job-name: b}}
+    - topologyKey: kubernetes.io/hostname
+      labelSelector: {matchLabels: {training.kubeflow.org/job-name: b, training.kubeflow.org/replica-index: "1"}}
+"""
+
+TWO_JOBS_AND_A_DEPLOYMENT = (pytorchjob_text("a", replica_text("Worker", "2", image="x", pod=_ANTI_AFFINITY_TO_B), flow_name=True)
+                             + "---\n" + pytorchjob_text("b", replica_text("Worker", "2", image="x"), flow_name=True) + """\
 ---
 apiVersion: apps/v1
 kind: Deployment
@@ -211,7 +195,7 @@ spec:
             labelSelector:
               matchLabels: {training.kubeflow.org/job-name: a, training.kubeflow.org/replica-index: "0"}
       containers: [{name: c, image: y}]
-"""
+""")
 
 
 def test_other_jobs_and_workloads_of_the_file_select_too():

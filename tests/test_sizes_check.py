@@ -8,7 +8,6 @@ JobSet whose values all follow the size is not.
 from __future__ import annotations
 
 import re
-import shutil
 
 import pytest
 
@@ -16,7 +15,7 @@ from kf2jobset import exitcodes
 from kf2jobset.staleness import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION, resized_jobsets
 
 from .conftest import FIXTURES
-from .jobset_edits import convert_cli, set_replicas
+from .jobset_edits import convert_cli, converted_in_place, set_replicas
 
 
 GOLDENS = sorted(p for p in FIXTURES.rglob("expected.yaml"))
@@ -39,12 +38,7 @@ def test_no_false_alarm_on_anything_kf2jobset_wrote(golden):
 def _converted(tmp_path, case, flags):
     src = FIXTURES / case / "input.yaml"
     assert src.exists(), case
-    work = tmp_path / "repo"
-    work.mkdir()
-    shutil.copy(src, work / "job.yaml")
-    res = convert_cli("--in-place", *flags, work)
-    assert res.exit_code == 0, res.stderr
-    text = (work / "job.yaml").read_text()
+    work, text = converted_in_place(tmp_path, src.read_text(), *flags)
     assert SIZED_FOR_ANNOTATION in text and SIZE_LITERALS_ANNOTATION in text
     checked = convert_cli("--check", *flags, work)
     assert checked.exit_code == 0 and "resized" not in checked.stdout, checked.stdout + checked.stderr
@@ -71,11 +65,7 @@ def test_a_resized_jobset_with_literals_fails_check_naming_them(tmp_path, case, 
 
 
 def test_a_jobset_whose_values_follow_the_size_may_be_resized(tmp_path):
-    work = tmp_path / "repo"
-    work.mkdir()
-    shutil.copy(FIXTURES / "pytorchjob/master-workers/input.yaml", work / "job.yaml")
-    assert convert_cli("--in-place", work).exit_code == 0
-    text = (work / "job.yaml").read_text()
+    work, text = converted_in_place(tmp_path, (FIXTURES / "pytorchjob/master-workers/input.yaml").read_text())
     assert SIZED_FOR_ANNOTATION not in text
     (work / "job.yaml").write_text(set_replicas(text, "worker", 7))
     res = convert_cli("--check", work)
@@ -85,15 +75,11 @@ def test_a_jobset_whose_values_follow_the_size_may_be_resized(tmp_path):
 def test_a_volcano_gang_of_every_pod_is_a_literal_too(tmp_path):
     """schedulingPolicy without minAvailable: the operator gave the PodGroup every pod; so does the
     companion, a count no label carries."""
-    work = tmp_path / "repo"
-    work.mkdir()
     job = (FIXTURES / "pytorchjob/master-workers/input.yaml").read_text().replace(
         "spec:\n  pytorchReplicaSpecs:", "spec:\n  runPolicy:\n    schedulingPolicy:\n      queue: research\n"
         "  pytorchReplicaSpecs:", 1)
     assert "schedulingPolicy" in job
-    (work / "job.yaml").write_text(job)
-    assert convert_cli("--in-place", "--scheduler", "volcano", work).exit_code == 0
-    text = (work / "job.yaml").read_text()
+    work, text = converted_in_place(tmp_path, job, "--scheduler", "volcano")
     assert "minMember: 4" in text and "kf2jobset.dev/size-literals: PodGroup resnet-ddp minMember" in text
     (work / "job.yaml").write_text(set_replicas(text, "worker", 5))
     res = convert_cli("--check", "--scheduler", "volcano", work)

@@ -5,7 +5,6 @@ corpus, and the goldens: tests/test_target_torch_distributed.py; the real Traine
 predicted JobSets and runs real JAX and XGBoost programs on them: tests/e2e/test_trainjob_target.py."""
 from __future__ import annotations
 
-import shutil
 
 import pytest
 import yaml
@@ -22,6 +21,7 @@ from kf2jobset.targets.builtin_fields import field_decisions
 from kf2jobset.targets.trainjob import BUILTINS, builtin_module
 
 from .conftest import FIXTURES
+from .jobset_edits import converted_in_place
 
 TARGETS = FIXTURES / "targets" / "trainjob"
 
@@ -105,10 +105,13 @@ def test_an_xgboostjob_lands_on_xgboost_distributed_and_records_its_host_list():
     assert not any("$(DMLC_" in str(v) for v in env.values())
     ann = tj["metadata"]["annotations"]
     assert ann[SIZED_FOR_ANNOTATION] == "numNodes=3" and ann[SIZE_LITERALS_ANNOTATION] == "WORLD_SIZE, WORKER_ADDRS"
-    assert not {k for p in tj["spec"]["runtimePatches"] for k in (p["trainingRuntimeSpec"]["template"]["metadata"].get("annotations") or {})} & {SIZED_FOR_ANNOTATION, SIZE_LITERALS_ANNOTATION}
+    patched = {k for p in tj["spec"]["runtimePatches"]
+               for k in (p["trainingRuntimeSpec"]["template"]["metadata"].get("annotations") or {})}
+    assert not patched & {SIZED_FOR_ANNOTATION, SIZE_LITERALS_ANNOTATION}
     node = _node(conv.jobset)
     assert [e["name"] for e in node["env"]][:4] == ["DMLC_TRACKER_URI", "DMLC_TRACKER_PORT", "DMLC_TASK_ID", "DMLC_NUM_WORKER"]
-    assert "imagePullPolicy" not in node and "dnsPolicy" not in conv.jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert "imagePullPolicy" not in node
+    assert "dnsPolicy" not in conv.jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
     codes = {n.code for n in conv.notes}
     assert {"TJ009", "TJ015", "TJ017", "TJ018", "TJ021"} <= codes and not {"TJ016", "TJ019"} & codes
     (tj005,) = [n for n in conv.notes if n.code == "TJ005"]
@@ -192,12 +195,7 @@ def test_a_kind_loaded_latest_image_with_never_fits_no_shared_runtime():
 
 
 def _in_place(tmp_path, case):
-    work = tmp_path / "repo"
-    work.mkdir()
-    shutil.copy(TARGETS / case / "input.yaml", work / "job.yaml")
-    res = CliRunner().invoke(main, ["convert", "--in-place", "--target", "trainjob", str(work)])
-    assert res.exit_code == 0, res.stderr
-    return work, (work / "job.yaml").read_text()
+    return converted_in_place(tmp_path, (TARGETS / case / "input.yaml").read_text(), "--target", "trainjob")
 
 
 def test_a_trainjob_whose_numnodes_is_edited_away_from_its_literals_fails_check(tmp_path):

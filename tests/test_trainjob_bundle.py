@@ -89,13 +89,15 @@ def test_runtime_patches_merge_by_name_and_keep_the_runtimes_order():
     tj = {"metadata": {"name": "t"}, "spec": {"runtimePatches": [{"manager": "m", "trainingRuntimeSpec": {"template": {
         "metadata": {"labels": {"team": "a"}},
         "spec": {"replicatedJobs": [
-            {"name": "ps", "template": {"spec": {"template": {"spec": {"nodeSelector": {"pool": "cpu"},
-                                                                         "containers": [{"name": "node", "volumeMounts": [{"name": "v", "mountPath": "/v"}]}]}}}}},
+            {"name": "ps", "template": {"spec": {"template": {"spec": {
+                "nodeSelector": {"pool": "cpu"},
+                "containers": [{"name": "node", "volumeMounts": [{"name": "v", "mountPath": "/v"}]}]}}}}},
             {"name": "worker", "template": {"metadata": {"labels": {"x": "y"}}}}]}}}}]}}
     js = trainer_build.build(rt, tj)
     assert [r["name"] for r in js["spec"]["replicatedJobs"]] == ["worker", "ps"]
     ps = js["spec"]["replicatedJobs"][1]["template"]["spec"]["template"]["spec"]
-    assert ps["nodeSelector"] == {"pool": "cpu"} and ps["containers"] == [{"name": "node", "volumeMounts": [{"name": "v", "mountPath": "/v"}]}]
+    assert ps["nodeSelector"] == {"pool": "cpu"}
+    assert ps["containers"] == [{"name": "node", "volumeMounts": [{"name": "v", "mountPath": "/v"}]}]
     assert js["metadata"]["labels"] == {"team": "a"}
     assert js["spec"]["replicatedJobs"][0]["template"]["metadata"]["labels"] == {**TRAINER, "x": "y"}
 

@@ -16,6 +16,8 @@ from kf2jobset.mappings import all_mappings, convertible_mapping, readable_versi
 from kf2jobset.options import ConvertOptions
 from kf2jobset.upgrade import CONVERTERS, upgrade
 
+from .jobs import pytorchjob_text, replica_text
+
 
 def _pod(name="tensorflow", **extra):
     return {"spec": {"containers": [{"name": name, "image": "img:1", **extra}]}}
@@ -346,22 +348,8 @@ def test_refused_versions_name_every_version_read():
     assert f"kf2jobset converts TFJob {versions} only" in res.stderr
 
 
-OLD_REPO_JOB = """\
-apiVersion: kubeflow.org/v1beta2
-kind: PyTorchJob
-metadata:
-  name: legacy  # from 2019
-spec:
-  backoffLimit: 2
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 1
-      template:
-        spec:
-          containers:
-            - name: pytorch
-              image: img:1  # pinned
-"""
+OLD_REPO_JOB = pytorchjob_text("legacy  # from 2019", replica_text("Master", image="img:1  # pinned"),
+                               api_version="kubeflow.org/v1beta2", spec="backoffLimit: 2")
 
 
 def test_repo_mode_counts_and_converts_older_versions(tmp_path):

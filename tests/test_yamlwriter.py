@@ -149,7 +149,8 @@ def _collection(children):
 TREE = st.recursive(scalar(), _collection, max_leaves=20)
 
 
-@settings(max_examples=int(__import__("os").environ.get("KF2JOBSET_WRITER_EXAMPLES", "300")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(__import__("os").environ.get("KF2JOBSET_WRITER_EXAMPLES", "300")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(STRING, TREE), min_size=1, max_size=5), st.sampled_from(STYLES))
 def test_awkward_trees(items, style):
     doc = CommentedMap()

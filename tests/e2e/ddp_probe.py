@@ -36,9 +36,12 @@ def last_json(text: str) -> dict:
     return json.loads(lines[-1])
 
 
-DDP_PROBE = r"""
+# Every rank reports its rank, world, host, MASTER_ADDR and its address, and Trainer's PET_* variables; rank 0
+# each peer's address as it accepted it. RESOLVE_WORKERS (set in front of it): rank 0 also resolves each
+# worker by the naming scheme of a master/worker world.
+_RENDEZVOUS_PROBE = r"""
 import json, os, socket, sys, time
-def resolve(name, wait=60):
+def resolve(name, wait=90):
     deadline = time.time() + wait
     while True:
         try:
@@ -49,7 +52,9 @@ def resolve(name, wait=60):
             time.sleep(0.2)
 rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
 addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
-me = {"rank": rank, "hostname": socket.gethostname(), "master_addr": addr, "master_ip": resolve(addr)}
+pet = {k: v for k, v in os.environ.items() if k.startswith("PET_")}
+me = {"rank": rank, "world": world, "hostname": socket.gethostname(), "master_addr": addr, "master_ip": resolve(addr),
+      "pet": pet}
 if rank == 0:
     srv = socket.socket()
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -64,9 +69,10 @@ if rank == 0:
         peers[info["rank"]] = info
         conns.append(conn)
     me["peers"] = peers
-    # while the workers still run (a finished pod has no DNS record): every worker's address by the
-    # naming scheme of its world (v1: <job>-worker-i, JobSet: <js>-worker-i-0.<subdomain>)
-    me["workers"] = {i: resolve(addr.replace("-master-0", f"-worker-{i}"), wait=30) for i in range(world - 1)}
+    if RESOLVE_WORKERS:
+        # while the workers still run (a finished pod has no DNS record): every worker's address by the
+        # naming scheme of its world (v1: <job>-worker-i, JobSet: <js>-worker-i-0.<subdomain>)
+        me["workers"] = {i: resolve(addr.replace("-master-0", f"-worker-{i}"), wait=30) for i in range(world - 1)}
     for conn in conns:
         conn.sendall(b"ok")
         conn.close()
@@ -86,6 +92,9 @@ else:
     assert s.recv(2) == b"ok"
 print(json.dumps(me), flush=True)
 """
+DDP_PROBE = "RESOLVE_WORKERS = True" + _RENDEZVOUS_PROBE
+# the same on a world not named master/worker (Trainer's node-0-i): ranks, addresses and PET_* only
+RANK_PROBE = "RESOLVE_WORKERS = False" + _RENDEZVOUS_PROBE
 
 
 def check_ddp(agent: NodeAgent, namespace: str, master: str, workers: list[str]) -> dict:

@@ -7,7 +7,6 @@ import copy
 import json
 import os
 import shutil
-import tempfile
 import threading
 import time
 import uuid
@@ -18,6 +17,7 @@ import yaml
 from kf2jobset.options import ConvertOptions
 from kf2jobset.runtime.selectors import SELECTING
 
+from .lazy_stack import LazyStack
 from .nodeagent import OWN_COMMAND, NodeAgent
 from .differential_cases import Case, KF, KF_PLURAL, V2BETA1, flavour_of
 from .differential_compare import (Outcome, World, compare_selectors, compare_worlds, explain_real, jobset_pod_key,
@@ -139,6 +139,36 @@ def _ssh_secret(core, namespace: str, name: str) -> None:
                                               "stringData": data})
 
 
+def place_converted(namespace: str, conv, mutate) -> tuple[dict, list, set, dict]:
+    """Copies of the conversion's JobSet and companions, edited by ``mutate`` (a test's mutation) and put in
+    ``namespace``: (JobSet, companions, the companions' (kind, name)s, the objects the JobSet's pod
+    templates reference)."""
+    jobset = copy.deepcopy(conv.jobset)
+    companions = copy.deepcopy(conv.companions)
+    if mutate:
+        mutate(jobset, companions)
+    jobset["metadata"]["namespace"] = namespace
+    comp_names = set()
+    for c in companions:
+        c.setdefault("metadata", {})["namespace"] = namespace
+        comp_names.add((c["kind"], c["metadata"].get("name")))
+    js_refs: dict = {}
+    for t in pod_templates(jobset):
+        js_refs.update(referenced_objects(t.get("spec") or {}))
+    return jobset, companions, comp_names, js_refs
+
+
+def apply_companions(core, namespace: str, companions: list) -> str:
+    """Creates the ConfigMap companions in ``namespace``; says which others it could not (no such API)."""
+    missing = ""
+    for c in companions:
+        if c["kind"] == "ConfigMap":
+            core.create_namespaced_config_map(namespace, c)
+        else:
+            missing += f"companion {c['kind']} not applied (no such API in the stack); "
+    return missing
+
+
 def create_priority_classes(api, objs) -> None:
     """PriorityClasses the pods name (the API server refuses a pod naming a missing one); cluster-wide."""
     from kubernetes import client
@@ -166,6 +196,16 @@ def rejection_message(e) -> str:
         return json.loads(e.body).get("message", str(e))
     except Exception:  # noqa: BLE001
         return str(e)
+
+
+def check_rejection_said(o, webhook: str) -> None:
+    """A job the ``webhook`` rejected never ran: kf2jobset must say so, by refusing it as inherited or by
+    converting it with JS080."""
+    if o.kf2jobset_refused:
+        assert "inherited" in o.conv_message, (
+            f"the {webhook} webhook rejects this job ({o.detail}); kf2jobset refuses it without saying v1 did: {o.conv_message}")
+        return
+    assert "JS080" in o.conv_message, f"the {webhook} webhook rejects this job ({o.detail}) but kf2jobset converts it without saying so"
 
 
 _CONVERT_LOCK = threading.Lock()
@@ -302,21 +342,8 @@ class Runner:
                 raise AssertionError(f"the operator accepted the job and made pods but kf2jobset refused it: {err}")
             if case.refused:
                 raise AssertionError(f"{case.id} has expected-error.txt but kf2jobset converted it")
-            jobset = copy.deepcopy(conv.jobset)
-            companions = copy.deepcopy(conv.companions)
-            if mutate:
-                mutate(jobset, companions)
-            model_job = conv.job
-            if case.resize:
-                model_job = self._resize_jobset(case, conv, job_a, jobset)
-            jobset["metadata"]["namespace"] = ns_b
-            comp_names = set()
-            for c in companions:
-                c.setdefault("metadata", {})["namespace"] = ns_b
-                comp_names.add((c["kind"], c["metadata"].get("name")))
-            js_refs = {}
-            for t in pod_templates(jobset):
-                js_refs.update(referenced_objects(t.get("spec") or {}))
+            jobset, companions, comp_names, js_refs = place_converted(ns_b, conv, mutate)
+            model_job = self._resize_jobset(case, conv, job_a, jobset) if case.resize else conv.job
             create_stand_ins(core, ns_b, v1_refs, comp_names)
             if v2:  # the SSH Secret MPI003 tells the user to create (mpi-operator generated <job>-ssh in A)
                 for (kind, sname) in js_refs:
@@ -324,11 +351,7 @@ class Runner:
                         _ssh_secret(core, ns_b, sname)
                         comp_names.add((kind, sname))
             create_stand_ins(core, ns_b, js_refs, comp_names | set(v1_refs))
-            for c in companions:
-                if c["kind"] == "ConfigMap":
-                    core.create_namespaced_config_map(ns_b, c)
-                else:
-                    out.detail += f"companion {c['kind']} not applied (no such API in the stack); "
+            out.detail += apply_companions(core, ns_b, companions)
             created_js = custom.create_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", ns_b, "jobsets", jobset)
             name_b = created_js["metadata"]["name"]
 
@@ -492,79 +515,29 @@ class Runner:
         return ""
 
 
-class LazyStackRunner:
-    """Another stack (tests/e2e/stack.py: flavour "mpi-operator" for MPIJob v2beta1,
-    "training-operator-v1.8.1" for MXJob) and its node agent, started by the first :meth:`result` call
-    (the first case of that flavour) and shared by the later ones; a stack that did not start raises
-    the same error for every case. :meth:`close` stops them.
-
-    They live in a thread of their own until :meth:`close`: the components are started with
-    PR_SET_PDEATHSIG, which kills a child when the *thread* that forked it ends, so they must not be
-    started from a pool worker that goes away with its pool."""
+class LazyStackRunner(LazyStack):
+    """Another stack (:class:`LazyStack`) and its node agent: :meth:`result` is a :class:`Runner` on them."""
 
     def __init__(self, flavour: str = "mpi-operator", subnet: str = "10.247", listen_on_probes: bool = True) -> None:
-        self.flavour, self.subnet, self.listen_on_probes = flavour, subnet, listen_on_probes
-        self._lock = threading.Lock()
-        self._ready = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._runner: Runner | None = None
-        self._error: BaseException | None = None
-        self.workdir: Path | None = None
+        super().__init__(flavour)
+        self.subnet, self.listen_on_probes = subnet, listen_on_probes
+        self._t0 = time.monotonic()
+        self._agent: NodeAgent | None = None
 
-    def result(self) -> Runner:
-        with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._live, name=f"{self.flavour}-stack", daemon=True)
-                self._thread.start()
-        self._ready.wait()
-        if self._error is not None:
-            raise RuntimeError(f"the {self.flavour} stack did not start: {self._error}") from self._error
-        return self._runner
+    def _start(self):
+        self._t0 = time.monotonic()
+        return super()._start()
 
-    def _live(self) -> None:
-        from .stack import start_stack
+    def _up(self, stack) -> Runner:
+        self._agent = NodeAgent(stack.kubeconfig, stand_in_programs(listen_on_probes=self.listen_on_probes), namespaces=set(),
+                                scheduler_names=("default-scheduler", "volcano", "yunikorn"), backoff=(0.5, 5.0),
+                                subnet=self.subnet)  # volcano: the JobSet side of scheduling/volcano-mpijob
+        self._agent.start()
+        print(f"\n[differential] {self.flavour} stack up in {stack.startup_seconds:.1f} s, with its node agent "
+              f"{time.monotonic() - self._t0:.1f} s: {stack.timings}")
+        return Runner(stack, self._agent)
 
-        stack = agent = None
-        try:
-            t0 = time.monotonic()
-            for attempt in (1, 2):  # on a loaded machine the API server can miss its start-up deadline once
-                if self.workdir is not None:
-                    shutil.rmtree(self.workdir, ignore_errors=True)
-                self.workdir = Path(tempfile.mkdtemp(prefix=f"kf2jobset-e2e-{self.flavour}-"))
-                try:
-                    stack = start_stack(self.workdir, flavour=self.flavour)  # stops what it started on failure
-                    break
-                except Exception as e:  # noqa: BLE001
-                    if attempt == 2:
-                        raise
-                    print(f"\n[differential] {self.flavour} stack start failed, retrying once: {str(e)[:300]}")
-            agent = NodeAgent(stack.kubeconfig, stand_in_programs(listen_on_probes=self.listen_on_probes), namespaces=set(),
-                              scheduler_names=("default-scheduler", "volcano", "yunikorn"), backoff=(0.5, 5.0),
-                              subnet=self.subnet)  # volcano: the JobSet side of scheduling/volcano-mpijob
-            agent.start()
-            print(f"\n[differential] {self.flavour} stack up in {stack.startup_seconds:.1f} s, with its node agent "
-                  f"{time.monotonic() - t0:.1f} s: {stack.timings}")
-            self._runner = Runner(stack, agent)
-        except BaseException as e:  # noqa: BLE001 - every v2beta1 case fails with it
-            self._error = e
-        finally:
-            self._ready.set()
-        try:
-            self._stop.wait()
-        finally:
-            if agent is not None:
-                agent.stop()
-                shutil.rmtree(agent.workdir, ignore_errors=True)
-            if stack is not None:
-                stack.stop()
-            if self.workdir is not None:
-                if os.environ.get("KF2JOBSET_KEEP_E2E_DIR"):
-                    print(f"\nkept {self.flavour} e2e directory: {self.workdir}")
-                else:
-                    shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def close(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=120)
+    def _down(self) -> None:
+        if self._agent is not None:
+            self._agent.stop()
+            shutil.rmtree(self._agent.workdir, ignore_errors=True)

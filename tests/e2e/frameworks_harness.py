@@ -8,18 +8,21 @@ import copy
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .differential_cases import Case, KF_PLURAL
 from .differential_compare import jobset_pod_key, operator_pod_key
-from .differential_runner import (V1_STUCK, Runner, create_priority_classes, create_stand_ins, pod_templates,
-                                  referenced_objects, rejection_message)
-from .nodeagent import NodeAgent
+from .differential_runner import (V1_STUCK, Runner, apply_companions, create_priority_classes, create_stand_ins,
+                                  place_converted, pod_templates, referenced_objects, rejection_message)
+from .nodeagent import NodeAgent, running_agent
 
 
 REPO = Path(__file__).resolve().parents[2]
@@ -324,31 +327,15 @@ class FrameworkRunner(Runner):
                 objs.append(("v1", ns_a, out.v1.name))
             if conv is None:
                 raise AssertionError(f"the operator accepted the job but kf2jobset refused it: {err}")
-            jobset = copy.deepcopy(conv.jobset)
-            companions = copy.deepcopy(conv.companions)
-            if mutate:
-                mutate(jobset, companions)
-            model_job = conv.job
-            if case.resize:  # the JobSet written for the job as written, its replicas edited by hand
-                model_job = self._resize_jobset(case, conv, edited, jobset)
-            jobset["metadata"]["namespace"] = ns_b
-            comp_names = set()
-            for c in companions:
-                c.setdefault("metadata", {})["namespace"] = ns_b
-                comp_names.add((c["kind"], c["metadata"].get("name")))
-            js_refs: dict = {}
-            for t in pod_templates(jobset):
-                js_refs.update(referenced_objects(t.get("spec") or {}))
+            jobset, companions, comp_names, js_refs = place_converted(ns_b, conv, mutate)
+            # resized: the JobSet written for the job as written, its replicas edited by hand
+            model_job = self._resize_jobset(case, conv, edited, jobset) if case.resize else conv.job
             for t in pod_templates(job):
                 v1_refs.update(referenced_objects(t.get("spec") or {}))
             create_stand_ins(core, ns_b, v1_refs, comp_names)
             create_stand_ins(core, ns_b, js_refs, comp_names | set(v1_refs))
             create_priority_classes(api, [conv.jobset])
-            for c in companions:
-                if c["kind"] == "ConfigMap":
-                    core.create_namespaced_config_map(ns_b, c)
-                else:
-                    out.detail += f"companion {c['kind']} not applied (no such API in the stack); "
+            out.detail += apply_companions(core, ns_b, companions)
             created_js = custom.create_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", ns_b, "jobsets", jobset)
             out.js.namespace, out.js.name = ns_b, created_js["metadata"]["name"]
             objs.append(("js", ns_b, out.js.name))
@@ -523,3 +510,38 @@ def result_table(outs) -> str:
         lines.append(f"| {o.case.id} | {o.case.job['kind']} | {program_name(o.case)} | {o.v1.result} | {o.js.result} | "
                      f"{o.v1.pods} | {eq} | {o.seconds:.0f} |")
     return "\n".join(lines)
+
+
+@contextmanager
+def framework_runner(stack, pythons: dict, **agent_kw):
+    """A :class:`FrameworkRunner` on ``stack`` with a node agent of its own (``agent_kw``: scheduler names,
+    subnet) running every pod's program as the runner says; both cleaned up afterwards."""
+    holder: dict = {}
+    with running_agent(stack.kubeconfig, {"": lambda launch: holder["r"].program(launch)}, namespaces=set(),
+                       backoff=(1.0, 10.0), **agent_kw) as agent:
+        runner = holder["r"] = FrameworkRunner(stack, agent, pythons)
+        try:
+            yield runner
+        finally:
+            shutil.rmtree(runner.markers, ignore_errors=True)
+
+
+def run_cases(runner: FrameworkRunner, cases: list, parallel: int) -> dict:
+    """case id -> the runner's outcome of each case, ``parallel`` at a time, started in the order given."""
+    with ThreadPoolExecutor(parallel) as pool:
+        return {case.id: o for case, o in zip(cases, pool.map(runner.run_case, cases))}
+
+
+def check_ran_alike(o: FwOutcome) -> None:
+    """Every pod of both worlds ran the program (its first run printed at least one verdict), and the worlds
+    differ only where the report says they do."""
+    for side, what in ((o.v1, "v1"), (o.js, "JobSet")):
+        assert len(side.verdicts) == side.pods and all(side.verdicts.values()), (
+            f"{what}: not every pod printed a verdict: {side.verdicts}")
+    lines = [f"{what}: v1 {a!r}\n   JobSet {b!r}" for what, a, b, why in o.unexplained]
+    assert not lines, "differences the report does not name:\n" + "\n".join(lines)
+
+
+def check_jobset_pods_ok(o: FwOutcome) -> None:
+    bad = {k: [x for x in v if not x.get("ok")] for k, v in o.js.verdicts.items()}
+    assert not any(bad.values()), f"JobSet pods failed: {bad}"

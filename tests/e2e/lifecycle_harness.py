@@ -56,6 +56,13 @@ def v1job(kind: str, name: str, replicas: dict, run_policy: dict | None = None, 
     return {"apiVersion": "kubeflow.org/v1", "kind": kind, "metadata": {"name": name}, "spec": spec}
 
 
+def lead_and_workers(kind: str, name: str, workers: int = 1, policy: str = "OnFailure", *, lead: str = "Master",
+                     lead_policy: str = "OnFailure", run_policy: dict | None = None) -> dict:
+    """A v1 job of one ``lead`` (Master, Chief) under ``lead_policy`` and ``workers`` Workers under ``policy``."""
+    return v1job(kind, name, {lead: replica(kind, 1, lead_policy), "Worker": replica(kind, workers, policy)},
+                 run_policy=run_policy)
+
+
 def fixture_job(path: str) -> dict:
     """A golden fixture's v1 job (the fixture pins the report text this scenario holds to reality)."""
     return yaml.safe_load((FIXTURES / path / "input.yaml").read_text())
@@ -143,6 +150,15 @@ class Side:
             time.sleep(0.25)
         self.note(f"timed out waiting for: {what}")
         return None
+
+    def wait_started(self, n: int, role: str = "worker"):
+        """Until ``n`` pods (indexes) of ``role`` have started."""
+        return self.wait_for(lambda: len({x.index for x in self.starts(role)}) == n, f"{n} {role} pods started")
+
+    def wait_exited(self, index: int, role: str = "worker"):
+        """Until pod ``index`` of ``role`` has Succeeded, or the job is no longer active."""
+        return self.wait_for(lambda: self.status() != "active" or any(p[1] == index and p[3] == "Succeeded" for p in self.pods(role)),
+                             f"{role} {index} exited")
 
     def open_gate(self, name: str) -> None:
         self.note(f"gate {name} opened")

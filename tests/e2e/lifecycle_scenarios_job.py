@@ -8,8 +8,8 @@ import time
 
 from kf2jobset.options import ConvertOptions
 
-from .lifecycle_harness import (EVENT_TIMEOUT, SETTLE, Scenario, Side, fixture_job, replica, role_starts, run_forever,
-                                start_order, v1job)
+from .lifecycle_harness import (EVENT_TIMEOUT, SETTLE, Scenario, Side, fixture_job, lead_and_workers, replica,
+                                role_starts, run_forever, start_order, v1job)
 
 
 # -- TFJob enableDynamicWorker: a failed worker is ignored
@@ -96,9 +96,7 @@ def _obs_backoff(s: Side) -> dict:
 
 BACKOFF = Scenario(
     "pytorch-backofflimit-summed",
-    v1job("PyTorchJob", "pt-backoff", {"Master": replica("PyTorchJob", 1, "OnFailure"),
-                                       "Worker": replica("PyTorchJob", 2, "OnFailure")},
-          run_policy={"backoffLimit": 2}),
+    lead_and_workers("PyTorchJob", "pt-backoff", 2, run_policy={"backoffLimit": 2}),
     ("backoffLimit:worker",), _obs_backoff, _backoff_program,
     {"backoffLimit:worker": "Failed after each of 2 workers restarted once (backoffLimit 2)"},
     why="§1.6 step 4(b): the sum of restartCount over running pods reaching backoffLimit fails the job",
@@ -121,9 +119,7 @@ def _obs_backoff_exitcode(s: Side) -> dict:
 
 BACKOFF_EXITCODE = Scenario(
     "pytorch-backofflimit-exitcode-137",
-    v1job("PyTorchJob", "pt-backoff-ec", {"Master": replica("PyTorchJob", 1, "OnFailure"),
-                                          "Worker": replica("PyTorchJob", 1, "ExitCode")},
-          run_policy={"backoffLimit": 1}),
+    lead_and_workers("PyTorchJob", "pt-backoff-ec", policy="ExitCode", run_policy={"backoffLimit": 1}),
     ("backoffLimit:worker",), _obs_backoff_exitcode, _always_137,
     {"backoffLimit:worker": "active while the worker keeps exiting 137 (backoffLimit 1), its pod re-created each time"},
     why="§1.6 step 4: re-created pods start at restartCount 0, so ExitCode retries are not bounded by backoffLimit >= 1",
@@ -220,9 +216,7 @@ def _obs_suspend(s: Side) -> dict:
 
 SUSPEND = Scenario(
     "pytorch-suspend-resume",
-    v1job("PyTorchJob", "pt-suspend", {"Master": replica("PyTorchJob", 1, "OnFailure"),
-                                       "Worker": replica("PyTorchJob", 1, "OnFailure")},
-          run_policy={"suspend": True}),
+    lead_and_workers("PyTorchJob", "pt-suspend", run_policy={"suspend": True}),
     ("suspend",), _obs_suspend, run_forever,
     {"suspend": "0 pods while suspended; 2 running after resume; every pod deleted when suspended again"},
     why="§1.6 step 3: a suspended job has no pods (suspending deletes them); resuming creates them",
@@ -260,9 +254,7 @@ def _obs_ttl(s: Side) -> dict:
 
 TTL = Scenario(
     "pytorch-ttl",
-    v1job("PyTorchJob", "pt-ttl", {"Master": replica("PyTorchJob", 1, "OnFailure"),
-                                   "Worker": replica("PyTorchJob", 1, "OnFailure")},
-          run_policy={"ttlSecondsAfterFinished": TTL_S}),
+    lead_and_workers("PyTorchJob", "pt-ttl", run_policy={"ttlSecondsAfterFinished": TTL_S}),
     ("ttl",), _obs_ttl, _master_exits,
     {"ttl": f"Succeeded; the job's deletion started about ttl ({TTL_S} s) after it finished; then the job and all of "
             "its pods gone"},
@@ -283,9 +275,7 @@ def _obs_clean(s: Side) -> dict:
 def _clean_scenario(policy: str, expect: str) -> Scenario:
     return Scenario(
         f"pytorch-cleanpodpolicy-{policy.lower()}",
-        v1job("PyTorchJob", f"pt-clean-{policy.lower()}", {"Master": replica("PyTorchJob", 1, "OnFailure"),
-                                                          "Worker": replica("PyTorchJob", 2, "OnFailure")},
-              run_policy={"cleanPodPolicy": policy}),
+        lead_and_workers("PyTorchJob", f"pt-clean-{policy.lower()}", 2, run_policy={"cleanPodPolicy": policy}),
         ("cleanPodPolicy",), _obs_clean, _master_exits,
         {"cleanPodPolicy": expect},
         why=f"§1.6 step 2: cleanPodPolicy {policy} once the job has finished",

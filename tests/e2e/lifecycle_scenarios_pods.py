@@ -12,7 +12,8 @@ import time
 
 from kf2jobset.options import ConvertOptions
 
-from .lifecycle_harness import EVENT_TIMEOUT, SETTLE, Scenario, Side, fixture_job, replica, role_starts, start_order, v1job
+from .lifecycle_harness import (EVENT_TIMEOUT, SETTLE, Scenario, Side, fixture_job, lead_and_workers, replica, role_starts,
+                                start_order, v1job)
 
 
 # -- who decides success; cleanPodPolicy None; PyTorch start order
@@ -26,10 +27,10 @@ def _pt_master_program(role, index, attempt):
 
 
 def _obs_pt_master(s: Side) -> dict:
-    s.wait_for(lambda: len({x.index for x in s.starts("worker")}) == 2, "both workers started")
+    s.wait_started(2)
     out = {"start:worker": start_order(s, "worker", "master", MASTER_READY_AFTER)}
     s.open_gate("finish")
-    s.wait_for(lambda: s.status() != "active" or any(p[3] == "Succeeded" for p in s.pods("master")), "the master exited")
+    s.wait_exited(0, "master")
     st, t = s.wait_done(SETTLE)
     workers = s.pod_states("worker")
     s.note(f"{st} at {t:.1f}s; workers then: {workers}")
@@ -56,7 +57,7 @@ PT_MASTER = Scenario(
 def _obs_xgb_master(s: Side) -> dict:
     s.wait_for(lambda: {x.role for x in s.starts()} >= {"master", "worker"}, "every replica type started")
     s.open_gate("finish")
-    s.wait_for(lambda: s.status() != "active" or any(p[3] == "Succeeded" for p in s.pods("master")), "the master exited")
+    s.wait_exited(0, "master")
     st, t = s.wait_done(SETTLE)
     out = {"success": f"{st} when the master exits 0 (the workers never exit)"}
     time.sleep(SETTLE / 2)
@@ -66,8 +67,7 @@ def _obs_xgb_master(s: Side) -> dict:
 
 PADDLE_MASTER = Scenario(
     "paddle-master-decides",
-    v1job("PaddleJob", "pd-master", {"Master": replica("PaddleJob", 1, "OnFailure"),
-                                     "Worker": replica("PaddleJob", 2, "OnFailure")}),
+    lead_and_workers("PaddleJob", "pd-master", 2),
     ("success", "cleanPodPolicy"), _obs_xgb_master, _pt_master_program,
     {"success": "Succeeded when the master exits 0 (the workers never exit)",
      "cleanPodPolicy": "after the job: worker 2 unfinished"},
@@ -76,8 +76,7 @@ PADDLE_MASTER = Scenario(
 
 XGB_MASTER = Scenario(
     "xgboost-master-decides",
-    v1job("XGBoostJob", "xgb-master", {"Master": replica("XGBoostJob", 1, "OnFailure"),
-                                       "Worker": replica("XGBoostJob", 2, "OnFailure")}),
+    lead_and_workers("XGBoostJob", "xgb-master", 2),
     ("success", "cleanPodPolicy"), _obs_xgb_master, _pt_master_program,
     {"success": "Succeeded when the master exits 0 (the workers never exit)",
      "cleanPodPolicy": "after the job: worker 2 unfinished"},
@@ -117,10 +116,9 @@ def _tf_worker0_program(role, index, attempt):
 
 
 def _obs_tf_worker0(s: Side) -> dict:
-    s.wait_for(lambda: len({x.index for x in s.starts("worker")}) == 2, "both workers started")
+    s.wait_started(2)
     s.open_gate("finish")
-    s.wait_for(lambda: any(p[1] == 0 and p[3] == "Succeeded" for p in s.pods("worker")) or s.status() != "active",
-               "worker 0 exited")
+    s.wait_exited(0)
     st, t = s.wait_done(SETTLE)
     s.note(f"{st} at {t:.1f}s")
     return {"success": f"{st} after worker 0 exits 0 while worker 1 runs" if st != "active"
@@ -171,10 +169,9 @@ def _elastic_program(role, index, attempt):
 
 
 def _obs_elastic(s: Side) -> dict:
-    s.wait_for(lambda: len({x.index for x in s.starts("worker")}) == 3, "every worker started")
+    s.wait_started(3)
     s.open_gate("finish")
-    s.wait_for(lambda: any(p[1] == 1 and p[3] == "Succeeded" for p in s.pods("worker")) or s.status() != "active",
-               "worker 1 exited")
+    s.wait_exited(1)
     st, t = s.wait_done(SETTLE)
     return {"success": f"{st} after worker 1 exits 0" if st != "active" else "still running after worker 1 exits 0"}
 
@@ -196,10 +193,9 @@ def _all_workers_program(role, index, attempt):
 
 
 def _obs_all_workers(s: Side) -> dict:
-    s.wait_for(lambda: len({x.index for x in s.starts("worker")}) == 2, "both workers started")
+    s.wait_started(2)
     s.open_gate("first")
-    s.wait_for(lambda: any(p[1] == 0 and p[3] == "Succeeded" for p in s.pods("worker")) or s.status() != "active",
-               "worker 0 exited")
+    s.wait_exited(0)
     first, _ = s.wait_done(SETTLE / 2)
     s.open_gate("second")
     st, t = s.wait_done(EVENT_TIMEOUT)
@@ -251,8 +247,7 @@ def _obs_never(s: Side) -> dict:
 
 NEVER = Scenario(
     "pytorch-never-worker-fails",
-    v1job("PyTorchJob", "pt-never", {"Master": replica("PyTorchJob", 1, "Never"),
-                                     "Worker": replica("PyTorchJob", 1, "Never")}),
+    lead_and_workers("PyTorchJob", "pt-never", policy="Never", lead_policy="Never"),
     ("failure:worker", "cleanPodPolicy"), _obs_never, _never_program,
     {"failure:worker": "Failed; 1 worker start(s) in 1 pod(s)", "cleanPodPolicy": "after the job: master 1 unfinished"},
     why="§3.6: a failed pod under Never fails the job; cleanPodPolicy None keeps the master running",
@@ -263,8 +258,7 @@ NEVER = Scenario(
 
 NEVER_XGB = Scenario(
     "xgboost-never-worker-fails",
-    v1job("XGBoostJob", "xgb-never", {"Master": replica("XGBoostJob", 1, "Never"),
-                                      "Worker": replica("XGBoostJob", 1, "Never")}),
+    lead_and_workers("XGBoostJob", "xgb-never", policy="Never", lead_policy="Never"),
     ("failure:worker", "cleanPodPolicy"), _obs_never, _never_program,
     {"failure:worker": "Failed; 1 worker start(s) in 1 pod(s)", "cleanPodPolicy": "after the job: master 1 unfinished"},
     why="§4.4: any Failed pod fails an XGBoostJob",
@@ -285,8 +279,7 @@ def _obs_onfailure(s: Side) -> dict:
 
 ONFAILURE = Scenario(
     "pytorch-onfailure-restart",
-    v1job("PyTorchJob", "pt-onfail", {"Master": replica("PyTorchJob", 1, "OnFailure"),
-                                      "Worker": replica("PyTorchJob", 1, "OnFailure")}),
+    lead_and_workers("PyTorchJob", "pt-onfail"),
     ("restartPolicy:worker",), _obs_onfailure, _onfailure_program,
     {"restartPolicy:worker": "active; 2 worker start(s) in 1 pod(s)"},
     why="§1.6: under OnFailure the kubelet restarts the container; the pod never fails, no backoffLimit set",
@@ -294,8 +287,7 @@ ONFAILURE = Scenario(
 
 ONFAILURE_XGB = Scenario(
     "xgboost-onfailure-restart",
-    v1job("XGBoostJob", "xgb-onfail", {"Master": replica("XGBoostJob", 1, "OnFailure"),
-                                       "Worker": replica("XGBoostJob", 1, "OnFailure")}),
+    lead_and_workers("XGBoostJob", "xgb-onfail"),
     ("restartPolicy:worker",), _obs_onfailure, _onfailure_program,
     {"restartPolicy:worker": "active; 2 worker start(s) in 1 pod(s)"},
     why="§1.6: an exit under OnFailure is an in-place restart; the pod stays Running, so XGBoost's rule never fires",
@@ -318,8 +310,7 @@ def _obs_exitcode(s: Side) -> dict:
 
 EXITCODE = Scenario(
     "pytorch-exitcode-137-then-1",
-    v1job("PyTorchJob", "pt-exitcode", {"Master": replica("PyTorchJob", 1, "OnFailure"),
-                                        "Worker": replica("PyTorchJob", 1, "ExitCode")}),
+    lead_and_workers("PyTorchJob", "pt-exitcode", policy="ExitCode"),
     ("failure:worker",), _obs_exitcode, _exitcode_program,
     {"failure:worker": "Failed; 2 worker start(s) in 2 pod(s)"},
     why="§1.6: ExitCode: 137 (retryable) re-creates the pod, exit 1 (permanent) fails the job",
@@ -327,8 +318,7 @@ EXITCODE = Scenario(
 
 EXITCODE_TF = Scenario(
     "tfjob-exitcode-137-then-1",
-    v1job("TFJob", "tf-exitcode", {"Chief": replica("TFJob", 1, "OnFailure"),
-                                   "Worker": replica("TFJob", 1, "ExitCode")}),
+    lead_and_workers("TFJob", "tf-exitcode", policy="ExitCode", lead="Chief"),
     ("failure:worker",), _obs_exitcode, _exitcode_program,
     {"failure:worker": "Failed; 2 worker start(s) in 2 pod(s)"},
     why="§1.6/§2.5: ExitCode: 137 re-creates the pod (Restarting), exit 1 fails the job",
@@ -337,8 +327,7 @@ EXITCODE_TF = Scenario(
 
 EXITCODE_XGB = Scenario(
     "xgboost-exitcode-137-then-1",
-    v1job("XGBoostJob", "xgb-exitcode", {"Master": replica("XGBoostJob", 1, "OnFailure"),
-                                         "Worker": replica("XGBoostJob", 1, "ExitCode")}),
+    lead_and_workers("XGBoostJob", "xgb-exitcode", policy="ExitCode"),
     ("failure:worker",), _obs_exitcode, _exitcode_program,
     {"failure:worker": "Failed; 2 worker start(s) in 2 pod(s)"},
     why="§4.4 + §1.6: an ExitCode type is Restarting on 137 (pod re-created), exit 1 is permanent",

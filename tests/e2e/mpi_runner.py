@@ -17,12 +17,13 @@ from pathlib import Path
 
 from kf2jobset.frameworks.mpi import DISCOVER_FILE, HOSTFILE_INIT
 
+from ..podnet import ssh_config, sshd_config
 from .nodeagent import NodeAgent
 from .nodeagent_objects import TERMINAL, is_ready
 from .differential_cases import Case, JS, KF
 from .differential_runner import Runner, create_priority_classes, create_stand_ins, pod_templates, referenced_objects
 from .mpi_runs import (CASE_TIMEOUT, DELIVERY_IMAGES, DISCOVER, MPICH40, MPIOutcome, NAMED, NotRunnable, OMPI41, OMPI5,
-                       PROGRAMS, RunResult, SSHD, SSHD_CONFIG, SSH_CONFIG, SYSTEM_PYTHON, WorldResult, RANK_LINE, RUN_BLOCK, np_of,
+                       PROGRAMS, RunResult, SSHD, SYSTEM_PYTHON, WorldResult, RANK_LINE, RUN_BLOCK, np_of,
                        check_discovery, check_in_place, check_run, command_hostfile, configmap_file, discovered,
                        expected_hosts, launcher_script, placement, resized_jobset, role_of, runs_for, split_command,
                        user_hostfile, with_replicas)
@@ -177,8 +178,8 @@ class MPIRunner:
         sshd, ssh = self.files / f"sshd_config{tag}", self.files / f"ssh_config{tag}"
         with self.convert_lock:
             if not sshd.exists():
-                sshd.write_text(SSHD_CONFIG.format(hostkey=self.files / "hostkey") + f"AuthorizedKeysFile {where}/authorized_keys\n")
-                ssh.write_text(SSH_CONFIG + f"    IdentityFile {where}/id_rsa\n")
+                sshd.write_text(sshd_config(self.files / "hostkey", where))
+                ssh.write_text(ssh_config(where))
         return sshd, ssh
 
     def program(self, launch) -> list[str] | None:

@@ -47,26 +47,6 @@ RANK_LINE = re.compile(r"KF2RANK rank=(\d+) size=(\S+) host=(\S+)")
 RUN_BLOCK = re.compile(r"^KF2RUN begin (.+?)\n(.*?)^KF2RUN end \1 rc=(\d+) s=(\d+)$", re.S | re.M)
 
 
-SSHD_CONFIG = """\
-Port 22
-ListenAddress 0.0.0.0
-HostKey {hostkey}
-PermitRootLogin prohibit-password
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-PidFile none
-PrintMotd no
-"""
-SSH_CONFIG = """\
-Host *
-    StrictHostKeyChecking no
-    UserKnownHostsFile /dev/null
-    LogLevel ERROR
-    BatchMode yes
-"""
 
 
 class NotRunnable(Exception):

@@ -97,11 +97,13 @@ import ctypes
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..podnet import HarnessError, delete_netns, make_switch, netns_available
@@ -112,7 +114,7 @@ from .nodeagent_objects import TERMINAL, now_iso, pod_key
 from .nodeagent_pod import PodWorker
 from .nodeagent_watch import Informer
 
-__all__ = ["NodeAgent", "Launch", "OWN_COMMAND", "container_env", "dns_records", "netns_available"]
+__all__ = ["NodeAgent", "Launch", "OWN_COMMAND", "container_env", "dns_records", "netns_available", "running_agent"]
 
 CLONE_NEWNET = 0x40000000
 
@@ -512,3 +514,16 @@ class NodeAgent:
             return ""
         p = Path(found[-1].log)
         return p.read_text(errors="replace") if p.exists() else ""
+
+
+@contextmanager
+def running_agent(kubeconfig: str, programs: dict[str, Program] | None = None, **kw):
+    """A started :class:`NodeAgent` (``kw`` as its constructor takes them); stopped, and its work directory
+    removed, afterwards."""
+    agent = NodeAgent(kubeconfig, programs, **kw)
+    agent.start()
+    try:
+        yield agent
+    finally:
+        agent.stop()
+        shutil.rmtree(agent.workdir, ignore_errors=True)

@@ -71,7 +71,7 @@ from pathlib import Path
 
 import yaml
 
-from ..apiserver_harness import PREEXEC, LiveAPIServer, free_ports, stop, tail, wait_http
+from ..apiserver_harness import LiveAPIServer, free_ports, spawn, stop, tail, wait_http
 from .stack_binaries import COMPONENTS, locate_binaries, module_dir
 from .stack_objects import (TRAINER_GROUP, TRAINER_VERSION, VOLCANO_PODGROUP_CRD, expect_denied, expect_denied_cluster,
                             expect_mutated, expect_webhook_called, jobset_webhook_configs, operator_webhook_configs,
@@ -202,7 +202,9 @@ class GroundTruthStack:
             crds.append(module_dir(SCHEDULER_PLUGINS_MODULE) / SCHEDULER_PLUGINS_PODGROUP_CRD)
         crds.append(jobset_mod / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml")
         self.apiserver.install_crds(crds)
-        lap(f"CRDs ({'none' if admission else 'MPIJob v2beta1' if mpi else 'MXJob' if mx else '3 Trainer + PodGroup' if trainer else '6 kubeflow.org'} + JobSet)")
+        kinds = ('none' if admission else 'MPIJob v2beta1' if mpi else 'MXJob' if mx else '3 Trainer + PodGroup' if trainer
+                 else '6 kubeflow.org')
+        lap(f"CRDs ({kinds} + JobSet)")
 
         op_dir = None if mpi or admission else self._webhook_cert_dir("trainer" if trainer else "training-operator", certs)
         js_dir = self._webhook_cert_dir("jobset-controller", certs)
@@ -258,16 +260,7 @@ class GroundTruthStack:
     def _spawn(self, name: str, cmd: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
         log = self.workdir / f"{name}.log"
         self.logs[name] = log
-        with open(log, "ab") as fh:
-            proc = subprocess.Popen(
-                cmd,
-                stdin=subprocess.DEVNULL,
-                stdout=fh,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=PREEXEC,
-                env=dict(os.environ, KUBECONFIG=self.kubeconfig, **(env or {})),
-            )
+        proc = spawn(cmd, log, env=dict(os.environ, KUBECONFIG=self.kubeconfig, **(env or {})))
         self.procs[name] = proc
         return proc
 

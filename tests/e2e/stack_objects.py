@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from .. import upstream
+from ..apiserver_harness import served_crd
 from ..tool_errors import ToolUnavailable
 
 
@@ -241,22 +242,4 @@ def expect_mutated(custom) -> tuple[bool, str]:
     return pod_spec.get("restartPolicy") == "OnFailure", json.dumps(pod_spec)
 
 
-VOLCANO_PODGROUP_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "podgroups.scheduling.volcano.sh"},
-    "spec": {
-        "group": "scheduling.volcano.sh",
-        "names": {"kind": "PodGroup", "listKind": "PodGroupList", "plural": "podgroups", "singular": "podgroup"},
-        "scope": "Namespaced",
-        "versions": [
-            {
-                "name": "v1beta1",
-                "served": True,
-                "storage": True,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
-                "subresources": {"status": {}},
-            }
-        ],
-    },
-}
+VOLCANO_PODGROUP_CRD = served_crd("scheduling.volcano.sh", "PodGroup", "podgroups", "v1beta1")

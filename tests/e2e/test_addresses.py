@@ -23,7 +23,6 @@ Run alone: ``KF2JOBSET_E2E=1 python -m pytest tests/e2e/test_addresses.py`` (roo
 from __future__ import annotations
 
 import copy
-import shutil
 import sys
 import time
 import uuid
@@ -33,7 +32,7 @@ import yaml
 
 from kf2jobset.options import ConvertOptions
 
-from .nodeagent import NodeAgent
+from .nodeagent import running_agent
 from .nodeagent_launch import OWN_COMMAND
 
 TIMEOUT = 120.0
@@ -102,13 +101,8 @@ def _program(launch):
 
 @pytest.fixture(scope="module")
 def agent(stack, netns_ok):
-    a = NodeAgent(stack.kubeconfig, {"": _program}, namespaces=set(), backoff=(0.5, 5.0), subnet="10.249")
-    a.start()
-    try:
+    with running_agent(stack.kubeconfig, {"": _program}, namespaces=set(), backoff=(0.5, 5.0), subnet="10.249") as a:
         yield a
-    finally:
-        a.stop()
-        shutil.rmtree(a.workdir, ignore_errors=True)
 
 
 def _namespace(core, agent, tag: str) -> str:

@@ -67,7 +67,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -79,8 +78,8 @@ from .. import upstream
 from ..conftest import FIXTURES
 from .differential_cases import (KF, corpus_cases, fixture_cases, flavour_of, refusal_cases, resized_cases,
                                  trainjob_cases)
-from .differential_runner import PARALLEL, V1_STUCK, LazyStackRunner, Runner, stand_in_programs
-from .nodeagent import NodeAgent
+from .differential_runner import PARALLEL, V1_STUCK, LazyStackRunner, Runner, check_rejection_said, stand_in_programs
+from .nodeagent import running_agent
 from .stack import MXJOB_FLAVOUR
 
 # the cases (tests/e2e/differential_cases.py), narrowed by the ONLY knob
@@ -98,14 +97,11 @@ def runner(stack, netns_ok):
     # the other stacks, started by the first case of their flavour
     others = {"mpi-operator": LazyStackRunner("mpi-operator", subnet="10.247"),
               MXJOB_FLAVOUR: LazyStackRunner(MXJOB_FLAVOUR, subnet="10.248", listen_on_probes=False)}
-    agent = NodeAgent(stack.kubeconfig, stand_in_programs(), namespaces=set(), scheduler_names=("default-scheduler", "volcano", "yunikorn"),
-                      backoff=(0.5, 5.0))
-    agent.start()
     try:
-        yield Runner(stack, agent, others=others)
+        with running_agent(stack.kubeconfig, stand_in_programs(), namespaces=set(),
+                           scheduler_names=("default-scheduler", "volcano", "yunikorn"), backoff=(0.5, 5.0)) as agent:
+            yield Runner(stack, agent, others=others)
     finally:
-        agent.stop()
-        shutil.rmtree(agent.workdir, ignore_errors=True)
         for other in others.values():
             other.close()
 
@@ -192,13 +188,7 @@ def test_every_real_difference_is_named_by_the_report(outcomes, case_id):
             f"the v1 operator could not create a Service ({o.detail}) but kf2jobset does not say so")
         return
     if o.status == "rejected":
-        # such a job never ran: kf2jobset must say so, by refusing it as inherited or converting it with JS080
-        if o.kf2jobset_refused:
-            assert "inherited" in o.conv_message, (
-                f"the v1 webhook rejects this job ({o.detail}); kf2jobset refuses it without saying v1 did: {o.conv_message}")
-            return
-        assert "JS080" in o.conv_message, (
-            f"the v1 webhook rejects this job ({o.detail}) but kf2jobset converts it without saying so")
+        check_rejection_said(o, "v1")
         return
     assert o.status != "refused", f"kf2jobset refused it ({o.conv_message}); so did v1: {o.detail}"
     lines = [f"{d.aspect} {d.subject} {d.change} at {d.where}: {d.operator!r} -> {d.jobset!r}" for d in o.unexplained]

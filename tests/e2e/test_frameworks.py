@@ -50,10 +50,8 @@ import dataclasses
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -64,10 +62,11 @@ import yaml
 
 from .. import upstream
 from .differential_cases import Case, corpus_cases, fixture_cases, resized
-from .frameworks_harness import (KINDS, MUTATION_TIMEOUT, PARALLEL, REPO, FrameworkRunner, Side, cpu_seconds,
+from .differential_runner import check_rejection_said
+from .frameworks_harness import (KINDS, MUTATION_TIMEOUT, PARALLEL, REPO, Side, check_jobset_pods_ok,
+                                 check_ran_alike, cpu_seconds, framework_runner, run_cases,
                                  framework_pythons, logical, own_cpu_seconds, result_table, summary, torch_mode,
                                  venv_cache_root)
-from .nodeagent import NodeAgent
 
 
 BASE = [c for c in fixture_cases() + corpus_cases() if c.job.get("kind") in KINDS]
@@ -99,37 +98,18 @@ def pythons() -> dict:
 
 @pytest.fixture(scope="module")
 def fw_runner(stack, netns_ok, pythons):
-    holder: dict = {}
-    agent = NodeAgent(stack.kubeconfig, {"": lambda launch: holder["r"].program(launch)}, namespaces=set(),
-                      scheduler_names=("default-scheduler", "volcano", "yunikorn"), backoff=(1.0, 10.0))
-    runner = holder["r"] = FrameworkRunner(stack, agent, pythons)
-    agent.start()
-    try:
+    with framework_runner(stack, pythons, scheduler_names=("default-scheduler", "volcano", "yunikorn")) as runner:
         yield runner
-    finally:
-        agent.stop()
-        shutil.rmtree(agent.workdir, ignore_errors=True)
-        shutil.rmtree(runner.markers, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
 def fw_outcomes(fw_runner) -> dict:
     t0 = time.monotonic()
     cpu0, own0 = cpu_seconds(), own_cpu_seconds()
-    lock = threading.Lock()
-    results: dict = {}
-
-    def one(case):
-        o = fw_runner.run_case(case)
-        with lock:
-            results[case.id] = o
-        return o
-
     # the biggest jobs first, so the tail is short
     order = sorted(ALL, key=lambda c: -sum((r or {}).get("replicas", 1) or 1 for k, rs in (c.job.get("spec") or {}).items()
                                            if k.endswith("ReplicaSpecs") for r in (rs or {}).values()))
-    with ThreadPoolExecutor(PARALLEL) as pool:
-        list(pool.map(one, order))
+    results = run_cases(fw_runner, order, PARALLEL)
     wall = time.monotonic() - t0
     print(f"\n[frameworks] {len(ALL)} jobs in {wall:.1f} s (parallel {PARALLEL}; CPU used by this test's processes "
           f"(the stack, the agent, the programs) {own_cpu_seconds() - own0:.0f} s, by the whole machine {cpu_seconds() - cpu0:.0f} s; "
@@ -169,28 +149,16 @@ def test_real_frameworks_behave_alike(fw_outcomes, case_id):
     if o.status == "stuck":
         assert len(o.js.verdicts) == o.js.pods and all(o.js.verdicts.values()), (
             f"JobSet: not every pod printed a verdict: {o.js.verdicts}")
-        bad = {k: [x for x in v if not x.get("ok")] for k, v in o.js.verdicts.items()}
-        assert not any(bad.values()), f"JobSet pods failed: {bad}"
+        check_jobset_pods_ok(o)
         return
     if o.status == "rejected":
-        if o.kf2jobset_refused:  # refused by both worlds: kf2jobset must say v1 did
-            assert "inherited" in o.conv_message, (
-                f"the v1.9.4 webhook rejects this job ({o.detail}); kf2jobset refuses it without saying v1 did: {o.conv_message}")
-            return
-        assert "JS080" in o.conv_message, (
-            f"the v1.9.4 webhook rejects this job ({o.detail}) but kf2jobset converts it without saying so")
+        check_rejection_said(o, "v1.9.4")
         return
-    # every pod of both worlds ran the program (its first run printed at least one verdict)
-    for side, what in ((o.v1, "v1"), (o.js, "JobSet")):
-        assert len(side.verdicts) == side.pods and all(side.verdicts.values()), (
-            f"{what}: not every pod printed a verdict: {side.verdicts}")
-    lines = [f"{what}: v1 {a!r}\n   JobSet {b!r}" for what, a, b, why in o.unexplained]
-    assert not lines, "differences the report does not name:\n" + "\n".join(lines)
+    check_ran_alike(o)
     # what the programs proved in the v1 world is what the job is for: it must have succeeded there
     # unless the job cannot work in v1 either (then both worlds must agree, checked above)
     if o.v1.result == "Succeeded":
-        bad = {k: [x for x in v if not x.get("ok")] for k, v in o.js.verdicts.items()}
-        assert not any(bad.values()), f"JobSet pods failed: {bad}"
+        check_jobset_pods_ok(o)
 
 
 # ---- mutations: a wrong address or a wrong rank must make the programs fail
@@ -415,7 +383,8 @@ def size_outcomes(fw_runner) -> dict:
         s = SIZED_BY_ID[cid]
         for side, what in ((o.v1, "v1"), (o.js, "JobSet")):
             if side.namespace:
-                print(f"{cid} {what}: {side.result}; {'; '.join(size_problems(side, s.edited['kind'], wanted(s.edited))) or 'at the new size'}")
+                problems = '; '.join(size_problems(side, s.edited['kind'], wanted(s.edited)))
+                print(f"{cid} {what}: {side.result}; {problems or 'at the new size'}")
     return results
 
 

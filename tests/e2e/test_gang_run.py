@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ..apiserver_harness import PREEXEC, free_ports, stop
+from ..apiserver_harness import free_ports, spawn, stop
 from .gang_harness import PG, convert_for_gang
 from .stack import start_stack, wait_for
 from .stack_binaries import INSTALL_SCRIPT
@@ -63,11 +63,8 @@ def _scheduler_config(workdir: Path, kubeconfig: str) -> Path:
 
 def _start_scheduler(binary: str, workdir: Path, kubeconfig: str) -> subprocess.Popen:
     (port,) = free_ports(1)
-    with open(workdir / "coscheduling-scheduler.log", "ab") as log:
-        return subprocess.Popen(
-            [binary, f"--config={_scheduler_config(workdir, kubeconfig)}", "--bind-address=127.0.0.1",
-             f"--secure-port={port}", f"--cert-dir={workdir / 'sched-certs'}"],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=PREEXEC)
+    return spawn([binary, f"--config={_scheduler_config(workdir, kubeconfig)}", "--bind-address=127.0.0.1",
+                  f"--secure-port={port}", f"--cert-dir={workdir / 'sched-certs'}"], workdir / "coscheduling-scheduler.log")
 
 
 def _scheduler_binary() -> str:
@@ -193,7 +190,8 @@ def test_trainjob_gang_starts_all_or_nothing() -> None:
 
     job = _job("tjgang")
     job["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = 1
-    result = convert_text(yaml.safe_dump(job), "job.yaml", ConvertOptions(target="trainjob", scheduler="scheduler-plugins", trainer_runtime="per-job"))
+    options = ConvertOptions(target="trainjob", scheduler="scheduler-plugins", trainer_runtime="per-job")
+    result = convert_text(yaml.safe_dump(job), "job.yaml", options)
     (conv,) = [c for r in result.results for c in r.conversions]
     objects = {o["kind"]: o for o in conv.objects}
     assert "PodGroup" not in objects and "podGroupPolicy" in objects["TrainingRuntime"]["spec"]

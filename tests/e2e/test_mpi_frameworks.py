@@ -59,8 +59,8 @@ rank r on the pod the operator's hostfile gives slot r (GPU launcher first, ``sl
 the command's own hostfile, in both worlds; Open MPI 5 ignores the v1 operator's ``OMPI_MCA_orte_*`` (kubeflow/trainer#4028), so
 the v1 world runs every rank on the launcher (or fails for slots; with the command's own hostfile it
 fails, as it ignores the operator's ``kubexec.sh`` too and ssh-es to the v1 pod names), while the
-converted world follows the hostfile (``PRTE_MCA_prte_default_hostfile``, or the command's); MPICH 4.0 reads none of either world's variables
-and runs every rank on the launcher in both. Then the worlds are compared pod by pod (ranks per
+converted world follows the hostfile (``PRTE_MCA_prte_default_hostfile``, or the command's); MPICH 4.0 reads none of either world's
+variables and runs every rank on the launcher in both. Then the worlds are compared pod by pod (ranks per
 logical pod): every difference must be one the kf2jobset report for that job names (MPI009 for Open
 MPI 5), and every other run must be identical. The v1 world must really have gone through kubexec.sh
 (the broker saw an exec into each worker) and the converted one through sshd. Mutated conversions (a
@@ -105,11 +105,12 @@ from pathlib import Path
 
 import pytest
 
+from ..podnet import ssh_config, sshd_config
 from .nodeagent import NodeAgent
 from .differential_cases import Case, corpus_cases, fixture_cases
 from .differential_runner import Runner, pod_templates
-from .mpi_runs import (DISCOVER, MPICH40, OMPI41, OMPI5, ONLY, PARALLEL, RunResult, SSHD_CONFIG, SSH_CONFIG,
-                       SYSTEM_PYTHON, fill, placement)
+from .mpi_runs import (DISCOVER, MPICH40, OMPI41, OMPI5, ONLY, PARALLEL, RunResult, SYSTEM_PYTHON, fill,
+                       placement)
 from .mpi_runner import DNS_PROBE, ExecBroker, MPIRunner, ssh_keys
 
 # ---------------------------------------------------------------------------------------------
@@ -207,8 +208,8 @@ def mpi(stack, netns_ok):
     os.chmod(files, 0o755)
     (files / "openmpi5").symlink_to(o5)
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(files / "hostkey")], check=True)
-    (files / "sshd_config").write_text(SSHD_CONFIG.format(hostkey=files / "hostkey"))
-    (files / "ssh_config").write_text(SSH_CONFIG)
+    (files / "sshd_config").write_text(sshd_config(files / "hostkey"))
+    (files / "ssh_config").write_text(ssh_config())
     keys = ssh_keys(files)
     kept = keep_mount_points()
     agent = NodeAgent(stack.kubeconfig, {}, namespaces=set(), backoff=(0.5, 5.0))

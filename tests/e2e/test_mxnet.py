@@ -32,9 +32,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -44,8 +42,8 @@ import pytest
 from ..conftest import FIXTURES
 from .conftest import running_stack
 from .differential_cases import Case, corpus_cases, fixture_cases
-from .frameworks_harness import MUTATION_TIMEOUT, FrameworkRunner, logical, result_table, summary, venv_cache_root
-from .nodeagent import NodeAgent
+from .frameworks_harness import (MUTATION_TIMEOUT, check_jobset_pods_ok, check_ran_alike, framework_runner, logical, result_table,
+                                 run_cases, summary, venv_cache_root)
 from .stack import MXJOB_FLAVOUR
 
 PARALLEL = int(os.environ.get("KF2JOBSET_MX_PARALLEL", "2"))
@@ -90,33 +88,14 @@ def mx_python() -> Path:
 @pytest.fixture(scope="module")
 def mx_runner(netns_ok, mx_python):
     with running_stack(MXJOB_FLAVOUR) as stack:  # its own etcd + API server; stopped and removed after
-        holder: dict = {}
-        agent = NodeAgent(stack.kubeconfig, {"": lambda launch: holder["r"].program(launch)}, namespaces=set(),
-                          scheduler_names=("default-scheduler",), backoff=(1.0, 10.0), subnet="10.249")
-        runner = holder["r"] = FrameworkRunner(stack, agent, {"mxnet": mx_python})
-        try:
-            agent.start()
+        with framework_runner(stack, {"mxnet": mx_python}, subnet="10.249") as runner:
             yield runner
-        finally:
-            agent.stop()
-            shutil.rmtree(agent.workdir, ignore_errors=True)
-            shutil.rmtree(runner.markers, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
 def mx_outcomes(mx_runner) -> dict:
     t0 = time.monotonic()
-    lock = threading.Lock()
-    results: dict = {}
-
-    def one(case):
-        o = mx_runner.run_case(case)
-        with lock:
-            results[case.id] = o
-        return o
-
-    with ThreadPoolExecutor(PARALLEL) as pool:
-        list(pool.map(one, ALL))
+    results = run_cases(mx_runner, ALL, PARALLEL)
     print(f"\n[mxnet] {len(ALL)} MXJobs in {time.monotonic() - t0:.1f} s (parallel {PARALLEL}; load {os.getloadavg()[0]:.1f})")
     print(result_table(results.values()))
     path = os.environ.get("KF2JOBSET_MX_SUMMARY")
@@ -146,16 +125,11 @@ def test_mxnet_kvstore_runs_alike(mx_outcomes, case_id):
         assert "JS080" in o.conv_message, (
             f"the v1.8.1 webhook rejects this job ({o.detail}) but kf2jobset converts it without saying so")
         return
-    for side, what in ((o.v1, "v1"), (o.js, "JobSet")):
-        assert len(side.verdicts) == side.pods and all(side.verdicts.values()), (
-            f"{what}: not every pod printed a verdict: {side.verdicts}")
-    lines = [f"{what}: v1 {a!r}\n   JobSet {b!r}" for what, a, b, why in o.unexplained]
-    assert not lines, "differences the report does not name:\n" + "\n".join(lines)
+    check_ran_alike(o)
     if all(v.get("ok") for vs in o.v1.verdicts.values() for v in vs):
         # every program worked in the v1 pods (kvstore, or the MXTune rendezvous): so in the JobSet pods,
         # with the sums every worker pulled
-        bad = {k: [x for x in v if not x.get("ok")] for k, v in o.js.verdicts.items()}
-        assert not any(bad.values()), f"JobSet pods failed: {bad}"
+        check_jobset_pods_ok(o)
         workers = _workers(o.js)
         assert workers or any(v.get("dmlc_role") == "tuner" for vs in o.js.verdicts.values() for v in vs), (
             f"no worker ran a kvstore: {o.js.verdicts}")

@@ -36,8 +36,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import tempfile
 import threading
 import time
 import uuid
@@ -52,6 +50,7 @@ from click.testing import CliRunner
 from kf2jobset.cli import main
 
 from ..conftest import FIXTURES
+from .lazy_stack import LazyStack
 
 PARALLEL = int(os.environ.get("KF2JOBSET_REFUSALS_PARALLEL", "8"))
 POD_WAIT = 45.0  # seconds for the operator's pods to appear (they appear within a few seconds when they can)
@@ -69,6 +68,8 @@ def world(job: dict) -> str:
     if job.get("apiVersion") == V2BETA1:
         return "mpi-operator"
     return "training-operator-v1.8.1" if job.get("kind") == "MXJob" else "training-operator"
+
+
 INHERITED = "inherited"
 _NS = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _RULE = re.compile(r" \[([A-Za-z][\w-]*)\](?= \(hint: |$)", re.M)
@@ -312,53 +313,6 @@ def _operator(stack) -> str:
     return stack.flavour if stack.flavour in ("mpi-operator", "training-operator-v1.8.1") else "training-operator"
 
 
-class LazyStack:
-    """A stack of another flavour, started by the first case that needs it, in a thread that lives until
-    :meth:`close` (the components die with the thread that forked them: PR_SET_PDEATHSIG)."""
-
-    def __init__(self, flavour: str) -> None:
-        self.flavour = flavour
-        self._lock = threading.Lock()
-        self._ready = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._stack = None
-        self._error: BaseException | None = None
-
-    def result(self):
-        with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._live, name=f"refusals-{self.flavour}", daemon=True)
-                self._thread.start()
-        self._ready.wait()
-        if self._error is not None:
-            raise RuntimeError(f"the {self.flavour} stack did not start: {self._error}") from self._error
-        return self._stack
-
-    def _live(self) -> None:
-        from .stack import start_stack
-
-        workdir = Path(tempfile.mkdtemp(prefix=f"kf2jobset-e2e-refusals-{self.flavour}-"))
-        try:
-            self._stack = start_stack(workdir, flavour=self.flavour)
-        except BaseException as e:  # noqa: BLE001 - every case of this flavour fails with it
-            self._error = e
-        finally:
-            self._ready.set()
-        try:
-            self._stop.wait()
-        finally:
-            if self._stack is not None:
-                self._stack.stop()
-            if os.environ.get("KF2JOBSET_KEEP_E2E_DIR"):
-                print(f"\nkept {self.flavour} e2e directory: {workdir}")
-            else:
-                shutil.rmtree(workdir, ignore_errors=True)
-
-    def close(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=120)
 
 
 @pytest.fixture(scope="module")
@@ -395,7 +349,8 @@ def outcomes(stack) -> dict[str, Outcome]:
         for lazy in others.values():
             lazy.close()
     wall = time.monotonic() - t0
-    print(f"\n[refusals] {len(runnable)} fixtures (refusing, and converting with pruned nulls) sent to the v1 world in {wall:.1f} s (parallel {PARALLEL}); "
+    print(f"\n[refusals] {len(runnable)} fixtures (refusing, and converting with pruned nulls) sent to the v1 world in {wall:.1f} s "
+          f"(parallel {PARALLEL}); "
           f"{len(CASES) - len(runnable)} skipped")
     print(summary_table(results))
     path = os.environ.get("KF2JOBSET_REFUSALS_SUMMARY")

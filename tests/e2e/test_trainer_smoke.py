@@ -380,8 +380,9 @@ def test_patches_for_unknown_jobs_or_containers_are_admitted_and_add_them(custom
 def test_suspend_resume_and_what_an_update_may_change(custom, tns):
     from kubernetes.client.rest import ApiException
 
-    custom.create_namespaced_custom_object(*TJ[:2], tns, TJ[2], {**trainjob("sus", trainer={"numNodes": 1}),
-                                                                  "spec": {**trainjob("sus", trainer={"numNodes": 1})["spec"], "suspend": True}})
+    suspended = trainjob("sus", trainer={"numNodes": 1})
+    suspended["spec"] = {**suspended["spec"], "suspend": True}
+    custom.create_namespaced_custom_object(*TJ[:2], tns, TJ[2], suspended)
     assert jobset_of(custom, tns, "sus")["spec"]["suspend"] is True  # spec.suspend is copied to the JobSet
 
     def cond(status):

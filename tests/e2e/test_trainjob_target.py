@@ -28,7 +28,7 @@ from click.testing import CliRunner
 from kf2jobset.cli import main
 from kf2jobset.staleness import SIZE_LITERALS_ANNOTATION
 
-from .ddp_probe import DDP_PROBE, check_ddp
+from .ddp_probe import DDP_PROBE, RANK_PROBE, check_ddp
 from .trainer_harness import PY, jobset_of, wait_complete
 from .trainer_harness import agent_for, core, custom, tapi, tns, trainer_stack  # noqa: F401 (the fixtures)
 from .trainjob_harness import (DMLC_ORDER, LAGGED, REFUSED_BY_DEFAULT, REPO_FIXTURES, convert_case, create_object,
@@ -36,7 +36,8 @@ from .trainjob_harness import (DMLC_ORDER, LAGGED, REFUSED_BY_DEFAULT, REPO_FIXT
                                v1_jax_or_xgboost_job, v1_pytorchjob, v1_tfjob)
 from .trainjob_harness import MPI_PROBE, bundle  # noqa: F401 (the fixture)
 
-CASES = sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml")) + sorted(p.parent for p in (REPO_FIXTURES / "targets").glob("*/*/input.yaml"))
+CASES = (sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml"))
+         + sorted(p.parent for p in (REPO_FIXTURES / "targets").glob("*/*/input.yaml")))
 ONLY = os.environ.get("KF2JOBSET_TJ_ONLY")
 if ONLY:  # a regex over fixture paths, for local runs
     CASES = [c for c in CASES if re.search(ONLY, str(c.relative_to(REPO_FIXTURES)))]
@@ -148,51 +149,6 @@ def test_a_converted_pytorchjob_runs_to_complete_as_a_trainjob(custom, core, tns
 # ---------------------------------------------------------------------------------------------
 # the built-in torch-distributed path
 
-RANK_PROBE = r"""
-import json, os, socket, sys, time
-rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
-deadline = time.time() + 90
-while True:
-    try:
-        master_ip = socket.gethostbyname(addr)
-        break
-    except socket.gaierror:
-        if time.time() > deadline:
-            raise
-        time.sleep(0.2)
-pet = {k: v for k, v in os.environ.items() if k.startswith("PET_")}
-me = {"rank": rank, "world": world, "hostname": socket.gethostname(), "master_ip": master_ip, "pet": pet}
-if rank == 0:
-    srv = socket.socket()
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("0.0.0.0", port))
-    srv.listen(16)
-    srv.settimeout(120)
-    peers, conns = {}, []
-    while len(peers) < world - 1:
-        conn, (peer_ip, _) = srv.accept()
-        info = json.loads(conn.recv(4096).decode())
-        peers[info["rank"]] = peer_ip
-        conns.append(conn)
-    me["peers"] = peers
-    for conn in conns:
-        conn.sendall(b"ok")
-        conn.close()
-else:
-    while True:
-        try:
-            s = socket.create_connection((addr, port), timeout=2)
-            break
-        except OSError:
-            if time.time() > deadline:
-                raise
-            time.sleep(0.3)
-    s.sendall(json.dumps({"rank": rank}).encode())
-    assert s.recv(2) == b"ok"
-print(json.dumps(me), flush=True)
-"""
-
 
 def test_a_pytorchjob_on_torch_distributed_keeps_its_ranks_and_runs_to_complete(custom, core, tns, agent_for):
     """The built-in path's v1 contract on the real Trainer: completion index i is v1's rank i, RANK and
@@ -222,7 +178,7 @@ def test_a_pytorchjob_on_torch_distributed_keeps_its_ranks_and_runs_to_complete(
         assert me["pet"]["PET_NODE_RANK"] == str(rank) and me["pet"]["PET_NNODES"] == "4"
         assert me["pet"]["PET_MASTER_PORT"] == "29500"
         assert me["pet"]["PET_MASTER_ADDR"] == f"{name}-node-0-0.{name}"
-    assert {int(r): peer for r, peer in seen[0][2]["peers"].items()} == {r: seen[r][1] for r in (1, 2, 3)}
+    assert {int(r): peer["peer_ip"] for r, peer in seen[0][2]["peers"].items()} == {r: seen[r][1] for r in (1, 2, 3)}
 
 
 def test_a_katib_trial_as_a_trainjob_builds_the_planned_jobset_and_its_primary_pod_is_rank_0(custom, core, tns, agent_for):

@@ -57,7 +57,6 @@ def test_operator_volcano_pods_and_podgroup_match_kf2jobset(volcano_stack: Groun
     templates = {
         rj["name"]: rj["template"]["spec"]["template"] for rj in conv.jobset["spec"]["replicatedJobs"]
     }
-    name = job["metadata"]["name"]
 
     with volcano_stack.api_client() as api:
         core = client.CoreV1Api(api)

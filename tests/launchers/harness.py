@@ -39,33 +39,14 @@ from ..podnet import (  # noqa: F401 - HarnessError, run, netns_available are us
     netns_available,
     project,
     run,
+    ssh_config,
+    sshd_config,
     write_netns_etc,
 )
 
 SUBNET = "10.244.0"
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-SSHD_CONFIG = """\
-Port 22
-ListenAddress 0.0.0.0
-HostKey {hostkey}
-PermitRootLogin prohibit-password
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-PidFile none
-PrintMotd no
-AcceptEnv *
-"""
-SSH_CONFIG = """\
-Host *
-    StrictHostKeyChecking no
-    UserKnownHostsFile /dev/null
-    LogLevel ERROR
-    BatchMode yes
-"""
 
 
 @dataclass
@@ -194,8 +175,8 @@ class Cluster:
         sshd = self.tmp / f"sshd_config-{abs(hash(d))}"
         ssh = self.tmp / f"ssh_config-{abs(hash(d))}"
         # An image whose user's home holds the Secret's mount (mpi-operator's mpiuser images do this).
-        sshd.write_text(SSHD_CONFIG.format(hostkey=self.tmp / "ssh_host_ed25519_key") + f"AuthorizedKeysFile {d}/authorized_keys\n")
-        ssh.write_text(SSH_CONFIG + f"    IdentityFile {d}/id_rsa\n")
+        sshd.write_text(sshd_config(self.tmp / "ssh_host_ed25519_key", d, accept_env=True))
+        ssh.write_text(ssh_config(d))
         return sshd, ssh
 
     def _mkdirs(self, target: str) -> None:

@@ -47,7 +47,7 @@ from pathlib import Path
 
 import pytest
 
-from ..apiserver_harness import LiveAPIServer, cached_binary_path, find_etcd
+from ..apiserver_harness import LiveAPIServer, cached_binary_path, find_etcd, served_crd
 from ..tool_errors import ToolUnavailable
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -160,22 +160,8 @@ def mxjob_crd(directory: Path) -> Path:
     import yaml
 
     keep = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "mxjobs.kubeflow.org"},
-        "spec": {
-            "group": "kubeflow.org",
-            "names": {"kind": "MXJob", "listKind": "MXJobList", "plural": "mxjobs", "singular": "mxjob"},
-            "scope": "Namespaced",
-            "versions": [{
-                "name": "v1", "served": True, "storage": True, "subresources": {"status": {}},
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"},
-                    "spec": keep, "status": keep}}},
-            }],
-        },
-    }
+    crd = served_crd("kubeflow.org", "MXJob", "mxjobs", schema={"type": "object", "properties": {
+        "apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"}, "spec": keep, "status": keep}})
     path = Path(directory) / "kubeflow.org_mxjobs.yaml"
     path.write_text(yaml.safe_dump(crd, sort_keys=False))
     return path

@@ -68,6 +68,17 @@ def _api_error(excinfo) -> tuple[int, str]:
         return e.status, body
 
 
+def _refused_under_strict(custom, namespace: str, body: dict) -> tuple[int, str]:
+    """(HTTP status, message) of the API server refusing a dry-run create of ``body`` under Strict field validation."""
+    from kubernetes.client.rest import ApiException
+
+    with pytest.raises(ApiException) as ei:
+        custom.create_namespaced_custom_object(
+            JS_GROUP, JS_VERSION, namespace, JS_PLURAL, body, dry_run="All", field_validation="Strict"
+        )
+    return _api_error(ei)
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -122,15 +133,9 @@ def test_jobset_example_accepted_dry_run_strict(crds, custom, namespace):
 
 
 def test_unknown_field_rejected_under_strict(crds, custom, namespace):
-    from kubernetes.client.rest import ApiException
-
     body = _jobset("bogus")
     body["spec"]["bogusField"] = True
-    with pytest.raises(ApiException) as ei:
-        custom.create_namespaced_custom_object(
-            JS_GROUP, JS_VERSION, namespace, JS_PLURAL, body, dry_run="All", field_validation="Strict"
-        )
-    status, text = _api_error(ei)
+    status, text = _refused_under_strict(custom, namespace, body)
     assert status == 400, text
     assert 'unknown field "spec.bogusField"' in text
     # the same object is accepted (field pruned) when not Strict
@@ -141,16 +146,10 @@ def test_unknown_field_rejected_under_strict(crds, custom, namespace):
 
 
 def test_cel_rule_startup_policy_vs_depends_on_rejected(crds, custom, namespace):
-    from kubernetes.client.rest import ApiException
-
     body = _jobset("cel")
     body["spec"]["startupPolicy"] = {"startupPolicyOrder": "InOrder"}
     body["spec"]["replicatedJobs"][0]["dependsOn"] = [{"name": "driver", "status": "Ready"}]
-    with pytest.raises(ApiException) as ei:
-        custom.create_namespaced_custom_object(
-            JS_GROUP, JS_VERSION, namespace, JS_PLURAL, body, dry_run="All", field_validation="Strict"
-        )
-    status, text = _api_error(ei)
+    status, text = _refused_under_strict(custom, namespace, body)
     assert status == 422, text
     assert "StartupPolicy and DependsOn APIs are mutually exclusive" in text
 

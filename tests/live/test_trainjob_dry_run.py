@@ -16,7 +16,8 @@ from .. import upstream
 pytestmark = pytest.mark.apiserver
 
 REPO_FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[2] / "fixtures"
-CASES = sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml")) + sorted(p.parent for p in (REPO_FIXTURES / "targets").glob("*/*/input.yaml"))
+CASES = (sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml"))
+         + sorted(p.parent for p in (REPO_FIXTURES / "targets").glob("*/*/input.yaml")))
 PLURAL = {"TrainJob": "trainjobs", "TrainingRuntime": "trainingruntimes"}
 
 
