@@ -80,6 +80,9 @@ class KindMapping:
     operator_volumes: dict = field(default_factory=dict)
     # older apiVersions read as this mapping's job (kf2jobset/upgrade.py), e.g. TFJob kubeflow.org/v1beta2
     upgrade_from: tuple[str, ...] = ()
+    upgrades: tuple[UpgradeSource, ...] = ()  # how each of them is read, in upgrade_from's order
+    # what the old operators' pods got that v1's did not (note UP002), where a version says nothing else
+    upgrade_contract: str | None = None
     # How a pod was reached in the v1 world (POD_ADDRESSES): addresses, Services and the DNS comparison
     # follow it.
     pod_addresses: str = "service"
@@ -106,10 +109,51 @@ class KindMapping:
     def default_restart(self, rtype: str) -> str:
         return self.restart_policy_by_type.get(rtype, self.default_restart_policy)
 
+    def upgrade_source(self, api_version: str) -> UpgradeSource | None:
+        return next((u for u in self.upgrades if u.api_version == api_version), None)
+
     def pod_name(self, job: str, rtype: str, index: int) -> str:
         """The v1 pod's name: <job>-<type>-<index>, or the name the operator gave a type's one pod."""
         named = self.named_pods.get(rtype)
         return named.format(job=job) if named else f"{job}-{rtype.lower()}-{index}"
+
+
+@dataclass(frozen=True)
+class UpgradeSource:
+    """One older apiVersion of the kind (mapping `upgradeFrom`) and what its operator did, for upgrade.py."""
+    api_version: str
+    reader: str  # the reader of its shape: upgrade.READERS
+    operator: str  # the operator release(s) that served it, e.g. "tf-operator v0.3.0"
+    summary: str  # what the jump to v1 changes (note UP001)
+    contract: str | None = None  # what its pods got that v1's did not (UP002); None: the mapping's upgradeContract
+    # an unset cleanPodPolicy meant this under that operator (made explicit in runPolicy): (value, why)
+    clean_pod_policy_default: tuple[str, str] | None = None
+    replica_list: dict = field(default_factory=dict)  # the replica list form's field names (reader replicaList)
+    old_default_container: str | None = None  # the old operator's default container name, renamed to v1's
+
+    @property
+    def version(self) -> str:
+        return self.api_version.split("/", 1)[1]
+
+
+UPGRADE_KEYS = ("apiVersion", "reader", "operator", "summary", "contract", "cleanPodPolicyDefault", "replicaList",
+                "oldDefaultContainer")
+REPLICA_LIST_KEYS = ("typeField", "portField", "imageField", "indexField", "termination", "types", "known")
+
+
+def _upgrades(data: dict, file: str) -> tuple[UpgradeSource, ...]:
+    out = []
+    for u in data.get("upgradeFrom") or ():
+        unknown = sorted(set(u) - set(UPGRADE_KEYS))
+        missing = [k for k in REPLICA_LIST_KEYS if k not in (u.get("replicaList") or {})] if u.get("reader") == "replicaList" else []
+        if unknown or missing:  # a misspelt key would otherwise be a fact silently lost
+            raise ValueError(f"{file}: upgradeFrom {u.get('apiVersion')}: " + (f"unknown keys {', '.join(unknown)}" if unknown
+                             else f"replicaList needs {', '.join(missing)}"))
+        clean = u.get("cleanPodPolicyDefault")
+        out.append(UpgradeSource(u["apiVersion"], u["reader"], u["operator"], u["summary"], u.get("contract"),
+                                 (clean["value"], clean["why"]) if clean else None, dict(u.get("replicaList") or {}),
+                                 u.get("oldDefaultContainer")))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -221,7 +265,9 @@ def _from_data(data: dict, file: str) -> KindMapping:
             data.get("allowedRestartPolicies") or ("Always", "OnFailure", "Never", "ExitCode")
         ),
         operator_volumes={k: tuple(v) for k, v in (data.get("operatorVolumes") or {}).items()},
-        upgrade_from=tuple(data.get("upgradeFrom") or ()),
+        upgrade_from=tuple(u.api_version for u in _upgrades(data, file)),
+        upgrades=_upgrades(data, file),
+        upgrade_contract=data.get("upgradeContract"),
         pod_addresses=data.get("podAddresses", POD_ADDRESSES[0]),
         named_pods=dict(data.get("namedPods") or {}),
         top_level_clean_pod_policy=bool(data.get("topLevelCleanPodPolicy", False)),

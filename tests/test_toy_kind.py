@@ -161,3 +161,22 @@ def test_a_kind_whose_profile_is_missing_is_an_error_not_a_default(tmp_path):
     assert converted.returncode == 4, converted.stderr
     assert "no framework profile 'toy'" in converted.stderr
     assert "Traceback" not in converted.stderr
+
+
+def test_a_misspelt_mapping_key_of_the_new_entries_is_an_error_not_a_lost_fact():
+    import pytest
+
+    from kf2jobset.mappings import _from_data
+
+    base = yaml.safe_load(TOY_MAPPING)
+    toy = _from_data({**base, **yaml.safe_load(TOY_OWN_RULES)}, "toyjob.yaml")
+    assert (toy.pod_name("j", "Coordinator", 0), toy.pod_name("j", "Trainer", 2)) == ("j-coordinator", "j-trainer-2")
+    assert toy.webhook.set_to_one == ("Coordinator",) and toy.pod_addresses == "service"
+    for bad, says in (({"podAddresses": "dns"}, "podAddresses 'dns' is not one of"),
+                      ({"validatingWebhook": {"setToOn": ["Coordinator"]}}, "validatingWebhook has unknown keys setToOn"),
+                      ({"upgradeFrom": [{"apiVersion": "kubeflow.org/v1alpha1", "reader": "replicaList", "operator": "x",
+                                         "summary": "x", "replicaList": {"typeField": "t"}}]}, "replicaList needs portField"),
+                      ({"upgradeFrom": [{"apiVersion": "kubeflow.org/v1alpha1", "reader": "runFieldsOnTop", "operator": "x",
+                                         "summary": "x", "contrat": "x"}]}, "unknown keys contrat")):
+        with pytest.raises(ValueError, match=says):
+            _from_data({**base, **bad}, "toyjob.yaml")
