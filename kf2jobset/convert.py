@@ -12,6 +12,7 @@ from typing import Any
 
 from .emit import Conversion, emit
 from .errors import InvalidJobError, Kf2JobSetError, Location, Problem, UnsupportedError, format_path
+from .frameworks import profile as get_profile
 from .mappings import convertible_mapping, kubeflow_job_kind, readable_versions
 from . import bookkeeping
 from . import claims as claim
@@ -416,6 +417,10 @@ def _convert_katib(doc: dict, options: ConvertOptions) -> DocumentResult:
         return DocumentResult(errors=[InvalidJobError(problems)])
     exp_name = (meta or {}).get("name")
     assumed = len(exp_name) + KATIB_TRIAL_SUFFIX if exp_name else None
+    named = _trial_stand_in(trial, exp_name, options)
+    if named:  # converted under a stand-in of the trial's name, put back by katib_files
+        trial = copy_tree(trial)
+        trial.setdefault("metadata", {})["name"] = named
     try:
         conv = convert_job(trial, options, assumed_name_length=assumed)
     except Kf2JobSetError as err:
@@ -423,15 +428,12 @@ def _convert_katib(doc: dict, options: ConvertOptions) -> DocumentResult:
     except RecursionError:
         return DocumentResult(errors=[InvalidJobError(Problem("the trial is nested too deeply to convert", Location(path=path),
                                                               rule="nesting"))])
-    if conv.companions:
-        return DocumentResult(errors=[UnsupportedError(Problem(
-            "a Katib trialSpec holds one object, but this conversion needs companions "
-            f"({', '.join(c['kind'] for c in conv.companions)}); use --mpi-hostfile generated / --scheduler kueue",
-            Location(path=path), rule="katib-companions"))])
     out = copy_tree(doc)
     new_template = out["spec"]["trialTemplate"]
     if target_of(options).kind_written == "TrainJob":
-        return _katib_trainjob(out, conv, path, meta)
+        return _katib_trainjob(out, conv, path, meta, named)
+    if conv.companions:
+        return _companions_refused(conv, path)
     jobset = conv.jobset
     jobset["metadata"].pop("name", None)  # Katib names each trial
     new_template["trialSpec"] = jobset
@@ -442,12 +444,41 @@ def _convert_katib(doc: dict, options: ConvertOptions) -> DocumentResult:
 TRIAL_PARAMETER = "${trialParameters."
 
 
-def _katib_trainjob(out: dict, conv: Conversion, path: tuple, meta) -> DocumentResult:
+def _trial_stand_in(trial: dict, exp_name: str | None, options: ConvertOptions) -> str | None:
+    """An MPIJob trial on a shared runtime: its hostfile names the trial's pods, so it is converted under a
+    stand-in name (its SSH Secret is the one --ssh-secret names, shared by every trial)."""
+    from .katib_files import stand_in
+
+    unnamed = not (trial.get("metadata") or {}).get("name") and not (trial.get("metadata") or {}).get("generateName")
+    shared = target_of(options).kind_written == "TrainJob" and options.trainer_runtime not in ("per-job", "generated")
+    mapping = convertible_mapping(trial.get("apiVersion"), trial.get("kind"))
+    names_pods = mapping is not None and get_profile(mapping.profile).pod_names_in_files
+    if unnamed and shared and names_pods and options.ssh_secret and options.mpi_hostfile != "generated":
+        return stand_in(exp_name)
+    return None
+
+
+def _companions_refused(conv: Conversion, path: tuple) -> DocumentResult:
+    return DocumentResult(errors=[UnsupportedError(Problem(
+        "a Katib trialSpec holds one object, but this conversion needs companions "
+        f"({', '.join(c['kind'] for c in conv.companions)}); use --mpi-hostfile generated / --scheduler kueue",
+        Location(path=path), rule="katib-companions"))])
+
+
+def _katib_trainjob(out: dict, conv: Conversion, path: tuple, meta, named: str | None) -> DocumentResult:
     """Katib v0.19+ runs TrainJob trials (TrainJob is in its default trialResources): the trial is the
     TrainJob; a generated TrainingRuntime, shared by every trial, is written beside the Experiment."""
     runtimes = [o for o in conv.output if o.get("kind") == "TrainingRuntime"]
     (trainjob,) = [o for o in conv.output if o.get("kind") == "TrainJob"]
     import json
+
+    if conv.companions:  # an MPI hostfile: carried in the TrainJob, the trial's name filled in by Katib
+        from .katib_files import carry_into_trial
+
+        note = carry_into_trial(out["spec"]["trialTemplate"], conv, trainjob, named)
+        if note is None:
+            return _companions_refused(conv, path)
+        conv.notes.append(note)
 
     if runtimes and TRIAL_PARAMETER in json.dumps(runtimes[0]):
         return DocumentResult(errors=[UnsupportedError(Problem(

@@ -117,7 +117,7 @@ LAYERS = {
              "kf2jobset.frameworks",
              "kf2jobset.validate", "kf2jobset.podrules", "kf2jobset.objectrules", "kf2jobset.upgrade",
              "kf2jobset.upgrade_moves", "kf2jobset.upgrade_mpi", "kf2jobset.upgrade_mxnet", "kf2jobset.envsubst", "kf2jobset.bookkeeping",
-             "kf2jobset.runtime", "kf2jobset.targets", "kf2jobset.convert", "kf2jobset.appwrapper",
+             "kf2jobset.runtime", "kf2jobset.targets", "kf2jobset.convert", "kf2jobset.katib_files", "kf2jobset.appwrapper",
              "kf2jobset.sizes", "kf2jobset.staleness", "kf2jobset.scheduling", "kf2jobset.gang",
              "kf2jobset.yunikorn", "kf2jobset.progtemplate", "kf2jobset.images", "kf2jobset.selectorfix"),
     # the file forms, text in and text out on the core: a file's documents spliced (pipeline), job text

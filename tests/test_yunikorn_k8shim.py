@@ -1,16 +1,14 @@
 """The YuniKorn fields kf2jobset writes and reads, held against what the real k8shim parses from a pod: its
 constants (pkg/common/constants), the TaskGroup struct and GetTaskGroupsFromAnnotation (pkg/cache), the
 order of GetApplicationIDFromPod and GetSchedulingPolicyParam. No k8shim release builds here (the module proxy
-refuses them: tools/README-ground-truth.md, "YuniKorn"), so the Go source is read, not run: from the Go module
-cache when a k8shim module is there, else from a clone named by KF2JOBSET_YUNIKORN_K8SHIM
-(`GIT_DIR[@TAG]`, default tag v1.9.0). Without either the tests skip and say so."""
+refuses them: tools/README-ground-truth.md, "YuniKorn"), so the Go source was read, not run: the facts were
+recorded from k8shim v1.9.0 into tests/facts/yunikorn-k8shim.json (tests/yunikorn_facts.py,
+tools/record_yunikorn_facts.py); where k8shim's source is at hand (Go module cache, KF2JOBSET_YUNIKORN_K8SHIM)
+it is read again and must say the same."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-from pathlib import Path
 
 import pytest
 import yaml
@@ -20,92 +18,29 @@ from kf2jobset.options import ConvertOptions
 from kf2jobset.pipeline import convert_text
 from kf2jobset.quantity import parse_quantity
 
+from . import yunikorn_facts
 from .conftest import FIXTURES
 
-SOURCES = {"constants": "pkg/common/constants/constants.go", "amprotocol": "pkg/cache/amprotocol.go",
-           "parser": "pkg/cache/utils.go", "utils": "pkg/common/utils/utils.go", "gang": "pkg/cache/gang_utils.go"}
 INT32_MAX = 2**31 - 1
 
 
-def _module_roots() -> list[Path]:
-    roots = [os.environ.get("GOMODCACHE"), str(Path(os.environ.get("GOPATH") or Path.home() / "go") / "pkg" / "mod")]
-    try:
-        roots.insert(0, subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True, timeout=30).stdout.strip())
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return [Path(r) for r in dict.fromkeys(filter(None, roots))]
-
-
-def _newest(paths: list[Path]) -> Path | None:
-    def key(p: Path):
-        return tuple(int(x) for x in re.findall(r"\d+", p.name.split("@v", 1)[1])[:3])
-    return max(paths, key=key, default=None)
-
-
-def _k8shim_sources() -> tuple[str, dict[str, str]]:
-    for root in _module_roots():
-        module = _newest([p for p in (root / "github.com" / "apache").glob("yunikorn-k8shim@v*")
-                          if (p / SOURCES["parser"]).is_file()])
-        if module:
-            return module.name, {k: (module / v).read_text() for k, v in SOURCES.items()}
-    clone = os.environ.get("KF2JOBSET_YUNIKORN_K8SHIM")
-    if not clone:
-        pytest.skip("no yunikorn-k8shim module in the Go module cache (the proxy refuses every release tried, "
-                    "tools/README-ground-truth.md) and KF2JOBSET_YUNIKORN_K8SHIM names no clone (GIT_DIR[@TAG])")
-    git_dir, _, tag = clone.partition("@")
-    tag = tag or "v1.9.0"
-    texts = {k: subprocess.run(["git", "--git-dir", git_dir, "show", f"{tag}:{v}"], capture_output=True, text=True,
-                               check=True, timeout=60).stdout for k, v in SOURCES.items()}
-    return f"yunikorn-k8shim@{tag} ({git_dir})", texts
-
-
-def _si_constants() -> dict[str, str]:
-    """yunikorn-scheduler-interface's string constants (k8shim's DomainYuniKorn is siCommon.DomainYuniKorn)."""
-    for root in _module_roots():
-        module = _newest([p for p in (root / "github.com" / "apache").glob("yunikorn-scheduler-interface@v*")
-                          if (p / "lib/go/common/constants.go").is_file()])
-        if module:
-            return dict(re.findall(r'^\s*(\w+)\s*=\s*"([^"]*)"', (module / "lib/go/common/constants.go").read_text(), re.M))
-    return {}
+@pytest.fixture(scope="module")
+def k8shim() -> dict:
+    return yunikorn_facts.facts()
 
 
 @pytest.fixture(scope="module")
-def k8shim():
-    name, texts = _k8shim_sources()
-    return name, texts
+def consts(k8shim) -> dict:
+    return k8shim["constants"]
 
 
-@pytest.fixture(scope="module")
-def consts(k8shim):
-    """k8shim's string constants, with `A + "b"` and siCommon.X resolved."""
-    si = _si_constants()
-    raw = dict(re.findall(r'^\s*(?:const\s+)?(\w+)\s*=\s*([^\n]+)$', k8shim[1]["constants"], re.M))
-    out: dict[str, str] = {}
-
-    def value(expr: str) -> str | None:
-        parts = [p.strip() for p in expr.split("//")[0].split("+")]
-        text = ""
-        for p in parts:
-            if re.fullmatch(r'"[^"]*"', p):
-                text += p[1:-1]
-            elif p.startswith("siCommon.") and p[9:] in si:
-                text += si[p[9:]]
-            elif p in raw and p != expr:
-                v = value(raw[p])
-                if v is None:
-                    return None
-                text += v
-            else:
-                return None
-        return text
-
-    for k, expr in raw.items():
-        v = value(expr)
-        if v is not None:
-            out[k] = v
-    if "DomainYuniKorn" not in out:
-        pytest.skip("k8shim's DomainYuniKorn comes from yunikorn-scheduler-interface, which is not in the Go module cache")
-    return out
+def test_the_recorded_facts_name_their_source(k8shim):
+    source = k8shim["source"]
+    assert source["module"] == "github.com/apache/yunikorn-k8shim" and re.fullmatch(r"v\d+\.\d+\.\d+", source["tag"])
+    assert re.fullmatch(r"[0-9a-f]{40}", source["commit"])
+    assert set(source["files"]) == set(yunikorn_facts.SOURCES)
+    # DomainYuniKorn comes from scheduler-interface: the constants built on it were resolved with it
+    assert k8shim["constants"]["AnnotationTaskGroups"].startswith(k8shim["scheduler_interface_constants"]["DomainYuniKorn"])
 
 
 def test_the_keys_kf2jobset_writes_are_k8shims(consts):
@@ -119,10 +54,8 @@ def test_the_keys_kf2jobset_writes_are_k8shims(consts):
                                          consts["SparkLabelAppID"]}
 
 
-def test_the_application_id_is_looked_up_in_k8shims_order(k8shim, consts):
-    body = k8shim[1]["utils"].split("func GetApplicationIDFromPod", 1)[1].split("\nfunc ", 1)[0]
-    order = [(m[0], consts[m[1]]) for m in re.findall(r"GetPod(Label|Annotation)Value\(pod, constants\.(\w+)\)", body)]
-    order += [("Label", consts[k]) for k in re.findall(r"^\s*constants\.(\w+),$", body, re.M)]
+def test_the_application_id_is_looked_up_in_k8shims_order(k8shim):
+    order = [tuple(x) for x in k8shim["application_id_order"]]
     assert order[0][0] == "Label" and order[1][0] == "Annotation", order
     # kf2jobset's app_id tries each place alone: a template with only that key gives that key's value
     for kind, key in order:
@@ -134,16 +67,6 @@ def test_the_application_id_is_looked_up_in_k8shims_order(k8shim, consts):
     assert yunikorn.app_id({"metadata": both}) == f"{order[0][0]}:{order[0][1]}"
     both["labels"].pop(order[0][1])
     assert yunikorn.app_id({"metadata": both}) == f"{order[1][0]}:{order[1][1]}"
-
-
-def _task_group_fields(k8shim) -> dict[str, str]:
-    body = re.search(r"type TaskGroup struct \{(.*?)\n\}", k8shim[1]["amprotocol"], re.S).group(1)
-    return dict(re.findall(r"^\s*(\w+)\s+(\S+)", body, re.M))
-
-
-def _checks(k8shim) -> set[tuple[str, str, str]]:
-    body = k8shim[1]["parser"].split("func GetTaskGroupsFromAnnotation", 1)[1].split("\nfunc ", 1)[0]
-    return set(re.findall(r"if taskGroup\.(\w+) (==|<|>|<=|>=|!=) ([^{]+?) \{", body))
 
 
 def _k8shim_parse(text: str, fields: dict[str, str]) -> list[dict]:
@@ -170,11 +93,12 @@ def _k8shim_parse(text: str, fields: dict[str, str]) -> list[dict]:
 
 
 def test_the_parser_checks_are_the_ones_modelled_here(k8shim):
-    fields = _task_group_fields(k8shim)
+    fields = k8shim["task_group_fields"]
     assert {"Name", "MinMember", "MinResource", "NodeSelector", "Tolerations", "Affinity"} <= set(fields), fields
     assert fields["MinMember"] == "int32"
-    assert _checks(k8shim) == {("Name", "==", '""'), ("MinResource", "==", "nil"), ("MinMember", "==", "int32(0)"),
-                               ("MinMember", "<", "int32(0)")}, "k8shim's checks changed: update _k8shim_parse"
+    assert {tuple(c) for c in k8shim["task_group_checks"]} == {
+        ("Name", "==", '""'), ("MinResource", "==", "nil"), ("MinMember", "==", "int32(0)"), ("MinMember", "<", "int32(0)")
+    }, "k8shim's checks changed: update _k8shim_parse"
 
 
 def _yunikorn_conversions():
@@ -198,11 +122,10 @@ def _pods(manifests) -> list[tuple[str, int, dict]]:
 
 
 def test_every_task_group_kf2jobset_emits_parses_in_k8shim(k8shim, consts):
-    fields = _task_group_fields(k8shim)
+    fields = k8shim["task_group_fields"]
     checked = 0
-    policy = k8shim[1]["gang"].split("func GetSchedulingPolicyParam", 1)[1]
     params = {consts["SchedulingPolicyTimeoutParam"], consts["SchedulingPolicyStyleParam"]}
-    assert "constants.SchedulingPolicyParamDelimiter" in policy and 'strings.Split(p, "=")' in policy
+    assert k8shim["policy_parameters_split"]  # KEY=VALUE parameters, split by SchedulingPolicyParamDelimiter
     for label, manifests in _yunikorn_conversions():
         pods = [p for p in _pods(manifests) if (p[2].get("spec") or {}).get("schedulerName") == consts["SchedulerName"]]
         for name, _, pod in pods:
@@ -227,8 +150,7 @@ def test_every_task_group_kf2jobset_emits_parses_in_k8shim(k8shim, consts):
 def test_the_placeholder_resources_are_what_each_pod_requests(k8shim):
     """A placeholder asks for minResource (GetPlaceholderResourceRequests copies every non-empty key), and the
     real pod takes its place only if it fits there: kf2jobset's minResource is one pod's requests."""
-    gang = k8shim[1]["gang"]
-    assert "func GetPlaceholderResourceRequests" in gang and 'if k == "" {' in gang
+    assert k8shim["placeholder_skips_empty_resource_name"]
     job = yaml.safe_load((FIXTURES / "scheduling/yunikorn-pytorchjob/input.yaml").read_text())
     result = convert_text(yaml.safe_dump(job), "job.yaml", ConvertOptions(scheduler="yunikorn"))
     (conv,) = [c for r in result.results for c in r.conversions]

@@ -291,6 +291,9 @@ class Profile:
     """Base profile: no env, no extras. Subclasses override what their framework needs."""
 
     name = "base"
+    # The profile writes the job's pod names into a file its pods read (the MPI hostfile): a job converted
+    # under a name other than its own (a Katib trial on a shared runtime) needs that name to be a stand-in.
+    pod_names_in_files = False
 
     def env(self, job: "TrainingJob", rtype: str, side: Side) -> list[dict]:
         return []

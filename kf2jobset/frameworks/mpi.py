@@ -184,6 +184,7 @@ def _mount(container: dict, name: str, path: str) -> None:
 
 class MPIProfile(Profile):
     name = "mpi"
+    pod_names_in_files = True  # the hostfile and discover_hosts.sh list the pods by name
 
     def spec_fields(self, spec: dict, replicas: dict):
         slots = spec.get("slotsPerWorker")

@@ -34,7 +34,7 @@ from .trainer_harness import agent_for, core, custom, tapi, tns, trainer_stack  
 from .trainjob_harness import (DMLC_ORDER, LAGGED, REFUSED_BY_DEFAULT, REPO_FIXTURES, convert_case, create_object,
                                create_trainjob_after_its_runtime, differences, named_in, planned_objects,
                                v1_jax_or_xgboost_job, v1_pytorchjob, v1_tfjob)
-from .trainjob_harness import bundle  # noqa: F401 (the fixture)
+from .trainjob_harness import MPI_PROBE, bundle  # noqa: F401 (the fixture)
 
 CASES = sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml")) + sorted(p.parent for p in (REPO_FIXTURES / "targets").glob("*/*/input.yaml"))
 ONLY = os.environ.get("KF2JOBSET_TJ_ONLY")
@@ -423,8 +423,24 @@ for kind, addrs in cfg["cluster"].items():
                 time.sleep(0.2)
 me = socket.gethostbyname(host)
 print("KF2JS-TF " + json.dumps({"host": host, "task": task, "ip": me, "seen": seen}), flush=True)
-# the chief decides success (the others are stopped then): it leaves them time to report
-time.sleep(8 if task["type"] == "chief" else 60)
+# the chief decides success (the others are stopped then): each other task listens on its own TF_CONFIG port once
+# it has reported, and the chief ends only when it has reached every one of them
+if task["type"] != "chief":
+    own = cfg["cluster"][task["type"]][task["index"]].rsplit(":", 1)[1]
+    server = socket.create_server(("", int(own)))
+    while True:
+        server.accept()[0].close()
+for kind, addrs in cfg["cluster"].items():
+    for addr in addrs if kind != "chief" else ():
+        name, port = addr.rsplit(":", 1)
+        while True:
+            try:
+                socket.create_connection((name, int(port)), timeout=2).close()
+                break
+            except OSError:
+                if time.time() > deadline + 120:
+                    raise
+                time.sleep(0.2)
 """
 
 
@@ -484,23 +500,6 @@ def test_a_pytorchjob_on_the_bundle_keeps_ranks_and_the_masters_success_rule(cus
     js = jobset_of(custom, tns, name)
     assert js["spec"]["replicatedJobs"][0]["template"]["spec"]["successPolicy"] == {"rules": [{"succeededIndexes": "0"}]}
     assert [s["name"] for s in final["status"]["jobsStatus"]] == ["node"]
-
-
-MPI_PROBE = r"""
-import json, socket, sys, time
-hosts = [line.split()[0] for line in open("/etc/mpi/hostfile") if line.strip()]
-deadline, seen = time.time() + 90, {}
-for h in hosts:
-    while True:
-        try:
-            seen[h] = socket.gethostbyname(h)
-            break
-        except socket.gaierror:
-            if time.time() > deadline:
-                raise
-            time.sleep(0.2)
-print("KF2JS-MPI " + json.dumps({"argv": sys.argv[1:], "hosts": seen}), flush=True)
-"""
 
 
 def test_an_mpijob_on_the_bundle_runs_its_launcher_command_against_its_workers(custom, core, tns, agent_for, bundle, tmp_path):

@@ -216,3 +216,21 @@ def v1_tfjob(name: str, image: str, workers: int) -> dict:
             "template": {"spec": {"containers": [{"name": "tensorflow", "image": image, "command": ["python", "task.py"]}]}}}
     specs = {"Chief": spec, "PS": copy.deepcopy(spec), "Worker": {**copy.deepcopy(spec), "replicas": workers}}
     return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": name}, "spec": {"tfReplicaSpecs": specs}}
+
+
+# An MPI launcher's stand-in for mpirun: resolves every host of its hostfile, reports them and its args.
+MPI_PROBE = r"""
+import json, socket, sys, time
+hosts = [line.split()[0] for line in open("/etc/mpi/hostfile") if line.strip()]
+deadline, seen = time.time() + 90, {}
+for h in hosts:
+    while True:
+        try:
+            seen[h] = socket.gethostbyname(h)
+            break
+        except socket.gaierror:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.2)
+print("KF2JS-MPI " + json.dumps({"argv": sys.argv[1:], "hosts": seen}), flush=True)
+"""
