@@ -70,13 +70,22 @@ def pattern(job, cluster_domain: str | None):
     ns = re.escape(job.namespace) if job.namespace else _DNS_LABEL
     suffix = rf"(?P<suffix>\.(?P<ns>{ns})(?:\.svc(?:\.(?:{domain}))?)?)?"
     index = r"(?P<index>0|[1-9][0-9]{0,5})"
-    if job.kind == "MPIJob":
-        pod = rf"{name}-(?:(?P<type>worker)-{index}|(?P<launcher>launcher))"
-        if job.is_mpi_v1:
-            return re.compile(_BEFORE + rf"(?P<base>{pod})" + _AFTER)  # kubectl exec by bare pod name
+    named = _named_pods(job)
+    indexed = [t for t in sorted(_types(job), key=len, reverse=True) if _types(job)[t] not in named.values()]
+    pods = ([rf"{name}-(?P<type>{'|'.join(re.escape(t) for t in indexed)})-{index}"] if indexed else []) + \
+        (["(?P<named>" + "|".join(re.escape(n) for n in sorted(named, key=len, reverse=True)) + ")"] if named else [])
+    pod = "(?:" + "|".join(pods) + ")"
+    reached = job.mapping.pod_addresses
+    if reached == "podName":
+        return re.compile(_BEFORE + rf"(?P<base>{pod})" + _AFTER)  # kubectl exec by bare pod name
+    if reached == "jobService":
         return re.compile(_BEFORE + rf"(?P<base>{pod}\.{name}){suffix}" + _AFTER)
-    types = "|".join(re.escape(t) for t in sorted(_types(job), key=len, reverse=True))
-    return re.compile(_BEFORE + rf"(?P<base>{name}-(?P<type>{types})-{index}){suffix}" + _AFTER)
+    return re.compile(_BEFORE + rf"(?P<base>{pod}){suffix}" + _AFTER)
+
+
+def _named_pods(job) -> dict:
+    """v1 pod name -> type, for the types whose one pod the operator named itself (the MPI launcher)."""
+    return {job.mapping.pod_name(job.name, t, 0): t for t in job.replicas if t in job.mapping.named_pods}
 
 
 def find(text: str, job, cluster_domain: str | None = None, compiled=None) -> list[Found]:
@@ -84,22 +93,23 @@ def find(text: str, job, cluster_domain: str | None = None, compiled=None) -> li
     rx = compiled if compiled is not None else pattern(job, cluster_domain)
     if rx is None or not isinstance(text, str) or job.name not in text:
         return []
-    types = _types(job)
+    types, named = _types(job), _named_pods(job)
+    service_form = job.mapping.pod_addresses != "jobService"  # a name a per-pod Service can answer
     out = []
     for m in rx.finditer(text):
-        if m.groupdict().get("launcher"):
-            rtype, index = "Launcher", 0
+        if m.groupdict().get("named"):
+            rtype, index = named[m.group("named")], 0
         else:
             rtype, index = types.get(m.group("type").lower(), m.group("type")), int(m.group("index"))
         spec = job.replicas.get(rtype)
         if spec is None or index >= spec.replicas:
             continue  # a pod this job never had
         side = OperatorSide(job, job.name, job.namespace or "default", rtype, index, cluster_domain)
-        expected = side.host(rtype, index) if job.kind != "MPIJob" or job.is_mpi_v1 else f"{side.host(rtype, index)}.{job.name}"
+        expected = side.host(rtype, index) if service_form else f"{side.host(rtype, index)}.{job.name}"
         if m.group("base") != expected:
             continue
         suffix = m.groupdict().get("suffix") or ""
-        out.append(Found(m.group(0), m.start(), m.end(), rtype, index, suffix, job.kind != "MPIJob" or job.is_mpi_v1))
+        out.append(Found(m.group(0), m.start(), m.end(), rtype, index, suffix, service_form))
     return out
 
 
@@ -168,9 +178,9 @@ def rewrite_pod(job, rtype: str, template: dict, ctx, rjob: str, first_index: in
 
 
 def _v1_kind_of_name(job) -> str:
-    if job.is_mpi_v1:
+    if job.mapping.pod_addresses == "podName":
         return "the pod name the launcher reached through kubectl exec"
-    if job.kind == "MPIJob":
+    if job.mapping.pod_addresses == "jobService":
         return f"mpi-operator's hostname under its headless Service {job.name}"
     return "the operator's per-pod Service"
 
@@ -229,7 +239,7 @@ def pod_services(job, ctx, every_pod: bool) -> list[dict]:
     if every_pod:
         for rtype, spec in job.replicas.items():
             for i in range(spec.replicas):
-                if job.kind != "MPIJob" or job.is_mpi_v1:
+                if job.mapping.pod_addresses != "jobService":
                     wanted.setdefault((rtype, i), [])
     _unservable_note(job, ctx, unservable)
     services, named, claims = [], [], []
@@ -254,7 +264,7 @@ def pod_services(job, ctx, every_pod: bool) -> list[dict]:
     if not services:
         return []
     why = "for every pod (--v1-pod-services)" if every_pod else "for the pods your ConfigMaps name"
-    if job.is_mpi_v1:
+    if job.mapping.pod_addresses == "podName":
         ctx.note(Note(
             "JS066", "rewritten",
             f"{len(services)} Service(s) {why}, named like the pods the v1 launcher reached by name through kubectl exec: "

@@ -12,6 +12,7 @@ from typing import Any
 
 from .emit import Conversion, emit
 from .errors import InvalidJobError, Kf2JobSetError, Location, Problem, UnsupportedError, format_path
+from .frameworks import profile as get_profile
 from .mappings import convertible_mapping, kubeflow_job_kind, readable_versions
 from . import bookkeeping
 from . import claims as claim
@@ -450,7 +451,9 @@ def _trial_stand_in(trial: dict, exp_name: str | None, options: ConvertOptions) 
 
     unnamed = not (trial.get("metadata") or {}).get("name") and not (trial.get("metadata") or {}).get("generateName")
     shared = target_of(options).kind_written == "TrainJob" and options.trainer_runtime not in ("per-job", "generated")
-    if unnamed and shared and trial.get("kind") == "MPIJob" and options.ssh_secret and options.mpi_hostfile != "generated":
+    mapping = convertible_mapping(trial.get("apiVersion"), trial.get("kind"))
+    names_pods = mapping is not None and get_profile(mapping.profile).pod_names_in_files
+    if unnamed and shared and names_pods and options.ssh_secret and options.mpi_hostfile != "generated":
         return stand_in(exp_name)
     return None
 

@@ -122,9 +122,9 @@ def _dns_note(job: TrainingJob, p: JobSetPlan, options: ConvertOptions) -> Note:
     js = p.name or "<jobset>"
     sub = options.subdomain or js
     example = f"{js}-{p.rjobs[0].name}-0-0.{sub}" if p.rjobs else f"{js}-<rjob>-0-0.{sub}"
-    if job.is_mpi_v1:
+    if job.mapping.pod_addresses == "podName":
         before = "the v1 launcher reached workers by pod name through kubectl exec"
-    elif job.kind == "MPIJob":
+    elif job.mapping.pod_addresses == "jobService":
         before = "mpi-operator named pods <job>-<role>-<i> under the headless Service <job>"
     else:
         before = "the operator gave each pod its own Service <job>-<type>-<i> (resolvable once the pod was Ready)"

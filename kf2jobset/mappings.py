@@ -27,6 +27,11 @@ class StartRule:
     type: str
     after: str
     status: str  # Ready | Complete
+    # How the operator itself held `type` back, for the note when a gang scheduler makes the JobSet start
+    # it at once (JS092), e.g. PyTorch workers waiting in init-pytorch.
+    operator_wait: str | None = None
+    # The profile writes this rule's start-order note itself (it replaces the operator's init container).
+    noted_by_profile: bool = False
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,19 @@ class KindMapping:
     operator_volumes: dict = field(default_factory=dict)
     # older apiVersions read as this mapping's job (kf2jobset/upgrade.py), e.g. TFJob kubeflow.org/v1beta2
     upgrade_from: tuple[str, ...] = ()
+    upgrades: tuple[UpgradeSource, ...] = ()  # how each of them is read, in upgrade_from's order
+    # what the old operators' pods got that v1's did not (note UP002), where a version says nothing else
+    upgrade_contract: str | None = None
+    # How a pod was reached in the v1 world (POD_ADDRESSES): addresses, Services and the DNS comparison
+    # follow it.
+    pod_addresses: str = "service"
+    # Types whose one pod the operator named itself outside the replica reconciler ("{job}-launcher"):
+    # no index in the name and no replica-index label.
+    named_pods: dict = field(default_factory=dict)
+    # spec.cleanPodPolicy: a deprecated copy of runPolicy.cleanPodPolicy the operator still read when
+    # runPolicy had none.
+    top_level_clean_pod_policy: bool = False
+    webhook: WebhookRules | None = None
     file: str = ""
 
     @property
@@ -90,6 +108,63 @@ class KindMapping:
 
     def default_restart(self, rtype: str) -> str:
         return self.restart_policy_by_type.get(rtype, self.default_restart_policy)
+
+    def upgrade_source(self, api_version: str) -> UpgradeSource | None:
+        return next((u for u in self.upgrades if u.api_version == api_version), None)
+
+    def pod_name(self, job: str, rtype: str, index: int) -> str:
+        """The v1 pod's name: <job>-<type>-<index>, or the name the operator gave a type's one pod."""
+        named = self.named_pods.get(rtype)
+        return named.format(job=job) if named else f"{job}-{rtype.lower()}-{index}"
+
+
+@dataclass(frozen=True)
+class UpgradeSource:
+    """One older apiVersion of the kind (mapping `upgradeFrom`) and what its operator did, for upgrade.py."""
+    api_version: str
+    reader: str  # the reader of its shape: upgrade.READERS
+    operator: str  # the operator release(s) that served it, e.g. "tf-operator v0.3.0"
+    summary: str  # what the jump to v1 changes (note UP001)
+    contract: str | None = None  # what its pods got that v1's did not (UP002); None: the mapping's upgradeContract
+    # an unset cleanPodPolicy meant this under that operator (made explicit in runPolicy): (value, why)
+    clean_pod_policy_default: tuple[str, str] | None = None
+    replica_list: dict = field(default_factory=dict)  # the replica list form's field names (reader replicaList)
+    old_default_container: str | None = None  # the old operator's default container name, renamed to v1's
+
+    @property
+    def version(self) -> str:
+        return self.api_version.split("/", 1)[1]
+
+
+UPGRADE_KEYS = ("apiVersion", "reader", "operator", "summary", "contract", "cleanPodPolicyDefault", "replicaList",
+                "oldDefaultContainer")
+REPLICA_LIST_KEYS = ("typeField", "portField", "imageField", "indexField", "termination", "types", "known")
+
+
+def _upgrades(data: dict, file: str) -> tuple[UpgradeSource, ...]:
+    out = []
+    for u in data.get("upgradeFrom") or ():
+        unknown = sorted(set(u) - set(UPGRADE_KEYS))
+        missing = [k for k in REPLICA_LIST_KEYS if k not in (u.get("replicaList") or {})] if u.get("reader") == "replicaList" else []
+        if unknown or missing:  # a misspelt key would otherwise be a fact silently lost
+            raise ValueError(f"{file}: upgradeFrom {u.get('apiVersion')}: " + (f"unknown keys {', '.join(unknown)}" if unknown
+                             else f"replicaList needs {', '.join(missing)}"))
+        clean = u.get("cleanPodPolicyDefault")
+        out.append(UpgradeSource(u["apiVersion"], u["reader"], u["operator"], u["summary"], u.get("contract"),
+                                 (clean["value"], clean["why"]) if clean else None, dict(u.get("replicaList") or {}),
+                                 u.get("oldDefaultContainer")))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class WebhookRules:
+    """What the kind's v1.8+ validating webhook refused beyond the common rules (parse.v1_webhook_rejections):
+    each refusal comes with which releases ran such a job anyway (docs/ground-truth.md)."""
+    replica_types: tuple[str, ...] = ()  # the only keys it took, exact spelling; () = no such rule
+    other_spelling_ran: str | None = None  # a known type's key spelt in another case
+    set_to_one: tuple[str, ...] = ()  # types whose replicas had to be written, as 1
+    # type -> (what the refusal says, which releases ran it) for a type the job must have
+    required: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -119,12 +194,31 @@ GENERIC_SCHEMA = "kubeflow/job"
 
 
 OPERATORS = ("training-operator", "mpi-operator")
+# service: each pod its own Service <job>-<type>-<i> (the training operator's replica reconciler);
+# podName: no Service, the bare pod name through kubectl exec (MPIJob v1);
+# jobService: the pod's hostname under one headless Service named after the job (mpi-operator).
+POD_ADDRESSES = ("service", "podName", "jobService")
+
+
+def _webhook(data, file: str) -> tuple[bool, WebhookRules | None]:
+    """validatingWebhook: false (none that refused anything), true (the common rules), or the kind's own rules."""
+    if not isinstance(data, dict):
+        return bool(data), None
+    unknown = sorted(set(data) - {"replicaTypes", "otherSpellingRan", "setToOne", "required"})
+    if unknown:
+        raise ValueError(f"{file}: validatingWebhook has unknown keys {', '.join(unknown)}")
+    required = {t: (r["message"], r["ran"]) for t, r in (data.get("required") or {}).items()}
+    return True, WebhookRules(tuple(data.get("replicaTypes") or ()), data.get("otherSpellingRan"),
+                              tuple(data.get("setToOne") or ()), required)
 
 
 def _from_data(data: dict, file: str) -> KindMapping:
     port = data.get("defaultPort")
     if data.get("operator", OPERATORS[0]) not in OPERATORS:
         raise ValueError(f"{file}: operator {data['operator']!r} is not one of {', '.join(OPERATORS)}")
+    if data.get("podAddresses", POD_ADDRESSES[0]) not in POD_ADDRESSES:
+        raise ValueError(f"{file}: podAddresses {data['podAddresses']!r} is not one of {', '.join(POD_ADDRESSES)}")
+    has_webhook, webhook = _webhook(data.get("validatingWebhook", True), file)
     return KindMapping(
         kind=data["kind"],
         api_versions=tuple(data["apiVersions"]),
@@ -149,7 +243,8 @@ def _from_data(data: dict, file: str) -> KindMapping:
         ),
         unknown_replica_types=_unknown_types(data, file),
         env_containers=data["envContainers"],
-        start_order=tuple(StartRule(s["type"], s["after"], s["status"]) for s in data.get("startOrder") or ()),
+        start_order=tuple(StartRule(s["type"], s["after"], s["status"], s.get("operatorWait"), bool(s.get("notedByProfile")))
+                          for s in data.get("startOrder") or ()),
         success=tuple(
             SuccessRule(
                 operator=s["operator"],
@@ -163,14 +258,20 @@ def _from_data(data: dict, file: str) -> KindMapping:
         master_role=tuple(data.get("masterRole") or ()),
         case_normalized_types=_case_normalized(data),
         **_without_default(data.get("withoutDefaultContainer"), file),
-        validating_webhook=bool(data.get("validatingWebhook", True)),
+        validating_webhook=has_webhook,
         mutually_exclusive=tuple(tuple(g) for g in data.get("mutuallyExclusive") or ()),
         restart_policy_by_type=dict(data.get("restartPolicyByType") or {}),
         allowed_restart_policies=tuple(
             data.get("allowedRestartPolicies") or ("Always", "OnFailure", "Never", "ExitCode")
         ),
         operator_volumes={k: tuple(v) for k, v in (data.get("operatorVolumes") or {}).items()},
-        upgrade_from=tuple(data.get("upgradeFrom") or ()),
+        upgrade_from=tuple(u.api_version for u in _upgrades(data, file)),
+        upgrades=_upgrades(data, file),
+        upgrade_contract=data.get("upgradeContract"),
+        pod_addresses=data.get("podAddresses", POD_ADDRESSES[0]),
+        named_pods=dict(data.get("namedPods") or {}),
+        top_level_clean_pod_policy=bool(data.get("topLevelCleanPodPolicy", False)),
+        webhook=webhook,
         file=file,
     )
 

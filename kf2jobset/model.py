@@ -94,10 +94,6 @@ class TrainingJob:
         return self.mapping.kind
 
     @property
-    def is_mpi_v1(self) -> bool:
-        return self.kind == "MPIJob" and self.api_version == "kubeflow.org/v1"
-
-    @property
     def by_mpi_operator(self) -> bool:
         """Run by kubeflow/mpi-operator (MPIJob v2beta1), not the training operator (mappings: `operator`)."""
         return self.mapping.operator == "mpi-operator"

@@ -5,11 +5,12 @@ file/line/column). Facts: reference/training-operator.md §1.2 (defaulting), §1
 """
 from __future__ import annotations
 
-import copy
 import re
 
 from .errors import InvalidJobError, Location, Problem, RejectedJobSetError
-from .mappings import KindMapping
+from .frameworks import profile as get_profile
+from .frameworks.base import WITHOUT_WEBHOOK
+from .mappings import KindMapping, WebhookRules
 from .model import DefaultApplied, ReplicaSpec, RunPolicy, SchedulingPolicy, TrainingJob, default_container
 from .treecopy import copy_tree
 
@@ -157,7 +158,7 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
         if len(present) > 1:
             problems.append(_problem(("spec", field), f"at most one of {', '.join(group)} may be set", rule="replica-type"))
 
-    framework, fw_problems, fw_defaults = _framework_fields(spec, mapping, replicas)
+    framework, fw_problems, fw_defaults = get_profile(mapping.profile).spec_fields(spec, replicas)
     problems += fw_problems
     problems += _port_read_from_missing_container(spec, mapping, replicas)
     job_defaults += fw_defaults
@@ -230,8 +231,6 @@ def _parse_replica(raw: dict, rtype: str, key: str, path: tuple, mapping: KindMa
     for i, c in enumerate(containers):
         if not c.get("image"):
             problems.append(_problem(path + ("template", "spec", "containers", i, "image"), "container has no image", rule="containers"))
-        if mapping.kind == "MPIJob" and not c.get("name"):
-            problems.append(_problem(path + ("template", "spec", "containers", i, "name"), "container has no name", rule="containers"))
 
     replicas_defaulted = raw.get("replicas") is None
     n = (rule.default_replicas if rule else 1) if replicas_defaulted else int(raw["replicas"])
@@ -293,7 +292,7 @@ def _run_policy(spec: dict, mapping: KindMapping) -> tuple[RunPolicy, list[Defau
     rp = spec.get("runPolicy") or {}
     defaults = []
     clean = rp.get("cleanPodPolicy")
-    if mapping.kind == "MPIJob" and spec.get("cleanPodPolicy") and not clean:
+    if mapping.top_level_clean_pod_policy and spec.get("cleanPodPolicy") and not clean:
         clean = spec.get("cleanPodPolicy")  # deprecated top-level copy; runPolicy wins when both are set
     defaulted = clean is None
     if defaulted:
@@ -321,72 +320,12 @@ def _run_policy(spec: dict, mapping: KindMapping) -> tuple[RunPolicy, list[Defau
     )
 
 
-def _framework_fields(spec: dict, mapping: KindMapping, replicas: dict):
-    """Kind-specific spec fields with the operator's defaults (training-operator.md §1.2 steps 1, 4, 5)."""
-    problems: list[Problem] = []
-    defaults: list[DefaultApplied] = []
-    fw: dict = {}
-    kind = mapping.kind
-    if kind == "TFJob":
-        fw["successPolicy"] = spec.get("successPolicy") or ""
-        fw["enableDynamicWorker"] = bool(spec.get("enableDynamicWorker", False))
-    elif kind in ("PyTorchJob", "PaddleJob"):
-        elastic = copy.deepcopy(spec.get("elasticPolicy")) if spec.get("elasticPolicy") is not None else None
-        if elastic is not None:
-            if "Worker" not in replicas:
-                problems.append(_problem(("spec", "elasticPolicy"), "elasticPolicy needs a Worker replica spec", rule="elastic"))
-            workers = replicas["Worker"].replicas if "Worker" in replicas else 1
-            lo, hi = elastic.get("minReplicas"), elastic.get("maxReplicas")
-            if lo is None and hi is None:
-                elastic["minReplicas"] = elastic["maxReplicas"] = workers
-            elif lo is None:
-                elastic["minReplicas"] = hi
-            elif hi is None:
-                elastic["maxReplicas"] = lo
-            if (lo, hi) != (elastic["minReplicas"], elastic["maxReplicas"]):
-                defaults.append(DefaultApplied(("spec", "elasticPolicy"), f"{elastic['minReplicas']}:{elastic['maxReplicas']}",
-                                               "operator fills min/max replicas"))
-        fw["elasticPolicy"] = elastic
-        if kind == "PyTorchJob":
-            nproc = spec.get("nprocPerNode")
-            if elastic is not None and elastic.get("nProcPerNode") is not None and nproc is not None:
-                problems.append(_problem(("spec", "nprocPerNode"),
-                                         "spec.nprocPerNode and the deprecated elasticPolicy.nProcPerNode cannot both be set",
-                                         rule="elastic"))
-            if nproc is None and not (elastic and elastic.get("nProcPerNode") is not None):
-                nproc = "auto"
-                defaults.append(DefaultApplied(("spec", "nprocPerNode"), "auto", "operator default"))
-            fw["nprocPerNode"] = str(nproc) if nproc is not None else None
-    elif kind == "MPIJob":
-        slots = spec.get("slotsPerWorker")
-        fw["slotsPerWorker"] = 1 if slots is None else int(slots)
-        if slots is None:
-            defaults.append(DefaultApplied(("spec", "slotsPerWorker"), 1, "operator default"))
-        fw["mainContainer"] = spec.get("mainContainer")
-        fw["runLauncherAsWorker"] = bool(spec.get("runLauncherAsWorker", False))
-        fw["sshAuthMountPath"] = spec.get("sshAuthMountPath") or "/root/.ssh"
-        fw["launcherCreationPolicy"] = spec.get("launcherCreationPolicy") or "AtStartup"
-        fw["mpiImplementation"] = spec.get("mpiImplementation") or "OpenMPI"
-    return fw, problems, defaults
-
-
 # The Training Operator's validating webhooks (on by default since v1.8; checked against the real
 # v1.9.4 in tests/e2e/test_differential.py). Kinds whose mapping says `validatingWebhook: false` had none
-# that rejected anything (MPIJob; MXJob's v1.8.1 webhook only warned). Replica types: exact spelling.
-_WEBHOOK_TYPES = {"PyTorchJob": ("Master", "Worker"), "XGBoostJob": ("Master", "Worker"),
-                  "PaddleJob": ("Master", "Worker"), "JAXJob": ("Worker",)}
-_MASTER_EXACTLY_ONE = ("PyTorchJob", "XGBoostJob")
-_WITHOUT_WEBHOOK = "v1.8+ without the webhook ran it"
-# A replica-type key spelt in another case: v1.5's controller only logged its failed validation and
-# camel-cased the key; v1.6-v1.7 validated before defaulting and refused it; v1.8+'s defaulting camel-cases.
-_SPELLING_RAN = {
-    "PyTorchJob": "v1.5 ran it (its controller only logged the failed validation, then camel-cased the type); "
-                  "v1.6-v1.7 refused it (validation before defaulting); v1.8+ without the webhook ran it",
-    "XGBoostJob": "v1.5 ran it (its controller only logged the failed validation, then camel-cased the type); "
-                  "v1.6-v1.7 refused it (validation before defaulting); v1.8+ without the webhook ran it",
-    "PaddleJob": "v1.6-v1.7 refused it too (validation before defaulting); v1.8+ without the webhook ran it",
-    "JAXJob": "v1.9 without the webhook ran it (JAXJob's only release line)",
-}
+# that rejected anything (MPIJob; MXJob's v1.8.1 webhook only warned); a kind's own rules are its
+# mapping's `validatingWebhook:` entries and its profile's webhook_rejections.
+# Refusing an unset Master count (mapping validatingWebhook.setToOne): what the releases before it did.
+_SET_TO_ONE_RAN = "v1.5-v1.7 ran it (their validation let an unset count default to 1), and so did v1.8+ without the webhook"
 _MANAGED_BY = ("kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue")
 
 
@@ -395,34 +334,26 @@ def v1_webhook_rejections(job) -> list[tuple[str, str, str]]:
     this job breaks: such a job was refused by the API server under v1.8+; the third part says, as read
     at each tag (docs/ground-truth.md, "No container of the default name" and "Who ran a job the webhook
     rejects"), which other releases ran it."""
-    kind = job.kind
     if not job.mapping.validating_webhook:
         return []
+    rules = job.mapping.webhook or WebhookRules()
     field = job.mapping.replica_specs_field
     out: list[tuple[str, str, str]] = []
-    allowed = _WEBHOOK_TYPES.get(kind)
+    allowed = rules.replica_types
     for spec in job.replicas.values():
         path = f"spec.{field}.{spec.source_key}"
-        if allowed is not None and spec.source_key not in allowed:
+        if allowed and spec.source_key not in allowed:
             out.append((path, f"replica type {spec.source_key!r} is not one of {', '.join(allowed)} (exact spelling)",
-                        _SPELLING_RAN.get(kind, _WITHOUT_WEBHOOK)))
+                        rules.other_spelling_ran or WITHOUT_WEBHOOK))
         default = job.mapping.default_container
         if default and not any(c.get("name") == default for c in (spec.template.get("spec") or {}).get("containers") or []):
             out.append((f"{path}.template.spec.containers", f"no container is named {default!r}",
                         "v1.6-v1.7 refused it too; the releases that made its pods never made that type's Services (JS060)"))
-        if kind in _MASTER_EXACTLY_ONE and spec.type == "Master" and (spec.replicas_defaulted or spec.replicas != 1):
-            out.append((f"{path}.replicas", "Master replicas must be set, to 1",
-                        "v1.5-v1.7 ran it (their validation let an unset count default to 1), and so did v1.8+ without the webhook"))
-    if kind == "XGBoostJob" and "Master" not in {s.source_key for s in job.replicas.values()}:
-        out.append((f"spec.{field}.Master", "an XGBoostJob needs a Master",
-                    "v1.6-v1.7 refused it too (controller validation: Master ReplicaSpec must be present)"))
-    if kind == "PyTorchJob":
-        elastic = (job.source.get("spec") or {}).get("elasticPolicy") if isinstance(job.source, dict) else None
-        if elastic is not None and "Worker" not in {s.source_key for s in job.replicas.values()}:
-            out.append(("spec.elasticPolicy", "elasticPolicy needs a Worker replica spec", _WITHOUT_WEBHOOK))
-        if (isinstance(elastic, dict) and elastic.get("nProcPerNode") is not None
-                and (job.source.get("spec") or {}).get("nprocPerNode") is not None):
-            out.append(("spec.elasticPolicy.nProcPerNode", "must not be used with spec.nprocPerNode", _WITHOUT_WEBHOOK))
+        if spec.type in rules.set_to_one and (spec.replicas_defaulted or spec.replicas != 1):
+            out.append((f"{path}.replicas", f"{spec.type} replicas must be set, to 1", _SET_TO_ONE_RAN))
+    keys = {s.source_key for s in job.replicas.values()}
+    out += [(f"spec.{field}.{rtype}", message, ran) for rtype, (message, ran) in rules.required.items() if rtype not in keys]
+    out += get_profile(job.mapping.profile).webhook_rejections(job)
     if job.run_policy.managed_by and job.run_policy.managed_by not in _MANAGED_BY:
         out.append(("spec.runPolicy.managedBy", f"{job.run_policy.managed_by!r} is not one of {', '.join(_MANAGED_BY)}",
                     "v1.5-v1.8 ran it (their CRDs pruned runPolicy.managedBy); v1.9 without the webhook left it to that manager"))

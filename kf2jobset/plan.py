@@ -147,8 +147,7 @@ def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
                 f"{rule.type} starts with {rule.after}, not after it is {rule.status}: the {options.scheduler} gang binds "
                 f"no pod before {gang} pods exist, so holding {rule.type} back (dependsOn) would leave every pod Pending "
                 f"for ever. The operator made every pod at once too"
-                + (" (its workers' init-pytorch waited for the master's address; here they wait in their rendezvous)"
-                   if job.kind == "PyTorchJob" else ""),
+                + (f" ({rule.operator_wait})" if rule.operator_wait else ""),
                 source_path="runPolicy.schedulingPolicy", target_path=f"spec.replicatedJobs[{names[rule.type]}]",
                 replica_type=rule.type, explains=(("start", rule.type),),
                 action=f"make {rule.type} wait for {rule.after} in its own start-up if it must, or lower "
@@ -162,7 +161,7 @@ def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
                 target.depends_on += [(r.name, rule.status) for r in rjobs if r.rtype == rule.after]
         else:
             in_order = True  # replicatedJobs are already listed in start order
-        if rule.type != "Worker" or job.kind != "PyTorchJob":  # PyTorch notes its init container itself
+        if not rule.noted_by_profile:
             if options.has("dependsOn"):
                 claims = tuple(c.equals(f"spec.replicatedJobs[{t.name}].dependsOn[{r.name}].status", rule.status)
                                for t in targets_of_rule for r in rjobs if r.rtype == rule.after)

@@ -312,9 +312,9 @@ def operator_services(job, op) -> list:
     (labels job-name, operator-name, replica-type, replica-index: common/service.go), mpi-operator one
     headless Service named after the job (label app=<job>: mpi_job_controller.go newService); a JobSet has
     one headless Service with no ports instead."""
-    if job.by_mpi_operator:
+    if job.mapping.pod_addresses == "jobService":
         return [(op.name, {"app": op.name})]
-    if job.kind == "MPIJob":
+    if job.mapping.pod_addresses == "podName":
         return []  # the v1 MPIJob controller made no per-pod Services
     keep = ("job-name", "operator-name", "replica-type", "replica-index")
     return [(f"{op.name}-{p.key[0]}-{p.key[1]}", {k: v for k, v in p.labels.items() if k in {sel.KF + x for x in keep}})

@@ -1,9 +1,10 @@
 """Jobs written for the operators that served pre-v1 apiVersions, read as the kubeflow.org/v1 job
 they meant, before parsing. Pure: a dict in, an `Upgrade` (the v1 dict, notes, path moves) out.
 
-Which versions are read is mapping data (mappings/*.yaml `upgradeFrom`); what each version's
-operator did is read from its own API types and controller at the tags named below, and every
-move is a note at the moment it is made (codes UP0xx). Facts:
+Which versions are read, the reader of each one's shape (READERS) and its operator's facts are
+mapping data (mappings/*.yaml `upgradeFrom`); what each version's operator did is read from its own
+API types and controller at the tags named below, and every move is a note at the moment it is made
+(codes UP0xx). Facts:
 - TFJob v1alpha1 (tf-operator v0.3.0 `pkg/apis/tensorflow/v1alpha1`, `pkg/trainer`): a list of
   replica specs with `tfReplicaType` MASTER/PS/WORKER and `tfPort`; `terminationPolicy.chief`;
   `cleanupPodPolicy` (unset = All); `schedulerName` set on every pod.
@@ -25,12 +26,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from .mappings import UpgradeSource
 from .notes import Note
 from .treecopy import copy_tree
 from .upgrade_moves import (RUN_FIELDS, UPGRADE_ONLY, Upgrade, as_mapping, bad, contract, known_fields,
                             map_specs, old_default, refuse, run_policy_from_top)
 from .upgrade_mpi import mpi_v1alpha1, mpi_v1alpha2
-from .upgrade_mxnet import SUMMARY as MX_SUMMARY
 from .upgrade_mxnet import mx_v1beta1
 
 V1 = "kubeflow.org/v1"
@@ -39,9 +40,9 @@ V1 = "kubeflow.org/v1"
 def upgrade(doc: dict, mapping) -> Upgrade:
     """The v1 job `doc` meant; `mapping` is the v1 mapping whose `upgrade_from` lists its apiVersion."""
     api = doc["apiVersion"]
-    version = api.split("/", 1)[1]
-    convert = CONVERTERS.get((mapping.kind, api))
-    if convert is None:  # mappings list a version with no converter: a kf2jobset bug, said plainly
+    source = mapping.upgrade_source(api)
+    read = READERS.get(source.reader) if source is not None else None
+    if read is None:  # mappings list a version with no reader: a kf2jobset bug, said plainly
         raise refuse(("apiVersion",), f"{mapping.kind} {api} has no upgrade in kf2jobset", "report this")
     out = copy_tree(doc)
     out["apiVersion"] = V1
@@ -49,47 +50,35 @@ def upgrade(doc: dict, mapping) -> Upgrade:
     if out.get("spec") is None:
         spec = out["spec"] = {}
     up = Upgrade(api, out)
-    convert(up, spec, mapping, version)
-    summary = SUMMARY[(mapping.kind, api)]
-    up.notes.insert(0, Note("UP001", "rewritten", f"{mapping.kind} {api} read as {V1}: {summary}",
+    read(up, spec, mapping, source)
+    up.notes.insert(0, Note("UP001", "rewritten", f"{mapping.kind} {api} read as {V1}: {source.summary}",
                             source_path="apiVersion", target_path="apiVersion",
                             action="review the UP notes: each says what the jump to v1 changed", unchecked=UPGRADE_ONLY))
     return up
 
 
-# --------------------------------------------------------------------------- TFJob / PyTorchJob
+# --------------------------------------------------------------------------- TFJob / PyTorchJob shapes
 
 _BETA_FIELDS = {"v1alpha2": ("cleanPodPolicy", "ttlSecondsAfterFinished"),
                 "v1beta1": ("cleanPodPolicy", "ttlSecondsAfterFinished"),
                 "v1beta2": ("activeDeadlineSeconds", "backoffLimit", "cleanPodPolicy", "ttlSecondsAfterFinished")}
 
-def _map_form(up: Upgrade, spec: dict, mapping, version: str) -> None:
+def _map_form(up: Upgrade, spec: dict, mapping, source: UpgradeSource) -> None:
     """TFJob/PyTorchJob v1alpha2, v1beta1, v1beta2: the v1 shape with the run fields at the top."""
+    version = source.version
     fields = _BETA_FIELDS[version]
     known_fields(up, spec, (mapping.replica_specs_field, "runPolicy") + fields, f"{mapping.kind} {version}")
     map_specs(up, spec, mapping.replica_specs_field)
     run_policy_from_top(up, spec, fields)
-    if mapping.kind == "TFJob":
-        old_default(up, spec, "cleanPodPolicy", "Running",
-                     f"the default of TFJob {version} (v1 defaults to None: finished jobs would keep running pods)")
-    contract(up, mapping.kind, version)
+    if source.clean_pod_policy_default:
+        old_default(up, spec, "cleanPodPolicy", *source.clean_pod_policy_default)
+    contract(up, mapping, source)
 
 
-_V1ALPHA1 = {
-    "TFJob": {"type_field": "tfReplicaType", "port_field": "tfPort", "image_field": "tfImage",
-              "types": {"MASTER": "Master", "PS": "PS", "WORKER": "Worker"}, "termination": "chief",
-              "index_field": "replicaIndex", "known": ("replicaSpecs", "tfImage", "terminationPolicy", "cleanupPodPolicy",
-                                                        "schedulerName", "RuntimeId")},
-    "PyTorchJob": {"type_field": "replicaType", "port_field": "masterPort", "image_field": "pytorchImage",
-                   "types": {"MASTER": "Master", "WORKER": "Worker"}, "termination": "master",
-                   "index_field": "replicaRank", "known": ("replicaSpecs", "pytorchImage", "terminationPolicy",
-                                                            "schedulerName", "RuntimeId")},
-}
-
-
-def _list_form(up: Upgrade, spec: dict, mapping, version: str) -> None:
-    """TFJob/PyTorchJob v1alpha1: a list of replica specs, each naming its type."""
-    facts = _V1ALPHA1[mapping.kind]
+def _list_form(up: Upgrade, spec: dict, mapping, source: UpgradeSource) -> None:
+    """TFJob/PyTorchJob v1alpha1: a list of replica specs, each naming its type (field names: the mapping's
+    `replicaList`)."""
+    facts = source.replica_list
     kind = mapping.kind
     known_fields(up, spec, facts["known"], f"{kind} v1alpha1")
     raw = spec.pop("replicaSpecs", None)
@@ -100,23 +89,23 @@ def _list_form(up: Upgrade, spec: dict, mapping, version: str) -> None:
     for i, item in enumerate(raw):
         where = ("spec", "replicaSpecs", i)
         item = as_mapping(item, where)
-        old_type = item.get(facts["type_field"], "MASTER")  # the operator's default
+        old_type = item.get(facts["typeField"], "MASTER")  # the operator's default
         rtype = facts["types"].get(old_type) if isinstance(old_type, str) else None
         if rtype is None:
-            raise bad(where + (facts["type_field"],), f"{facts['type_field']} {old_type!r} is not one of "
+            raise bad(where + (facts["typeField"],), f"{facts['typeField']} {old_type!r} is not one of "
                        + ", ".join(facts["types"]), hint="the v1alpha1 operator refused this job too")
         if rtype in specs:
-            raise bad(where + (facts["type_field"],), f"a second replica spec of type {old_type}: the v1alpha1 operator "
+            raise bad(where + (facts["typeField"],), f"a second replica spec of type {old_type}: the v1alpha1 operator "
                        "created both under the same pod names; v1 has one spec per type", hint="merge them into one")
         template = item.get("template")
         if template is None:
             if old_type == "PS":
                 raise refuse(where, "a PS replica without a template ran the v1alpha1 operator's built-in parameter "
-                              f"server (spec.{facts['image_field']} and its gRPC server script); v1 has no such default",
+                              f"server (spec.{facts['imageField']} and its gRPC server script); v1 has no such default",
                               "write the parameter server's pod template")
             raise bad(where + ("template",), f"replica {old_type} has no template", hint="the v1alpha1 operator refused this job too")
         out = {"replicas": item.get("replicas", 1), "template": template}
-        extra = [k for k in item if k not in ("replicas", "template", facts["type_field"], facts["port_field"])]
+        extra = [k for k in item if k not in ("replicas", "template", facts["typeField"], facts["portField"])]
         for k in extra:
             up.note("UP012", "dropped", f"spec.replicaSpecs[{i}].{k} is not a field of {kind} v1alpha1", source=where + (k,))
         template = as_mapping(template, where + ("template",))
@@ -130,49 +119,49 @@ def _list_form(up: Upgrade, spec: dict, mapping, version: str) -> None:
                 "which v1 applies to the pod", source=where + ("template", "spec", "restartPolicy"),
                 target=("spec", mapping.replica_specs_field, rtype, "restartPolicy"))
         specs[rtype] = out
-        ports[rtype] = item.get(facts["port_field"])
+        ports[rtype] = item.get(facts["portField"])
         up.move(("spec", mapping.replica_specs_field, rtype), where)
-        up.note("UP020", "rewritten", f"spec.replicaSpecs[{i}] ({facts['type_field']}: {old_type}) becomes "
+        up.note("UP020", "rewritten", f"spec.replicaSpecs[{i}] ({facts['typeField']}: {old_type}) becomes "
                 f"spec.{mapping.replica_specs_field}.{rtype}", source=where, target=("spec", mapping.replica_specs_field, rtype))
     spec[mapping.replica_specs_field] = specs
     _ports(up, specs, ports, mapping, facts)
     _termination(up, spec, specs, facts, kind)
     _scheduler_name(up, spec, specs, mapping)
-    image = spec.pop(facts["image_field"], None)
+    image = spec.pop(facts["imageField"], None)
     if image is not None:
-        up.note("UP025", "dropped", f"spec.{facts['image_field']} ({image}) was the image of the operator's built-in pods; "
-                "every replica here has its own template", source=("spec", facts["image_field"]))
+        up.note("UP025", "dropped", f"spec.{facts['imageField']} ({image}) was the image of the operator's built-in pods; "
+                "every replica here has its own template", source=("spec", facts["imageField"]))
     spec.pop("RuntimeId", None)  # set by the operator for its pod names, never by users
-    if kind == "TFJob":
-        policy = spec.pop("cleanupPodPolicy", None)
-        rp = spec.setdefault("runPolicy", {})
-        if policy is not None:
-            rp["cleanPodPolicy"] = policy
-            up.move(("spec", "runPolicy", "cleanPodPolicy"), ("spec", "cleanupPodPolicy"))
-            up.note("UP010", "rewritten", "spec.cleanupPodPolicy moved to spec.runPolicy.cleanPodPolicy",
-                    source=("spec", "cleanupPodPolicy"), target=("spec", "runPolicy", "cleanPodPolicy"))
-        else:
-            old_default(up, spec, "cleanPodPolicy", "All", "an unset cleanupPodPolicy deleted every pod of a finished "
-                         "TFJob v1alpha1 (v1 defaults to None)")
-    contract(up, kind, version)
+    policy = spec.pop("cleanupPodPolicy", None)  # only where `known` has it (TFJob)
+    if policy is not None:
+        spec.setdefault("runPolicy", {})["cleanPodPolicy"] = policy
+        up.move(("spec", "runPolicy", "cleanPodPolicy"), ("spec", "cleanupPodPolicy"))
+        up.note("UP010", "rewritten", "spec.cleanupPodPolicy moved to spec.runPolicy.cleanPodPolicy",
+                source=("spec", "cleanupPodPolicy"), target=("spec", "runPolicy", "cleanPodPolicy"))
+    elif source.clean_pod_policy_default:
+        old_default(up, spec, "cleanPodPolicy", *source.clean_pod_policy_default)
+    contract(up, mapping, source)
 
 
 def _ports(up: Upgrade, specs: dict, ports: dict, mapping, facts: dict) -> None:
     """tfPort (each replica's TF_CONFIG port) / masterPort (the master's port) -> the default container's
     port named as v1 reads it."""
     default_port = mapping.default_port
-    targets = specs if mapping.kind == "TFJob" else {t: s for t, s in specs.items() if t == "Master"}
-    master_port = ports.get("Master")
+    port_on = facts.get("portOn")  # the types whose port v1 reads (unset: every type's own)
+    targets = specs if port_on is None else {t: s for t, s in specs.items() if t in port_on}
     for rtype, spec in specs.items():
         port = ports.get(rtype)
-        if mapping.kind == "PyTorchJob" and rtype == "Worker" and port is not None and port != (master_port or default_port.number):
-            up.note("UP021", "approximated", f"Worker masterPort {port} differs from the master's "
-                    f"({master_port or default_port.number}): v1 gives every pod the master's port",
-                    source=("spec", "replicaSpecs"), target=("spec", mapping.replica_specs_field, "Master"))
+        if port_on is not None and rtype not in port_on and port is not None:
+            owner = port_on[0]
+            expected = ports.get(owner) or default_port.number
+            if port != expected:
+                up.note("UP021", "approximated", f"{rtype} {facts['portField']} {port} differs from the {owner.lower()}'s "
+                        f"({expected}): v1 gives every pod the {owner.lower()}'s port",
+                        source=("spec", "replicaSpecs"), target=("spec", mapping.replica_specs_field, owner))
         if rtype not in targets or port is None:
             continue
         if not isinstance(port, int) or isinstance(port, bool):
-            raise bad(("spec", mapping.replica_specs_field, rtype, facts["port_field"]), f"{facts['port_field']} must be an integer")
+            raise bad(("spec", mapping.replica_specs_field, rtype, facts["portField"]), f"{facts['portField']} must be an integer")
         containers = (spec["template"].get("spec") or {}).get("containers") if isinstance(spec["template"], dict) else None
         container = next((c for c in containers or [] if isinstance(c, dict) and c.get("name") == mapping.default_container), None)
         if container is None:
@@ -182,7 +171,7 @@ def _ports(up: Upgrade, specs: dict, ports: dict, mapping, facts: dict) -> None:
             raise bad(("spec", mapping.replica_specs_field, rtype, "template", "spec", "containers"), "ports must be a list")
         kept = [p for p in written if not (isinstance(p, dict) and p.get("name") == default_port.name)]
         container["ports"] = kept + [{"name": default_port.name, "containerPort": port}]
-        up.note("UP021", "rewritten", f"{rtype}: {facts['port_field']} {port} becomes port {default_port.name} of container "
+        up.note("UP021", "rewritten", f"{rtype}: {facts['portField']} {port} becomes port {default_port.name} of container "
                 f"{mapping.default_container}, where v1 reads it", source=("spec", mapping.replica_specs_field, rtype),
                 target=("spec", mapping.replica_specs_field, rtype, "template", "spec", "containers"))
 
@@ -194,7 +183,7 @@ def _termination(up: Upgrade, spec: dict, specs: dict, facts: dict, kind: str) -
     policy = as_mapping(spec.pop("terminationPolicy", None), where)
     chief = as_mapping(policy.get(facts["termination"]), where + (facts["termination"],))
     name = chief.get("replicaName", "MASTER")
-    index = chief.get(facts["index_field"], 0)
+    index = chief.get(facts["indexField"], 0)
     rtype = facts["types"].get(name) if isinstance(name, str) else None
     if rtype is None or rtype not in specs:
         raise bad(where + (facts["termination"], "replicaName"), f"terminationPolicy names replica {name!r}, which the "
@@ -204,12 +193,12 @@ def _termination(up: Upgrade, spec: dict, specs: dict, facts: dict, kind: str) -
             up.note("UP023", "rewritten", "terminationPolicy (MASTER 0) is v1's rule: the master's success ends the job",
                     source=where)
         return
-    if kind == "TFJob" and rtype == "Worker" and index == 0 and "Master" not in specs:
-        up.note("UP023", "rewritten", "terminationPolicy (WORKER 0) is v1's rule for a TFJob without chief or master",
+    if facts.get("workerZeroEnds") and rtype == "Worker" and index == 0 and "Master" not in specs:
+        up.note("UP023", "rewritten", f"terminationPolicy (WORKER 0) is v1's rule for a {kind} without chief or master",
                 source=where)
         return
     raise refuse(where + (facts["termination"],), f"terminationPolicy.{facts['termination']} names {name} "
-                  f"{facts['index_field']} {index}: v1 cannot make that replica's success end the job",
+                  f"{facts['indexField']} {index}: v1 cannot make that replica's success end the job",
                   "v1 ends the job on the master's success (TFJob without master: worker 0); add a master or adapt the job")
 
 
@@ -233,58 +222,36 @@ def _scheduler_name(up: Upgrade, spec: dict, specs: dict, mapping) -> None:
 
 # --------------------------------------------------------------------------- XGBoostJob
 
-def _xgboost(up: Upgrade, spec: dict, mapping, version: str) -> None:
-    known_fields(up, spec, ("xgbReplicaSpecs", "runPolicy") + RUN_FIELDS, f"XGBoostJob {up.source_api_version}")
-    specs = map_specs(up, spec, "xgbReplicaSpecs")
+def _inline_run_policy(up: Upgrade, spec: dict, mapping, source: UpgradeSource) -> None:
+    """The standalone xgboost-operator's XGBoostJob: RunPolicy inline at the top of spec, and its own
+    default container name (`oldDefaultContainer`)."""
+    field = mapping.replica_specs_field
+    known_fields(up, spec, (field, "runPolicy") + RUN_FIELDS, f"{mapping.kind} {up.source_api_version}")
+    specs = map_specs(up, spec, field)
     run_policy_from_top(up, spec, RUN_FIELDS)
+    old, new = source.old_default_container, mapping.default_container
     for rtype, rspec in specs.items():
         if not isinstance(rspec, dict):
             continue  # a null replica spec: the parser refuses it with its place
         pod = rspec["template"].get("spec") if isinstance(rspec.get("template"), dict) else None
         containers = pod.get("containers") if isinstance(pod, dict) else None
-        if not isinstance(containers, list):
+        if not isinstance(containers, list) or not old:
             continue
         names = [c.get("name") for c in containers if isinstance(c, dict)]
-        if "xgboost" not in names and "xgboostjob" in names:
-            i = names.index("xgboostjob")
-            containers[i]["name"] = "xgboost"
-            up.note("UP034", "rewritten", f"{rtype}: container xgboostjob renamed xgboost: the old operator's default "
-                    "container (its port xgboostjob-port) has v1's default name", source=("spec", "xgbReplicaSpecs", rtype,
-                    "template", "spec", "containers", i, "name"), action="kubectl logs -c xgboost from now on")
-    contract(up, "XGBoostJob", version)
+        if new not in names and old in names:
+            i = names.index(old)
+            containers[i]["name"] = new
+            up.note("UP034", "rewritten", f"{rtype}: container {old} renamed {new}: the old operator's default "
+                    f"container (its port {mapping.default_port.name}) has v1's default name", source=("spec", field, rtype,
+                    "template", "spec", "containers", i, "name"), action=f"kubectl logs -c {new} from now on")
+    contract(up, mapping, source)
 
 
-# --------------------------------------------------------------------------- table
+# --------------------------------------------------------------------------- readers
 
-Converter = Callable[[Upgrade, dict, Any, str], None]
-CONVERTERS: dict[tuple[str, str], Converter] = {
-    ("TFJob", "kubeflow.org/v1alpha1"): _list_form, ("TFJob", "kubeflow.org/v1alpha2"): _map_form,
-    ("TFJob", "kubeflow.org/v1beta1"): _map_form, ("TFJob", "kubeflow.org/v1beta2"): _map_form,
-    ("PyTorchJob", "kubeflow.org/v1alpha1"): _list_form, ("PyTorchJob", "kubeflow.org/v1alpha2"): _map_form,
-    ("PyTorchJob", "kubeflow.org/v1beta1"): _map_form, ("PyTorchJob", "kubeflow.org/v1beta2"): _map_form,
-    ("MPIJob", "kubeflow.org/v1alpha1"): mpi_v1alpha1, ("MPIJob", "kubeflow.org/v1alpha2"): mpi_v1alpha2,
-    ("XGBoostJob", "xgboostjob.kubeflow.org/v1alpha1"): _xgboost, ("XGBoostJob", "xgboostjob.kubeflow.org/v1"): _xgboost,
-    ("MXJob", "kubeflow.org/v1beta1"): mx_v1beta1,
-}
-SUMMARY = {
-    ("TFJob", "kubeflow.org/v1alpha1"): "the replica list becomes tfReplicaSpecs, tfPort the tfjob-port, terminationPolicy v1's "
-                           "success rule, cleanupPodPolicy runPolicy.cleanPodPolicy",
-    ("TFJob", "kubeflow.org/v1alpha2"): "top-level cleanPodPolicy/ttlSecondsAfterFinished move into runPolicy",
-    ("TFJob", "kubeflow.org/v1beta1"): "top-level cleanPodPolicy/ttlSecondsAfterFinished move into runPolicy",
-    ("TFJob", "kubeflow.org/v1beta2"): ("top-level cleanPodPolicy/ttlSecondsAfterFinished/activeDeadlineSeconds/backoffLimit "
-                                        "move into runPolicy"),
-    ("PyTorchJob", "kubeflow.org/v1alpha1"): "the replica list becomes pytorchReplicaSpecs, masterPort the pytorchjob-port, "
-                                "terminationPolicy v1's success rule",
-    ("PyTorchJob", "kubeflow.org/v1alpha2"): "top-level cleanPodPolicy/ttlSecondsAfterFinished move into runPolicy",
-    ("PyTorchJob", "kubeflow.org/v1beta1"): "top-level cleanPodPolicy/ttlSecondsAfterFinished move into runPolicy",
-    ("PyTorchJob", "kubeflow.org/v1beta2"): ("top-level cleanPodPolicy/ttlSecondsAfterFinished/activeDeadlineSeconds/backoffLimit "
-                                             "move into runPolicy"),
-    ("MPIJob", "kubeflow.org/v1alpha1"): "the one template becomes Launcher and Worker specs, gpus/replicas the worker count, "
-                            "backoffLimit/activeDeadlineSeconds runPolicy",
-    ("MPIJob", "kubeflow.org/v1alpha2"): "top-level backoffLimit/activeDeadlineSeconds/cleanPodPolicy move into runPolicy",
-    ("XGBoostJob", "xgboostjob.kubeflow.org/v1alpha1"): "group xgboostjob.kubeflow.org becomes kubeflow.org, top-level "
-                                                        "run fields move into runPolicy",
-    ("XGBoostJob", "xgboostjob.kubeflow.org/v1"): "group xgboostjob.kubeflow.org becomes kubeflow.org, top-level run "
-                                                  "fields move into runPolicy",
-    ("MXJob", "kubeflow.org/v1beta1"): MX_SUMMARY,
+Reader = Callable[[Upgrade, dict, Any, UpgradeSource], None]
+# The shapes of the older apiVersions, by the name their mapping entry gives (`upgradeFrom[].reader`).
+READERS: dict[str, Reader] = {
+    "replicaList": _list_form, "runFieldsOnTop": _map_form, "inlineRunPolicy": _inline_run_policy,
+    "mpiOneTemplate": mpi_v1alpha1, "mpiRunFieldsOnTop": mpi_v1alpha2, "mxnetReplicaLabels": mx_v1beta1,
 }

@@ -142,34 +142,11 @@ def map_specs(up: Upgrade, spec: dict, field_name: str) -> dict:
     return specs
 
 
-_OPERATOR_TAG = {("TFJob", "v1alpha1"): "tf-operator v0.3.0", ("TFJob", "v1alpha2"): "tf-operator v0.3.0",
-                 ("TFJob", "v1beta1"): "tf-operator v0.4.0", ("TFJob", "v1beta2"): "tf-operator v0.5.3",
-                 ("PyTorchJob", "v1alpha1"): "pytorch-operator v0.3.0", ("PyTorchJob", "v1alpha2"): "pytorch-operator v0.3.0",
-                 ("PyTorchJob", "v1beta1"): "pytorch-operator v0.4.0", ("PyTorchJob", "v1beta2"): "pytorch-operator v0.5.0"}
-
-
 # --------------------------------------------------------------------------- runtime contract
 
-_CONTRACT = {
-    ("TFJob", "v1alpha1"): "Services were <job>-<type>-<runtimeId>-<index> (pods with a random suffix) with labels "
-                           "job_type, tf_job_name, task_index; TF_CONFIG had the same cluster/task/environment keys",
-    ("PyTorchJob", "v1alpha1"): "the master got MASTER_ADDR=localhost, every pytorch container also a TF_CONFIG and "
-                                "PYTHONUNBUFFERED=0, and no init container waited for the master",
-    ("PyTorchJob", None): "the master got MASTER_ADDR=localhost, every pod PYTHONUNBUFFERED=0 and no PET_* "
-                          "variables, and no init container waited for the master",
-    ("TFJob", None): "pods carried that operator's labels (group_name or group-name, tf_job_name or tf-job-name, "
-                     "tf-replica-type, tf-replica-index), not training.kubeflow.org/*",
-    ("MPIJob", None): "workers were a StatefulSet (<job>-worker-<i>) restarted by it, the launcher a batch Job "
-                      "(<job>-launcher-<random>) with labels mpi-job-name, mpi-job-role",
-    ("XGBoostJob", None): "pods got PYTHONUNBUFFERED=0 and no WORKER_ADDRS/WORKER_PORT",
-}
-
-
-def contract(up: Upgrade, kind: str, version: str) -> None:
-    old = _CONTRACT.get((kind, version)) or _CONTRACT[(kind, None)]
-    tag = _OPERATOR_TAG.get((kind, version)) or {"MPIJob": "mpi-operator " + ("0.1.0-v0.3.0" if version == "v1alpha1" else "v0.2-v0.3.0"),
-                                                 "XGBoostJob": "xgboost-operator v0.1.0/v0.2.0"}[kind]
+def contract(up: Upgrade, mapping, source) -> None:
+    """UP002: what the old operator's pods got that v1's do not (`source`: the mapping's UpgradeSource)."""
+    old = source.contract or mapping.upgrade_contract
     up.note("UP002", "approximated", f"the JobSet carries training-operator v1's runtime contract (env, labels, pod names, "
-            f"start order, success and restart rules); under {tag} {old}",
+            f"start order, success and restart rules); under {source.operator} {old}",
             source="apiVersion", action="check code that read what the old operator injected")
-

@@ -21,7 +21,7 @@ def _int_field(spec: dict, key: str):
     return value
 
 
-def mpi_v1alpha1(up: Upgrade, spec: dict, mapping, version: str) -> None:
+def mpi_v1alpha1(up: Upgrade, spec: dict, mapping, source) -> None:
     known_fields(up, spec, _MPI_ALPHA1_FIELDS, "MPIJob v1alpha1")
     template = as_mapping(spec.pop("template", None), ("spec", "template"))
     containers = (template.get("spec") or {}).get("containers") if isinstance(template.get("spec"), dict) else None
@@ -128,14 +128,14 @@ def mpi_v1alpha1(up: Upgrade, spec: dict, mapping, version: str) -> None:
             source=("spec", "template"), target=("spec", "mpiReplicaSpecs"))
     run_policy_from_top(up, spec, ("backoffLimit", "activeDeadlineSeconds"))
     old_default(up, spec, "backoffLimit", 6, "the launcher Job's default in MPIJob v1alpha1")
-    contract(up, "MPIJob", version)
+    contract(up, mapping, source)
 
 
 _MPI_ALPHA2_FIELDS = ("slotsPerWorker", "backoffLimit", "activeDeadlineSeconds", "cleanPodPolicy", "mpiReplicaSpecs",
                       "mainContainer", "runPolicy", "mpiDistribution")
 
 
-def mpi_v1alpha2(up: Upgrade, spec: dict, mapping, version: str) -> None:
+def mpi_v1alpha2(up: Upgrade, spec: dict, mapping, source) -> None:
     known_fields(up, spec, _MPI_ALPHA2_FIELDS, "MPIJob v1alpha2")
     specs = map_specs(up, spec, "mpiReplicaSpecs")
     launcher = specs.get("Launcher")
@@ -162,5 +162,5 @@ def mpi_v1alpha2(up: Upgrade, spec: dict, mapping, version: str) -> None:
     run_policy_from_top(up, spec, ("backoffLimit", "activeDeadlineSeconds", "cleanPodPolicy"),
                          old_runpolicy_read=("backoffLimit", "activeDeadlineSeconds"))
     old_default(up, spec, "backoffLimit", 6, "the launcher Job's default in MPIJob v1alpha2")
-    contract(up, "MPIJob", version)
+    contract(up, mapping, source)
 

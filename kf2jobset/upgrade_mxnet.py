@@ -14,17 +14,13 @@ v1 one):
 """
 from __future__ import annotations
 
-from .upgrade_moves import Upgrade, as_mapping, known_fields, map_specs, old_default, refuse, run_policy_from_top
+from .upgrade_moves import Upgrade, as_mapping, contract, known_fields, map_specs, old_default, refuse, run_policy_from_top
 
 TOP_RUN_FIELDS = ("cleanPodPolicy", "ttlSecondsAfterFinished")
 TUNER_SERVER_KEY = "tuner-server-key"  # training-operator v1.8.1 pkg/controller.v1/mxnet: mxJobTunerServerKey
-SUMMARY = ("top-level cleanPodPolicy/ttlSecondsAfterFinished move into runPolicy, each replica's label becomes its "
-           "template's tuner-server-key annotation")
-CONTRACT = ("the Scheduler's success ended the job, else every Worker's (or, in MXTune, every Tuner's); pods carried "
-            "labels group_name, mxnet_job_name, mxnet-replica-type and mxnet-replica-index")
 
 
-def mx_v1beta1(up: Upgrade, spec: dict, mapping, version: str) -> None:
+def mx_v1beta1(up: Upgrade, spec: dict, mapping, source) -> None:
     known_fields(up, spec, ("jobMode", "mxReplicaSpecs", "runPolicy", "successPolicy") + TOP_RUN_FIELDS,
                  "MXJob v1beta1")
     policy = spec.pop("successPolicy", None)
@@ -44,9 +40,7 @@ def mx_v1beta1(up: Upgrade, spec: dict, mapping, version: str) -> None:
     run_policy_from_top(up, spec, TOP_RUN_FIELDS)
     old_default(up, spec, "cleanPodPolicy", "All", "the default of MXJob v1beta1 (the mxnet-operator deleted every pod "
                 "of a finished job; v1 defaults to None)")
-    up.note("UP002", "approximated", "the JobSet carries training-operator v1's runtime contract (env, labels, pod names, "
-            f"start order, success and restart rules); under mxnet-operator v0.1.0-v1.1.0 {CONTRACT}",
-            source="apiVersion", action="check code that read what the old operator injected")
+    contract(up, mapping, source)
 
 
 def _label(up: Upgrade, rtype: str, rspec: dict, field: str) -> None:

@@ -70,7 +70,7 @@ def test_the_files_follow_a_replica_edit(case):
     for workers in range(1, 9):
         job, jobset = resized(conv, doc, workers)
         op, js = operator_world(job), jobset_world(jobset, roles=conv.plan.pod_roles)
-        ours = _jobset_files(js, conv.companions)
+        ours = _jobset_files(job, js, conv.companions)
         theirs = _operator_files(job, op, GENERATED)
         diffs, same = compare_files(theirs, ours, op, js)
         diffs = [d for d in diffs if d.subject != "kubexec.sh"]  # MPIJob v1's kubectl exec: MPI001
@@ -134,5 +134,5 @@ def test_mutation_a_literal_worker_count_is_caught():
             if c["name"] == HOSTFILE_INIT:
                 c["env"] = [e if e["name"] != "KF2JOBSET_POD_COUNT" else {"name": e["name"], "value": "3"} for e in c["env"]]
     op, js = operator_world(job), jobset_world(jobset, roles=conv.plan.pod_roles)
-    diffs, _ = compare_files(_operator_files(job, op, GENERATED), _jobset_files(js, conv.companions), op, js)
+    diffs, _ = compare_files(_operator_files(job, op, GENERATED), _jobset_files(job, js, conv.companions), op, js)
     assert [d.aspect for d in diffs] == ["hostfile"]

@@ -123,6 +123,37 @@ def test_a_new_kind_is_a_mapping_file_and_a_profile(tmp_path):
     assert checked.returncode == 1 and "jobs/toy.yaml" in checked.stdout, checked.stdout + checked.stderr
 
 
+# What the real kinds say in their mappings (the MPI launcher's own pod name, PyTorch's and XGBoost's
+# webhook rules), said by the toy: nothing in the code may ask which kind it is.
+TOY_OWN_RULES = """\
+# the operator named the coordinator's one pod itself, and its webhook wanted that count written, as 1
+namedPods: {Coordinator: "{job}-coordinator"}
+validatingWebhook: {setToOne: [Coordinator]}
+"""
+
+
+def test_a_kinds_pod_names_and_webhook_rules_come_from_its_mapping(tmp_path):
+    root = _copy(tmp_path)
+    (root / "mappings" / "toyjob.yaml").write_text(TOY_MAPPING + TOY_OWN_RULES)
+    (root / "kf2jobset" / "frameworks" / "toy.py").write_text(TOY_PROFILE)
+    job = yaml.safe_load(JOB)
+    del job["spec"]["toyReplicaSpecs"]["Coordinator"]["replicas"]  # the webhook refused this; v1.5-v1.7 ran it
+    trainer = job["spec"]["toyReplicaSpecs"]["Trainer"]["template"]["spec"]["containers"][0]
+    trainer["env"] = [{"name": "PEER", "value": "toy-coordinator:7777"}, {"name": "NOT_A_POD", "value": "toy-coordinator-0"}]
+    text = yaml.safe_dump(job)
+
+    converted = _run(root, "convert", "-", stdin=text)
+    assert converted.returncode == 0, converted.stderr
+    js = next(d for d in yaml.safe_load_all(converted.stdout) if d and d.get("kind") == "JobSet")
+    env = {e["name"]: e.get("value") for e in
+           js["spec"]["replicatedJobs"][1]["template"]["spec"]["template"]["spec"]["containers"][0]["env"]}
+    # the coordinator's v1 name is the mapping's, so that address is rewritten (JS065) and the indexed form,
+    # a pod this job never had, is left as written
+    assert env["PEER"] == "$(KF2JOBSET_JOBSET_NAME)-coordinator-0-0.$(KF2JOBSET_JOBSET_NAME):7777"
+    assert env["NOT_A_POD"] == "toy-coordinator-0"
+    assert "JS080" in converted.stderr and "Coordinator replicas must be set, to 1" in converted.stderr, converted.stderr
+
+
 def test_a_kind_whose_profile_is_missing_is_an_error_not_a_default(tmp_path):
     root = _copy(tmp_path)
     (root / "mappings" / "toyjob.yaml").write_text(TOY_MAPPING)
@@ -130,3 +161,22 @@ def test_a_kind_whose_profile_is_missing_is_an_error_not_a_default(tmp_path):
     assert converted.returncode == 4, converted.stderr
     assert "no framework profile 'toy'" in converted.stderr
     assert "Traceback" not in converted.stderr
+
+
+def test_a_misspelt_mapping_key_of_the_new_entries_is_an_error_not_a_lost_fact():
+    import pytest
+
+    from kf2jobset.mappings import _from_data
+
+    base = yaml.safe_load(TOY_MAPPING)
+    toy = _from_data({**base, **yaml.safe_load(TOY_OWN_RULES)}, "toyjob.yaml")
+    assert (toy.pod_name("j", "Coordinator", 0), toy.pod_name("j", "Trainer", 2)) == ("j-coordinator", "j-trainer-2")
+    assert toy.webhook.set_to_one == ("Coordinator",) and toy.pod_addresses == "service"
+    for bad, says in (({"podAddresses": "dns"}, "podAddresses 'dns' is not one of"),
+                      ({"validatingWebhook": {"setToOn": ["Coordinator"]}}, "validatingWebhook has unknown keys setToOn"),
+                      ({"upgradeFrom": [{"apiVersion": "kubeflow.org/v1alpha1", "reader": "replicaList", "operator": "x",
+                                         "summary": "x", "replicaList": {"typeField": "t"}}]}, "replicaList needs portField"),
+                      ({"upgradeFrom": [{"apiVersion": "kubeflow.org/v1alpha1", "reader": "runFieldsOnTop", "operator": "x",
+                                         "summary": "x", "contrat": "x"}]}, "unknown keys contrat")):
+        with pytest.raises(ValueError, match=says):
+            _from_data({**base, **bad}, "toyjob.yaml")

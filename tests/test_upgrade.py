@@ -14,7 +14,7 @@ from kf2jobset.convert import convert_job
 from kf2jobset.errors import InvalidJobError, UnsupportedError
 from kf2jobset.mappings import all_mappings, convertible_mapping, readable_versions
 from kf2jobset.options import ConvertOptions
-from kf2jobset.upgrade import CONVERTERS, upgrade
+from kf2jobset.upgrade import READERS, upgrade
 
 from .jobs import pytorchjob_text, replica_text
 
@@ -31,9 +31,12 @@ def _codes(up):
     return [n.code for n in up.notes]
 
 
+# Every (kind, older apiVersion) the mappings read, with the reader each names.
+UPGRADED = {(m.kind, u.api_version): u.reader for m in all_mappings() for u in m.upgrades}
+
+
 def test_the_versions_read_are_the_mapping_data():
-    listed = {(m.kind, v) for m in all_mappings() for v in m.upgrade_from}
-    assert listed == set(CONVERTERS)
+    assert set(UPGRADED.values()) <= set(READERS), sorted(set(UPGRADED.values()) - set(READERS))
     for m in all_mappings():
         assert not set(m.upgrade_from) & set(m.api_versions), m.kind
 
@@ -74,7 +77,7 @@ def test_every_kind_and_version_an_operator_served_is_read():
     read = {(m.kind, v) for m in all_mappings() for v in (*m.api_versions, *m.upgrade_from)}
     assert read == set(SERVED), (sorted(set(SERVED) - read), sorted(read - set(SERVED)))
     upgraded = {k for k in SERVED if k[1] not in ("kubeflow.org/v1", "kubeflow.org/v2beta1")}
-    assert upgraded == set(CONVERTERS)
+    assert upgraded == set(UPGRADED)
 
 
 def test_the_plugin_does_not_list_older_versions():
@@ -395,7 +398,7 @@ _VALUES = st.recursive(
 
 
 @settings(max_examples=300, deadline=None)
-@given(api_kind=st.sampled_from(sorted(CONVERTERS, key=str)), spec=_VALUES)
+@given(api_kind=st.sampled_from(sorted(UPGRADED, key=str)), spec=_VALUES)
 # found by this test: a null replica spec under an old XGBoostJob apiVersion crashed the upgrade
 @example(api_kind=("XGBoostJob", "xgboostjob.kubeflow.org/v1"), spec={"xgbReplicaSpecs": {"replicaSpecs": None}})
 def test_any_spec_is_upgraded_or_refused_with_a_place(api_kind, spec):

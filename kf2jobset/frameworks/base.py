@@ -9,9 +9,11 @@ A profile describes injected env once, in terms of a `Side`:
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from ..errors import Location, Problem, UnsupportedError
+from ..model import DefaultApplied
 
 if TYPE_CHECKING:
     from ..model import TrainingJob
@@ -32,6 +34,9 @@ JOBSET_NAME_VAR = "KF2JOBSET_JOBSET_NAME"
 NAMESPACE_VAR = "KF2JOBSET_NAMESPACE"
 JOB_INDEX_VAR = "KF2JOBSET_JOB_INDEX"
 
+# Which releases ran a job the v1.8+ validating webhook refused, when nothing else refused it.
+WITHOUT_WEBHOOK = "v1.8+ without the webhook ran it"
+
 HELPER_VARS = {
     JOBSET_NAME_VAR: f"metadata.labels['{LABEL_JOBSET_NAME}']",
     NAMESPACE_VAR: "metadata.namespace",
@@ -50,6 +55,29 @@ def field_env(name: str, path: str) -> dict:
 def escape(text: str) -> str:
     """Make literal text safe inside a Kubernetes env value: `$(` would start a reference."""
     return str(text).replace("$(", "$$(")
+
+
+def elastic_policy(spec: dict, replicas: dict) -> tuple[dict | None, list[Problem], list[DefaultApplied]]:
+    """spec.elasticPolicy as the operator defaulted it (PyTorchJob, PaddleJob): an unset min/max
+    replicas takes the other, both unset the Worker count."""
+    if spec.get("elasticPolicy") is None:
+        return None, [], []
+    elastic = copy.deepcopy(spec["elasticPolicy"])
+    problems, defaults = [], []
+    if "Worker" not in replicas:
+        problems.append(Problem("elasticPolicy needs a Worker replica spec", Location(path=("spec", "elasticPolicy")), rule="elastic"))
+    workers = replicas["Worker"].replicas if "Worker" in replicas else 1
+    lo, hi = elastic.get("minReplicas"), elastic.get("maxReplicas")
+    if lo is None and hi is None:
+        elastic["minReplicas"] = elastic["maxReplicas"] = workers
+    elif lo is None:
+        elastic["minReplicas"] = hi
+    elif hi is None:
+        elastic["maxReplicas"] = lo
+    if (lo, hi) != (elastic["minReplicas"], elastic["maxReplicas"]):
+        defaults.append(DefaultApplied(("spec", "elasticPolicy"), f"{elastic['minReplicas']}:{elastic['maxReplicas']}",
+                                       "operator fills min/max replicas"))
+    return elastic, problems, defaults
 
 
 class Side:
@@ -98,16 +126,14 @@ class OperatorSide(Side):
         return str(text)
 
     def host(self, rtype: str, index: int, form: str = "short") -> str:
-        base = f"{self.name}-{rtype.lower()}-{index}"
-        if self.job.kind == "MPIJob" and rtype == "Launcher":
-            base = f"{self.name}-launcher"  # the MPI launcher pod has no index (training-operator.md §5.2, §6.2)
+        base = self.job.mapping.pod_name(self.name, rtype, index)
         domain = f".{self.cluster_domain}" if self.cluster_domain else ""
         if form == "short":
             return base
         if form == "svc":
             return f"{base}.{self.namespace}.svc{domain}"
         if form == "mpi":
-            if self.job.is_mpi_v1:
+            if self.job.mapping.pod_addresses == "podName":
                 return base  # v1 hostfile: bare pod names reached through kubectl exec
             return f"{base}.{self.name}.{self.namespace}.svc{domain}"
         raise ValueError(form)
@@ -265,9 +291,31 @@ class Profile:
     """Base profile: no env, no extras. Subclasses override what their framework needs."""
 
     name = "base"
+    # The profile writes the job's pod names into a file its pods read (the MPI hostfile): a job converted
+    # under a name other than its own (a Katib trial on a shared runtime) needs that name to be a stand-in.
+    pod_names_in_files = False
 
     def env(self, job: "TrainingJob", rtype: str, side: Side) -> list[dict]:
         return []
+
+    def spec_fields(self, spec: dict, replicas: dict) -> tuple[dict, list[Problem], list]:
+        """The kind's own spec fields with the operator's defaults (training-operator.md §1.2 steps 1, 4, 5):
+        (job.framework, problems, DefaultApplied list). `replicas`: type -> parsed ReplicaSpec."""
+        return {}, [], []
+
+    def webhook_rejections(self, job: "TrainingJob") -> list[tuple[str, str, str]]:
+        """The v1.8+ validating webhook's rules on the kind's own spec fields, beyond what its mapping
+        states (parse.v1_webhook_rejections): (field path, reason, which releases ran it anyway)."""
+        return []
+
+    def operator_files(self, job: "TrainingJob", side_of) -> dict:
+        """Files the operator mounted into the pods (name -> content, None = not compared);
+        `side_of(rtype, index)` is that pod's OperatorSide."""
+        return {}
+
+    def jobset_files(self, js, companions: list) -> dict:
+        """The same files as the JobSet's pods find them (`js`: runtime.jobset_view.JobSetWorld)."""
+        return {}
 
     def size_literals(self, job: "TrainingJob") -> list[str]:
         """Values written from the replica counts that no pod label can carry (host lists, products):

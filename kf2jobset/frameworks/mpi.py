@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..errors import Location, Problem, UnsupportedError
 from .. import claims
+from ..model import DefaultApplied
 from ..notes import Note
 import re
 
@@ -25,6 +26,8 @@ from .mpi_hostfile import (  # noqa: F401 - DISCOVER_VAR, HOSTFILE_VAR, is_gpu_l
     implementation,
     init_container,
     is_gpu_launcher,
+    jobset_files,
+    kubectl_exec,
     mpi_hosts,
     written_claims,
 )
@@ -71,7 +74,7 @@ def launcher_env(job, side: Side) -> list[dict]:
             env("HYDRA_HOST_FILE", f"{MPI_DIR}/hostfile"),
             env("HYDRA_LAUNCH_EXTRA_ARGS", "-o ConnectionAttempts=10"),
         ]
-    gpu_visible = is_gpu_launcher(job) if job.is_mpi_v1 else job.framework.get("runLauncherAsWorker")
+    gpu_visible = is_gpu_launcher(job) if kubectl_exec(job) else job.framework.get("runLauncherAsWorker")
     if not gpu_visible:
         out += [env("NVIDIA_VISIBLE_DEVICES", ""), env("NVIDIA_DRIVER_CAPABILITIES", "")]
     return out
@@ -181,21 +184,43 @@ def _mount(container: dict, name: str, path: str) -> None:
 
 class MPIProfile(Profile):
     name = "mpi"
+    pod_names_in_files = True  # the hostfile and discover_hosts.sh list the pods by name
+
+    def spec_fields(self, spec: dict, replicas: dict):
+        slots = spec.get("slotsPerWorker")
+        defaults = [DefaultApplied(("spec", "slotsPerWorker"), 1, "operator default")] if slots is None else []
+        return {"slotsPerWorker": 1 if slots is None else int(slots), "mainContainer": spec.get("mainContainer"),
+                "runLauncherAsWorker": bool(spec.get("runLauncherAsWorker", False)),
+                "sshAuthMountPath": spec.get("sshAuthMountPath") or "/root/.ssh",
+                "launcherCreationPolicy": spec.get("launcherCreationPolicy") or "AtStartup",
+                "mpiImplementation": spec.get("mpiImplementation") or "OpenMPI"}, [], defaults
+
+    def operator_files(self, job, side_of) -> dict:
+        """What the operator put under /etc/mpi for the launcher."""
+        if not job.has("Launcher"):
+            return {}
+        files = {"hostfile": self.hostfile(job, side_of("Launcher", 0)), DISCOVER_FILE: None}
+        if kubectl_exec(job):
+            files["kubexec.sh"] = None
+        return files
+
+    def jobset_files(self, js, companions: list) -> dict:
+        return jobset_files(js, companions)
 
     # ---- env: the JobSet side is always the SSH model; the operator side depends on the API ----
     def env(self, job, rtype: str, side: Side) -> list[dict]:
-        if side.is_operator and job.is_mpi_v1:
+        if side.is_operator and kubectl_exec(job):
             return v1_launcher_env(job) if rtype == "Launcher" else []
         if rtype == "Launcher":
             return launcher_env(job, side)
-        if job.is_mpi_v1:
+        if kubectl_exec(job):
             return []  # v1 workers had no env; they only need sshd now
         return [env("K_MPI_JOB_ROLE", "worker")]
 
     def operator_pod(self, job, rtype: str, index: int, pod: dict, side: OperatorSide) -> None:
         spec = pod["spec"]
         c0 = spec["containers"][0]
-        if job.is_mpi_v1:
+        if kubectl_exec(job):
             if rtype == "Worker":
                 if not c0.get("command"):
                     c0["command"], c0["args"] = ["sleep"], ["365d"]  # the template's args are replaced too
@@ -232,7 +257,7 @@ class MPIProfile(Profile):
     def jobset_pod(self, job, rtype: str, template: dict, ctx: EmitContext) -> None:
         spec = template["spec"]
         c0 = spec["containers"][0]
-        if spec.get("hostNetwork") and (not job.is_mpi_v1 or not spec.get("dnsPolicy")):
+        if spec.get("hostNetwork") and (not kubectl_exec(job) or not spec.get("dnsPolicy")):
             # A host-network pod resolves through the node's DNS unless told otherwise; the hostfile's
             # names need the cluster's. v1's kubectl exec needed no DNS, so there the user's policy stays.
             spec["dnsPolicy"] = HOST_NETWORK_DNS
@@ -295,7 +320,7 @@ class MPIProfile(Profile):
             f"create the Secret before the JobSet: ssh-keygen -t ed25519 -N '' -f key && kubectl create secret generic "
             f"{secret} --type=kubernetes.io/ssh-auth --from-file=ssh-privatekey=key --from-file=ssh-publickey=key.pub"
         )
-        if job.is_mpi_v1:
+        if kubectl_exec(job):
             if not ctx.options.accept_mpi_ssh:
                 raise UnsupportedError(Problem(
                     "MPIJob kubeflow.org/v1 ran mpirun through `kubectl exec` (kubectl-delivery, RBAC, bare pod "
@@ -344,7 +369,7 @@ class MPIProfile(Profile):
                 explains=(("secret", "ssh"), ("file", "id_rsa"), ("file", "id_rsa.pub"), ("file", "authorized_keys")),
                 warn=True, claims=_secret_claims(job, ctx, secret) + (claims.absent("kind", target="Secret"),),
             ))
-        if not job.is_mpi_v1 and job.has("Worker"):
+        if not kubectl_exec(job) and job.has("Worker"):
             ctx.note(Note(
                 "MPI007", "approximated",
                 "mpi-operator never replaced a failed worker pod and did not fail the MPIJob for it (the launcher, "
@@ -367,7 +392,7 @@ class MPIProfile(Profile):
                 warn=True, claims=(claims.contains(claims.pod_path() + ".spec.dnsConfig.searches", dns_search(job, ctx)),),
             ))
         elastic = uses_discovery(job)
-        fmt = "<host>:<slots>" if job.is_mpi_v1 else "<host>"
+        fmt = "<host>:<slots>" if kubectl_exec(job) else "<host>"
         ctx.note(Note(
             # unused by the launcher: the file differs, the run does not
             "MPI004", "approximated" if elastic else "rewritten",
@@ -390,7 +415,7 @@ class MPIProfile(Profile):
             ctx.note(Note(
                 "MPI009", "rewritten",
                 f"the launcher also gets {' and '.join(prte)}, "
-                "which " + ("the training-operator" if job.is_mpi_v1 else "mpi-operator") + " did not set: Open MPI 5 "
+                "which " + ("the training-operator" if kubectl_exec(job) else "mpi-operator") + " did not set: Open MPI 5 "
                 "(PRRTE) ignores OMPI_MCA_orte_default_hostfile, orte_set_default_slots and plm_rsh_args, and without a "
                 "hostfile runs every rank on the launcher (or fails with 'not enough slots'); Open MPI 4.1 ignores the "
                 "PRTE_MCA_ names, so it runs as before",
@@ -431,7 +456,7 @@ class MPIProfile(Profile):
                 claims=(claims.present(claims.pod_path(ctx.rjob_names["Launcher"]) + f".spec.initContainers[{HOSTFILE_INIT}]"),
                         claims.absent("kind", target="ConfigMap")),
             ))
-        if (job.framework.get("launcherCreationPolicy") == "AtStartup" and not job.is_mpi_v1 and job.has("Worker")
+        if (job.framework.get("launcherCreationPolicy") == "AtStartup" and not kubectl_exec(job) and job.has("Worker")
                 and ctx.start_order):  # else JS092: the launcher starts with the workers, as AtStartup made it
             ctx.note(Note(
                 "MPI006", "approximated",
@@ -475,19 +500,19 @@ class MPIProfile(Profile):
 
     def operator_start(self, job, rtype: str):
         if rtype == "Launcher" and job.has("Worker") and job.replicas["Worker"].replicas > 0:
-            if job.is_mpi_v1:
+            if kubectl_exec(job):
                 return ("after", (("worker", "Ready"),))  # kubectl-delivery waits for every worker Ready
             if job.framework.get("launcherCreationPolicy") == "WaitForWorkersReady":
                 return ("after", (("worker", "Ready"),))
         return "at-once"
 
     def operator_failure(self, job, rtype: str, policy: str) -> str:
-        if job.is_mpi_v1:
+        if kubectl_exec(job):
             return "stuck" if policy == "ExitCode" else "fail-job"  # pods are never recreated
         return "recreate" if rtype == "Launcher" else "launcher-decides"  # the launcher is a batch Job
 
     def operator_retries(self, job, rtype: str, policy: str):
-        if job.is_mpi_v1:
+        if kubectl_exec(job):
             return super().operator_retries(job, rtype, policy)
         if rtype == "Launcher":
             bl = job.run_policy.backoff_limit
@@ -495,7 +520,7 @@ class MPIProfile(Profile):
         return None
 
     def operator_job_rules(self, job, rules: dict) -> None:
-        if job.is_mpi_v1:
+        if kubectl_exec(job):
             return
         # mpi-operator v2beta1: the launcher is a batch Job that carries the deadline and the TTL.
         rp = job.run_policy

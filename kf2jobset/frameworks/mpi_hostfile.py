@@ -27,6 +27,12 @@ LINE_VAR = "KF2JOBSET_HOSTFILE_LINE"  # a hostfile line for @host@
 INDEX_MARK, HOST_MARK, HOSTS_MARK = "@i@", "@host@", "@hosts@"  # '@' is in no Kubernetes name
 LAUNCHERS = 1  # launcher pods in every MPIJob: the pod count less these is the worker count
 
+
+def kubectl_exec(job) -> bool:
+    """The training operator's MPIJob v1 design (the launcher runs workers through kubectl exec);
+    the other MPI mapping is mpi-operator's SSH design."""
+    return not job.by_mpi_operator
+
 FOLLOWING_SCRIPT = f"""\
 set -e
 [ -n "${POD_COUNT_VAR}" ] || {{ echo "kf2jobset-hostfile: no {LABEL_GLOBAL_REPLICAS} label (JobSet v0.7+)" >&2; exit 1; }}
@@ -64,12 +70,12 @@ def is_gpu_launcher(job) -> bool:
 def slots_suffix(job) -> str:
     """What follows a host on its hostfile line: Open MPI's ` slots=N`, Intel MPI's and MPICH's `:N`."""
     slots = job.framework["slotsPerWorker"]
-    return f" slots={slots}" if job.is_mpi_v1 or implementation(job) == "OpenMPI" else f":{slots}"
+    return f" slots={slots}" if kubectl_exec(job) or implementation(job) == "OpenMPI" else f":{slots}"
 
 
 def first_hosts(job, side: Side) -> list[str]:
     """The launcher, where the operator listed it first: a v1 GPU launcher, v2beta1 runLauncherAsWorker."""
-    first = is_gpu_launcher(job) if job.is_mpi_v1 else job.framework.get("runLauncherAsWorker")
+    first = is_gpu_launcher(job) if kubectl_exec(job) else job.framework.get("runLauncherAsWorker")
     return [side.host("Launcher", 0, "mpi")] if first else []
 
 
@@ -92,7 +98,7 @@ def discover_hosts_script(job, side: Side, hosts: str | None = None) -> str:
     when its name resolves (the headless Service publishes a pod once it has an address), and every
     host when the image has no `getent` to ask with.
     """
-    suffix = f":{job.framework['slotsPerWorker']}" if job.is_mpi_v1 else ""
+    suffix = f":{job.framework['slotsPerWorker']}" if kubectl_exec(job) else ""
     hosts = " ".join(mpi_hosts(job, side)) if hosts is None else hosts
     return (
         "#!/bin/sh\n"
@@ -177,3 +183,35 @@ def written_files(env_values: dict) -> dict:
     script_pre, _, script_post = str(env_values.get(DISCOVER_VAR, "")).partition(HOSTS_MARK)
     return {"hostfile": "".join(f"{line_pre}{h}{line_post}\n" for h in hosts),
             DISCOVER_FILE: f"{script_pre}{' '.join(hosts)}{script_post}"}
+
+
+def jobset_files(js, companions: list) -> dict:
+    """What the JobSet's launcher finds under /etc/mpi: a ConfigMap's keys, or what the init container writes
+    (`js`: runtime.jobset_view.JobSetWorld)."""
+    launcher = next((p for p in js.pods if p.key[0] == "launcher"), None)
+    if launcher is None:
+        return {}
+    mount = None
+    for c in launcher.containers():
+        for m in c.get("volumeMounts") or []:
+            if m.get("mountPath") == MPI_DIR:
+                mount = m.get("name")
+    if mount is None:
+        return {}
+    volume = next((v for v in launcher.spec.get("volumes") or [] if v.get("name") == mount), {})
+    if "configMap" in volume:
+        name = volume["configMap"].get("name")
+        cm = next((c for c in companions if c.get("kind") == "ConfigMap" and (c.get("metadata") or {}).get("name") == name), None)
+        data = (cm or {}).get("data") or {}
+        items = volume["configMap"].get("items")
+        keys = [i.get("path") for i in items] if items else list(data)
+        return {k: data.get(k) for k in keys}
+    if "downwardAPI" in volume:  # a Katib trial's files, from the launcher's annotations (kf2jobset/katib_files.py)
+        fields = {i.get("path"): (i.get("fieldRef") or {}).get("fieldPath", "") for i in volume["downwardAPI"].get("items") or []}
+        return {k: launcher.annotations.get(f[len("metadata.annotations['"):-2]) for k, f in fields.items()
+                if f.startswith("metadata.annotations['")}
+    files = {}
+    for c in launcher.containers(init=True):
+        if c.get("name") == HOSTFILE_INIT:
+            files.update(written_files(dict(launcher.env(c))))
+    return files

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .. import claims
 from ..notes import Note
-from .base import EmitContext, Profile, Side, env, field_env
+from .base import EmitContext, Profile, Side, elastic_policy, env, field_env
 
 POD_IP_VAR = "POD_IP_DUMMY"
 
@@ -21,6 +21,10 @@ def _first_type(job) -> str:
 
 class PaddleProfile(Profile):
     name = "paddle"
+
+    def spec_fields(self, spec: dict, replicas: dict):
+        elastic, problems, defaults = elastic_policy(spec, replicas)
+        return {"elasticPolicy": elastic}, problems, defaults
 
     def solo_first(self, job) -> str | None:
         return _first_type(job)

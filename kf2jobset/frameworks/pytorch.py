@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from .. import claims
 from ..notes import Note
-from .base import EmitContext, OperatorSide, Profile, Side, env
+from ..errors import Location, Problem
+from ..model import DefaultApplied
+from .base import WITHOUT_WEBHOOK, EmitContext, OperatorSide, Profile, Side, elastic_policy, env
 
 INIT_CONTAINER = "init-pytorch"
 
@@ -18,6 +20,27 @@ def _nproc_int(value: str | None) -> int:
 
 class PyTorchProfile(Profile):
     name = "pytorch"
+
+    def spec_fields(self, spec: dict, replicas: dict):
+        elastic, problems, defaults = elastic_policy(spec, replicas)
+        nproc = spec.get("nprocPerNode")
+        if elastic is not None and elastic.get("nProcPerNode") is not None and nproc is not None:
+            problems.append(Problem("spec.nprocPerNode and the deprecated elasticPolicy.nProcPerNode cannot both be set",
+                                    Location(path=("spec", "nprocPerNode")), rule="elastic"))
+        if nproc is None and not (elastic and elastic.get("nProcPerNode") is not None):
+            nproc = "auto"
+            defaults.append(DefaultApplied(("spec", "nprocPerNode"), "auto", "operator default"))
+        return {"elasticPolicy": elastic, "nprocPerNode": str(nproc) if nproc is not None else None}, problems, defaults
+
+    def webhook_rejections(self, job):
+        spec = (job.source.get("spec") or {}) if isinstance(job.source, dict) else {}
+        elastic = spec.get("elasticPolicy")
+        out = []
+        if elastic is not None and "Worker" not in {s.source_key for s in job.replicas.values()}:
+            out.append(("spec.elasticPolicy", "elasticPolicy needs a Worker replica spec", WITHOUT_WEBHOOK))
+        if isinstance(elastic, dict) and elastic.get("nProcPerNode") is not None and spec.get("nprocPerNode") is not None:
+            out.append(("spec.elasticPolicy.nProcPerNode", "must not be used with spec.nprocPerNode", WITHOUT_WEBHOOK))
+        return out
 
     def env(self, job, rtype: str, side: Side) -> list[dict]:
         fw = job.framework

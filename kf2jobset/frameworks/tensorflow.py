@@ -17,6 +17,10 @@ def _compact(obj) -> str:
 class TensorFlowProfile(Profile):
     name = "tensorflow"
 
+    def spec_fields(self, spec: dict, replicas: dict):
+        return {"successPolicy": spec.get("successPolicy") or "",
+                "enableDynamicWorker": bool(spec.get("enableDynamicWorker", False))}, [], []
+
     def size_literals(self, job) -> list[str]:
         # A lone replica gets no TF_CONFIG at all; a second one would need it.
         return ["TF_CONFIG (cluster host lists)" if job.total_replicas() > 1 else "TF_CONFIG (not set for one replica)"]

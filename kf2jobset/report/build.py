@@ -7,10 +7,12 @@ v1 document's YAML 1.1 reading, the JobSet world from the reading of the emitted
 from __future__ import annotations
 
 import re
+from functools import partial
 
 from .. import k8syaml
 from ..claims import equals
 from ..errors import format_path
+from ..frameworks import profile as get_profile
 from ..frameworks.base import OperatorSide
 from ..runtime.compare import EnvDiff, compare_env
 from ..runtime.jobset_view import jobset_world
@@ -156,7 +158,7 @@ def job_report(conv, doc, embedded: tuple, options) -> JobReport:
     target_lifecycle = jobset_lifecycle(jobset, companions, lifecycle_roles)
     target_lifecycle.job.update(conv.lifecycle_overrides)
     diffs += compare_lifecycle(operator_lifecycle(op_job), target_lifecycle, roles)
-    d, s = compare_files(_operator_files(op_job, op, options), _jobset_files(js, companions), op, js)
+    d, s = compare_files(_operator_files(op_job, op, options), _jobset_files(op_job, js, companions), op, js)
     diffs += d
     same += s
 
@@ -206,49 +208,14 @@ def _env_difference(e: EnvDiff, pod_roles: dict, op, js) -> Difference | None:
 
 
 def _operator_files(job, op, options) -> dict:
-    """Files the operator put under /etc/mpi for the launcher."""
-    if job.kind != "MPIJob" or not job.has("Launcher"):
-        return {}
-    from ..frameworks.mpi import PROFILE
-
-    side = OperatorSide(job, op.name, op.namespace, "Launcher", 0, options.cluster_domain)
-    files = {"hostfile": PROFILE.hostfile(job, side), "discover_hosts.sh": None}
-    if job.is_mpi_v1:
-        files["kubexec.sh"] = None
-    return files
+    """Files the operator mounted into the job's pods (the MPI launcher's /etc/mpi): the profile says which."""
+    side_of = partial(OperatorSide, job, op.name, op.namespace, cluster_domain=options.cluster_domain)
+    return get_profile(job.mapping.profile).operator_files(job, side_of)
 
 
-def _jobset_files(js, companions) -> dict:
-    """What the JobSet's launcher finds under /etc/mpi: a ConfigMap's keys, or what an init container writes."""
-    from ..frameworks.mpi_hostfile import HOSTFILE_INIT, MPI_DIR, written_files
-
-    launcher = next((p for p in js.pods if p.key[0] == "launcher"), None)
-    if launcher is None:
-        return {}
-    mount = None
-    for c in launcher.containers():
-        for m in c.get("volumeMounts") or []:
-            if m.get("mountPath") == MPI_DIR:
-                mount = m.get("name")
-    if mount is None:
-        return {}
-    volume = next((v for v in launcher.spec.get("volumes") or [] if v.get("name") == mount), {})
-    if "configMap" in volume:
-        name = volume["configMap"].get("name")
-        cm = next((c for c in companions if c.get("kind") == "ConfigMap" and (c.get("metadata") or {}).get("name") == name), None)
-        data = (cm or {}).get("data") or {}
-        items = volume["configMap"].get("items")
-        keys = [i.get("path") for i in items] if items else list(data)
-        return {k: data.get(k) for k in keys}
-    if "downwardAPI" in volume:  # a Katib trial's files, from the launcher's annotations (kf2jobset/katib_files.py)
-        fields = {i.get("path"): (i.get("fieldRef") or {}).get("fieldPath", "") for i in volume["downwardAPI"].get("items") or []}
-        return {k: launcher.annotations.get(f[len("metadata.annotations['"):-2]) for k, f in fields.items()
-                if f.startswith("metadata.annotations['")}
-    files = {}
-    for c in launcher.containers(init=True):
-        if c.get("name") == HOSTFILE_INIT:
-            files.update(written_files(dict(launcher.env(c))))
-    return files
+def _jobset_files(job, js, companions) -> dict:
+    """The same files as the JobSet's pods find them."""
+    return get_profile(job.mapping.profile).jobset_files(js, companions)
 
 
 def _reading_claims(r, conv) -> dict:

@@ -26,15 +26,15 @@ def operator_world(job: TrainingJob, *, name: str | None = None, namespace: str 
     prof = get_profile(job.mapping.profile)
     pods: list[Pod] = []
     addresses: dict[str, tuple[str, int]] = {}
-    mpi_v2 = job.by_mpi_operator
+    by_mpi_operator = job.by_mpi_operator
     for k, (rtype, spec) in enumerate(job.replicas.items()):
         for i in range(spec.replicas):
             template = copy.deepcopy(spec.template)
             pod_spec = template.setdefault("spec", {})
             side = OperatorSide(job, name, namespace, rtype, i, cluster_domain)
-            pod_name = name + "-launcher" if job.kind == "MPIJob" and rtype == "Launcher" else side.host(rtype, i)
+            pod_name = job.mapping.pod_name(name, rtype, i)
             labels = dict((template.get("metadata") or {}).get("labels") or {})
-            labels.update(mpi_operator_labels(job, name, rtype, i) if mpi_v2 else operator_labels(job, name, rtype, i))
+            labels.update(mpi_operator_labels(job, name, rtype, i) if by_mpi_operator else operator_labels(job, name, rtype, i))
             pod = Pod(role=rtype, index=i, name=pod_name, namespace=namespace, ip=f"10.1.{k}.{i}",
                       labels=labels,
                       annotations=dict((template.get("metadata") or {}).get("annotations") or {}),
@@ -48,9 +48,10 @@ def operator_world(job: TrainingJob, *, name: str | None = None, namespace: str 
             pods.append(pod)
             key = (rtype.lower(), i)
             addresses[pod.ip] = key
-            if job.kind == "MPIJob":
-                addresses[pod.name] = key  # v1: kubectl exec by pod name; v2: the pod hostname
-                if mpi_v2:
+            reached = job.mapping.pod_addresses
+            if reached in ("podName", "jobService"):
+                addresses[pod.name] = key  # kubectl exec by pod name, or the pod's hostname
+                if reached == "jobService":
                     for n in dns_names(f"{pod.name}.{name}", namespace, cluster_domain):
                         addresses[n] = key
             else:
@@ -79,9 +80,9 @@ KF = "training.kubeflow.org/"
 def operator_labels(job: TrainingJob, name: str, rtype: str, index: int) -> dict:
     """The labels the v1 Training Operator puts on each pod (over the template's; seen on the real
     v1.9.4 in tests/e2e/test_differential.py): job-name, operator-name, replica-type (lower case),
-    replica-index (not on the MPIJob launcher) and job-role=master on the pod its IsMasterRole picks."""
+    replica-index (not on a pod the mapping names itself: the MPIJob launcher) and job-role=master on the pod its IsMasterRole picks."""
     labels = {KF + "job-name": name, KF + "operator-name": job.mapping.operator_name, KF + "replica-type": rtype.lower()}
-    if not (job.kind == "MPIJob" and rtype == "Launcher"):
+    if rtype not in job.mapping.named_pods:  # made outside the replica reconciler
         labels[KF + "replica-index"] = str(index)
     if is_master_role(job, rtype, index):
         labels[KF + "job-role"] = "master"

@@ -242,10 +242,10 @@ def _names(resolver, key) -> list[str]:
 
 def _operator_reach(pod: Pod, op: OperatorWorld) -> str:
     job = op.job
-    if job.kind == "MPIJob" and job.is_mpi_v1:
+    if job.mapping.pod_addresses == "podName":
         return f"no DNS name; the launcher reaches it by pod name {pod.name} through kubectl exec"
     names = _names(op.resolver, pod.key)
-    if job.kind == "MPIJob":
+    if job.mapping.pod_addresses == "jobService":
         when = "before it is Ready" if job.framework.get("runLauncherAsWorker") else "once it is Ready"
         return f"{names[0] if names else pod.name} (headless Service {op.name}), resolvable {when}"
     return f"{names[0] if names else pod.name} (its own Service), resolvable once it is Ready"

@@ -409,7 +409,7 @@ class MPIRunner:
                 else:
                     o.problems += check_run(label, world, o, r)
         v1, js = o.worlds.get("v1"), o.worlds.get("jobset")
-        if v1 is not None and not conv.job.is_mpi_v1:  # mpi-operator: over SSH too
+        if v1 is not None and conv.job.by_mpi_operator:  # mpi-operator: over SSH too
             if OMPI41 in v1.runs and any(k[0] == "worker" for k, _ in o.hostfile) and not v1.sshd_logins:
                 o.problems.append("v1: no worker's sshd accepted a login")
         elif v1 is not None:

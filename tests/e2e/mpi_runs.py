@@ -176,11 +176,11 @@ class MPIOutcome:
 
 def expected_hosts(conv) -> list[tuple[tuple, int]]:
     """The operator's hostfile as logical pods: GPU launcher first, then the workers, slotsPerWorker each."""
-    from kf2jobset.frameworks.mpi import is_gpu_launcher
+    from kf2jobset.frameworks.mpi import is_gpu_launcher, kubectl_exec
 
     job = conv.job
     slots = int(job.framework["slotsPerWorker"])
-    first = is_gpu_launcher(job) if job.is_mpi_v1 else job.framework.get("runLauncherAsWorker")
+    first = is_gpu_launcher(job) if kubectl_exec(job) else job.framework.get("runLauncherAsWorker")
     out = [(("launcher", 0), slots)] if first else []
     workers = job.replicas.get("Worker")
     out += [(("worker", i), slots) for i in range(workers.replicas if workers else 0)]
