@@ -28,7 +28,8 @@ every worker. Resized: ``spec.trainer.numNodes`` edited by hand (one more node):
 fails naming the literal hostfile (TJ028: it cannot follow numNodes); with the values the record lists edited
 too (hostfile, the launcher's ``-np`` for the new slots, ``sized-for``) -- the TrainJob then equals the v1
 job resized and converted again -- ``--check`` passes and the job runs at the new size with v1's hostfile
-and ranks for that size.
+and ranks for that size. And the check bites: kf2jobset-mpi's hostfile with its lines reversed runs to
+``Complete`` with ranks the check rejects for both mpiruns.
 
 Knob: ``KF2JOBSET_TJMPI_ONLY=REGEX`` over the case ids (e.g. ``mpiuser``).
 """
@@ -67,7 +68,9 @@ CASES = {"mpi": ("mpijob-v2beta1/openmpi", "kf2jobset-mpi"),
          "mpi-v1-own-hostfile": ("mpijob-v1/user-hostfile-configmap", "kf2jobset-mpi-v1")}
 RESIZED = ("mpi", "mpiuser", "mpi-v1")  # the own hostfile names v1's pods: nothing of kf2jobset's sizes it
 ONLY = os.environ.get("KF2JOBSET_TJMPI_ONLY", "")
-IDS = [i for i in [*CASES, *(f"{c}-numNodes-edited" for c in RESIZED)] if re.search(ONLY, i)]
+# the check bites: kf2jobset's hostfile with its worker lines swapped runs, and its ranks are not v1's
+MUTATED = "mpi-hostfile-swapped"
+IDS = [i for i in [*CASES, *(f"{c}-numNodes-edited" for c in RESIZED), MUTATED] if re.search(ONLY, i)]
 TIMEOUT = 600  # a TrainJob to Complete: the machine is loaded, two mpiruns of up to 2 min each
 ACCEPTED = re.compile(r"Accepted publickey for root")
 # The pods' mount points on this machine, kept while this module runs (mpi_image.keep_mount_points).
@@ -158,7 +161,7 @@ def test_real_open_mpi_runs_a_converted_mpijob_on_its_bundle_runtime(custom, cor
     from kf2jobset.options import ConvertOptions
 
     files, keys = images
-    fixture, runtime = CASES[case_id.removesuffix("-numNodes-edited")]
+    fixture, runtime = CASES[case_id.removesuffix("-numNodes-edited").removesuffix("-hostfile-swapped")]
     docs, args = v1_file(REPO_FIXTURES / fixture, tns)
     job, configmaps = docs[0], docs[1:]
     out = to_trainjob(docs, args)
@@ -187,6 +190,9 @@ def test_real_open_mpi_runs_a_converted_mpijob_on_its_bundle_runtime(custom, cor
         trainjob, nodes = edited, nodes + 1
         code, said = check(out, tmp_path)
         assert code == 0 and "resized" not in said, said
+    if case_id == MUTATED:
+        hostfile = next(o for o in out if o["kind"] == "ConfigMap" and "hostfile" in o.get("data", {}))["data"]
+        hostfile["hostfile"] = "".join(reversed(hostfile["hostfile"].splitlines(keepends=True)))
     conv = convert_job(copy.deepcopy(job), ConvertOptions(accept_mpi_ssh=True))
     o = MPIOutcome(case=None, expected=expected_hosts(conv))
     opts = split_command([str(w) for w in trainjob["spec"]["trainer"]["args"]])[1]
@@ -234,8 +240,9 @@ def test_real_open_mpi_runs_a_converted_mpijob_on_its_bundle_runtime(custom, cor
     problems, shown = [], {}
     for label in launchers:
         m = runs[label]
-        ranks = {int(r.group(1)): hostmap.get(r.group(3).split(".")[0], r.group(3)) for r in RANK_LINE.finditer(m.group(2))}
-        sizes = {r.group(2) for r in RANK_LINE.finditer(m.group(2))}
+        lines = list(RANK_LINE.finditer(m.group(2)))
+        ranks = {int(r.group(1)): hostmap.get(r.group(3).split(".")[0], r.group(3)) for r in lines}
+        sizes = {r.group(2) for r in lines}
         result = types.SimpleNamespace(code=int(m.group(3)), ranks=ranks, sizes=sizes, output=m.group(2))
         problems += check_run(label, "jobset", o, result)  # the hostfile's slots in order, np ranks
         shown[label] = placement(ranks)
@@ -244,6 +251,11 @@ def test_real_open_mpi_runs_a_converted_mpijob_on_its_bundle_runtime(custom, cor
         want = [ln.split()[0] + ":" + ln.split("=")[1] for ln in
                 next(c for c in out if c["kind"] == "ConfigMap")["data"]["hostfile"].splitlines()]
         assert printed == want, runs[DISCOVER].group(0)
+    print(f"\n[{runtime}] {case_id}: TrainJob {name} with numNodes {nodes} Complete in {took:.1f} s; np {o.np}; "
+          + "; ".join(f"{label} ranks per pod {p}" for label, p in shown.items()))
+    if case_id == MUTATED:
+        assert [p.split(":")[0] for p in problems] == [f"jobset {label}" for label in launchers], problems
+        return
     assert not problems, "\n\n".join(problems)
     with_ranks = {k for p in shown.values() for k in p}
     for x in agent.launches(tns):
@@ -251,5 +263,3 @@ def test_real_open_mpi_runs_a_converted_mpijob_on_its_bundle_runtime(custom, cor
         if key[0] == "worker" and key in with_ranks:
             logins = len(ACCEPTED.findall(Path(x.log).read_text(errors="replace") if x.log else ""))
             assert logins, f"{x.pod}: its sshd accepted no login\n{agent.log(tns, x.pod, x.container)[-1500:]}"
-    print(f"\n[{runtime}] {case_id}: TrainJob {name} with numNodes {nodes} Complete in {took:.1f} s; np {o.np}; "
-          + "; ".join(f"{label} ranks per pod {p}" for label, p in shown.items()))
