@@ -26,10 +26,11 @@ slot r (mpi_runs.expected_hosts of the v1 job, or the command's own hostfile: np
 placement as the JobSet conversion's runs are judged, mpi_runs.check_run), every worker with a rank accepted
 an SSH login; discover_hosts.sh (elastic Horovod) lists every worker. Resized: ``spec.trainer.numNodes``
 edited by hand (one more node): ``kf2jobset convert --check`` fails naming the literal hostfile (TJ028: it
-cannot follow numNodes); with the values the record lists edited too (hostfile, the launcher's ``-np`` for the new slots, ``sized-for``) -- the TrainJob then equals the v1
-job resized and converted again -- ``--check`` passes and the job runs at the new size with v1's hostfile
-and ranks for that size. And the check bites: kf2jobset-mpi's hostfile with its lines reversed runs to
-``Complete`` with ranks the check rejects for both mpiruns.
+cannot follow numNodes); with the values the record lists edited too (hostfile, the launcher's ``-np`` for
+the new slots, ``sized-for``) -- the TrainJob then equals the v1 job resized and converted again --
+``--check`` passes and the job runs at the new size with v1's hostfile and ranks for that size. And the check
+bites: kf2jobset-mpi's hostfile with its lines reversed runs to ``Complete`` with ranks the check rejects for
+both mpiruns.
 
 Knob: ``KF2JOBSET_TJMPI_ONLY=REGEX`` over the case ids (e.g. ``mpiuser``).
 """
