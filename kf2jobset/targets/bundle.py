@@ -61,6 +61,7 @@ class Derived:
     entry: str | None = None  # the role whose command is spec.trainer.args (the others': the runtime's)
     everywhere: list = field(default_factory=list)  # env of one role's, on every role (ANY_ROLE_ENV)
     renames: dict = field(default_factory=dict)  # pod addresses of kf2jobset's layout -> Trainer's
+    pod_places: dict = field(default_factory=dict)  # kf2jobset's (rjob, job-index) -> Trainer's (rjob, completion index)
     size_literals: list = field(default_factory=list)  # env written for the pod count
     container_names: dict = field(default_factory=dict)  # v1 container name per role
     pull_policy: str | None = None  # the v1 imagePullPolicy no TrainJob carries (the API server's default applies)
@@ -237,6 +238,7 @@ def _derive_node(conversion, jobset, rjobs) -> Derived:
     return Derived(runtime_spec={"mlPolicy": {"numNodes": 1}, "template": {"spec": template_spec}},
                    trainer=trainer, patches={NODE: patch} if patch else {}, jobset_meta=_jobset_meta(jobset),
                    layout="node", rjobs=roles, deadline=_job(rjobs[0]).get("activeDeadlineSeconds"), renames=renames,
+                   pod_places={k: (NODE, i) for k, i in index.items()},
                    size_literals=literals, container_names={NODE: container.get("name")})
 
 
@@ -335,6 +337,7 @@ def _derive_roles(conversion, jobset, rjobs) -> Derived:
                    trainer=trainer, patches=patches, jobset_meta=_jobset_meta(jobset), layout="roles", rjobs=roles,
                    deadline=_job(scaling).get("activeDeadlineSeconds"), moved_env=moved, templated_env=templated,
                    templated_fields=fields, entry=entry, everywhere=everywhere, renames=rename,
+                   pod_places={(rj["name"], j): (rj["name"], j) for rj in ordered for j in range(rj.get("replicas", 1))},
                    size_literals=literals, container_names=_container_names(ordered))
 
 

@@ -7,6 +7,7 @@ import re
 from dataclasses import replace
 
 from .. import claims as claim
+from ..frameworks.base import LABEL_JOB_INDEX, LABEL_RJOB_NAME
 from ..notes import Note
 from ..staleness import NUM_NODES, SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION
 from . import builtin, bundle, bundle_catalog, trainer_build
@@ -94,6 +95,7 @@ def finish(conversion, options, derived: bundle.Derived, runtime: bundle_catalog
     trainjob = {"apiVersion": bundle.API_VERSION, "kind": "TrainJob", "metadata": train_meta, "spec": train_spec}
     predicted = trainer_build.build(runtime.object(), trainjob)
     _renamed_companions(conversion.companions, derived.renames)
+    placed = _placed_services(conversion.companions, derived.pod_places)
 
     planned = conversion.jobset
     conversion.planned_jobset = planned
@@ -101,7 +103,7 @@ def finish(conversion, options, derived: bundle.Derived, runtime: bundle_catalog
     conversion.layout = BundleLayout(derived, conversion.plan)
     conversion.output = [*conversion.companions, trainjob]
     replaced = {**REPLACED_NOTES, **(NODE_REPLACED_NOTES if derived.layout == "node" else {})}
-    kept = [_moved(n, derived, planned, predicted) for n in conversion.notes if n.code not in replaced]
+    kept = [_placed_note(_moved(n, derived, planned, predicted), placed) for n in conversion.notes if n.code not in replaced]
     conversion.notes = kept + notes(conversion, derived, runtime, trainjob, planned)
     if derived.deadline is not None:
         conversion.lifecycle_overrides["activeDeadlineSeconds"] = (
@@ -123,6 +125,46 @@ def _renamed_companions(companions: list, renames: dict) -> None:
                 for old, new in renames.items():
                     text = text.replace(old, new)
                 data[key] = text
+
+
+# The Job controller's label of a pod's completion index (Kubernetes >= 1.28): in Trainer's layout a role's pods
+# are one Job, so a pod is told apart by it, not by jobset.sigs.k8s.io/job-index (0 for every one of them).
+COMPLETION_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
+
+
+def _placed_services(companions: list, places: dict) -> dict:
+    """JS066's per-pod Services select the pod at its place in the JobSet Trainer builds; returns
+    {Service name: (its selector, what the note said of the pod, what it says now)}."""
+    out = {}
+    for obj in companions:
+        selector = (obj.get("spec") or {}).get("selector") or {}
+        if obj.get("kind") != "Service" or LABEL_JOB_INDEX not in selector or LABEL_RJOB_NAME not in selector:
+            continue
+        rjob, j = selector[LABEL_RJOB_NAME], int(selector[LABEL_JOB_INDEX])
+        if (rjob, j) not in places:
+            continue
+        new_rjob, i = places[(rjob, j)]
+        obj["spec"]["selector"] = {**selector, LABEL_RJOB_NAME: new_rjob, LABEL_JOB_INDEX: "0", COMPLETION_INDEX_LABEL: str(i)}
+        out[obj["metadata"]["name"]] = (obj["spec"]["selector"], f"= {rjob} job-index {j}",
+                                        f"= {new_rjob} completion index {i}")
+    return out
+
+
+def _placed_note(note: Note, placed: dict) -> Note:
+    """JS066 as the Services now select (see _placed_services)."""
+    if note.code != "JS066" or not placed:
+        return note
+    message = note.message.replace("by its jobset.sigs.k8s.io labels",
+                                   f"by its jobset.sigs.k8s.io labels and {COMPLETION_INDEX_LABEL}")
+    claims = []
+    for c in note.claims:
+        name = c.target.split("/", 1)[1] if c.target.startswith("Service/") else None
+        if name in placed and c.path == "spec.selector":
+            c = replace(c, value=placed[name][0])
+        claims.append(c)
+    for _, old, new in placed.values():
+        message = message.replace(old + ",", new + ",").replace(old + ")", new + ")")
+    return replace(note, message=message, claims=tuple(claims))
 
 
 def _moved(note: Note, derived, planned: dict, predicted: dict) -> Note:

@@ -79,7 +79,7 @@ mpi-operator starts with the workers, first waits until the hostfile's names res
 
 Harness care: the MPI pods' mount points on this machine (/etc/mpi, /opt/kube, /root/.ssh) are kept
 non-empty while this module runs, because another node agent stopping would remove a mount point it
-created and so detach it in our running pods (see ``keep_mount_points``).
+created and so detach it in our running pods (see ``mpi_image.keep_mount_points``).
 
 Run alone: ``python -m pytest tests/e2e/test_mpi_frameworks.py`` (root; the stack and
 tools/install-launchers.sh). ``KF2JOBSET_MPI_PARALLEL=N`` (default 6), ``KF2JOBSET_MPI_ONLY=REGEX``,
@@ -97,7 +97,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -105,13 +104,12 @@ from pathlib import Path
 
 import pytest
 
-from ..podnet import ssh_config, sshd_config
 from .nodeagent import NodeAgent
 from .differential_cases import Case, corpus_cases, fixture_cases
 from .differential_runner import Runner, pod_templates
-from .mpi_runs import (DISCOVER, MPICH40, OMPI41, OMPI5, ONLY, PARALLEL, RunResult, SYSTEM_PYTHON, fill,
-                       placement)
-from .mpi_runner import DNS_PROBE, ExecBroker, MPIRunner, ssh_keys
+from .mpi_image import image_files, keep_mount_points, release_mount_points
+from .mpi_runs import (DISCOVER, MPICH40, OMPI41, OMPI5, ONLY, PARALLEL, RunResult, SYSTEM_PYTHON, fill, placement)
+from .mpi_runner import DNS_PROBE, ExecBroker, MPIRunner
 
 # ---------------------------------------------------------------------------------------------
 # cases
@@ -149,10 +147,7 @@ ALL_CASES = mpi_cases()
 # fixtures
 
 
-# Mount points on this machine that the MPI pods use. A node agent creates a missing one and removes it
-# when it stops; removing a directory detaches every mount on it in every mount namespace (Linux >=
-# 3.18), so another test process's agent stopping would pull /etc/mpi out of our running pods. A file
-# inside (hidden in the pods by their bind mounts) makes that rmdir fail while this module runs.
+# Mount points on this machine that the MPI pods use, kept while this module runs (mpi_image.keep_mount_points).
 def _case_mounts(cases) -> tuple:
     """Where the launchers mount the ConfigMaps of their job's file (/etc/ring for a hostfile of its own), and
     the SSH Secret of MPIJob v2beta1 pods (sshAuthMountPath, /home/mpiuser/.ssh)."""
@@ -169,28 +164,6 @@ def _case_mounts(cases) -> tuple:
 
 
 MOUNT_POINTS = tuple(dict.fromkeys(("/etc/mpi", "/opt/kube", "/root/.ssh") + _case_mounts(ALL_CASES)))
-KEEP = ".kf2jobset-mpi-keep-{pid}"
-
-
-def keep_mount_points() -> list:
-    made = []
-    for d in map(Path, MOUNT_POINTS):
-        created = not d.exists()
-        d.mkdir(parents=True, exist_ok=True)
-        keep = d / KEEP.format(pid=os.getpid())
-        keep.touch()
-        made.append((d, keep, created))
-    return made
-
-
-def release_mount_points(made: list) -> None:
-    for d, keep, created in made:
-        keep.unlink(missing_ok=True)
-        if created:
-            try:
-                d.rmdir()
-            except OSError:
-                pass
 
 
 @pytest.fixture(scope="module")
@@ -204,14 +177,8 @@ def mpi(stack, netns_ok):
         missing.append(str(o5 / "bin" / "mpirun"))
     if missing:
         pytest.fail(f"missing {', '.join(missing)}: run tools/install-launchers.sh", pytrace=False)
-    files = Path(tempfile.mkdtemp(prefix="kf2js-mpi-"))
-    os.chmod(files, 0o755)
-    (files / "openmpi5").symlink_to(o5)
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(files / "hostkey")], check=True)
-    (files / "sshd_config").write_text(sshd_config(files / "hostkey"))
-    (files / "ssh_config").write_text(ssh_config())
-    keys = ssh_keys(files)
-    kept = keep_mount_points()
+    files, keys = image_files(o5, "kf2js-mpi-")
+    kept = keep_mount_points(MOUNT_POINTS)
     agent = NodeAgent(stack.kubeconfig, {}, namespaces=set(), backoff=(0.5, 5.0))
     broker = ExecBroker(agent, files)
     mr = MPIRunner(Runner(stack, agent), broker, files, keys)
