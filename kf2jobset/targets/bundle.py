@@ -66,6 +66,7 @@ class Derived:
     pull_policy: str | None = None  # the v1 imagePullPolicy no TrainJob carries (the API server's default applies)
     pull_source: str | None = None  # where the v1 job says it
     ttl: int | None = None  # runPolicy.ttlSecondsAfterFinished, which no TrainJob carries
+    retries: list = field(default_factory=list)  # retry limits that are the runtime's (bundle_fit.RetryChange)
 
 
 class Misfit(Exception):
