@@ -222,7 +222,7 @@ def test_a_value_that_differs_between_roles_in_more_than_the_role_is_refused_by_
     ("targets/trainjob/tfjob-two-ps", "more than one pod in ps (2)"),
     ("tfjob/all-workers", "init or sidecar containers"),
     ("pytorchjob/env-override", "the roles' pod templates differ"),
-    ("tfjob/v1beta1-ps-workers", "the roles run different resources"),
+    ("errors/trainjob-role-asks-more", "the ps asks for more memory than the worker"),
     ("errors/trainjob-never-retried", "differs from kf2jobset-tensorflow-onfailure only by a retry limit of 0"),
     ("pytorchjob/nproc-per-node", "no runtime of kf2jobset's bundle has this shape (master, worker; node: "
                                   "restartPolicy OnFailure, backoffLimit 3)"),

@@ -1,12 +1,14 @@
 """`--target trainjob`, bundle path: the v1 values that do not by themselves keep a job off a shared runtime
 of the bundle (kf2jobset/targets/bundle_fit.py, docs/trainjob.md): a retry limit is the runtime's (TJ033,
-but a limit of 0 stays refused). Trainer v2.3.0's build of these TrainJobs is held in
+but a limit of 0 stays refused), and every role runs the sized role's resources (TJ034, but a role that
+asked for more stays refused). Trainer v2.3.0's build of these TrainJobs is held in
 tests/e2e/test_trainjob_target.py (every fixture); every claim and difference of their reports in
 tests/test_target_torch_distributed.py."""
 from __future__ import annotations
 
 import dataclasses
 
+from kf2jobset.options import ConvertOptions
 from kf2jobset.pipeline import convert_text
 from kf2jobset.targets import bundle_catalog, bundle_fit
 
@@ -75,3 +77,64 @@ def test_a_pytorchjob_with_its_own_retry_limit_runs_on_the_bundle_with_the_runti
     assert "--trainer-runtime per-job" in note.action
     assert not _notes(conv, "JS034")  # v1's limit on the Job: no longer what the JobSet says
     assert _notes(conv, "TJ031")  # the TTL: no TrainJob carries it
+
+
+def test_a_launcher_retry_limit_above_the_runtimes_gives_fewer_retries():
+    conv = _convert("mpijob-v2beta1/backoff-limit")
+    assert [o for o in conv.output if o["kind"] == "TrainJob"][0]["spec"]["runtimeRef"]["name"] == "kf2jobset-mpi"
+    (note,) = _notes(conv, "TJ033")
+    assert "fewer retries" in note.message and "retry limit 6" in note.message and "v1's was 20" in note.message
+
+
+# ---------------------------------------------------------------------------------------------
+# resources (TJ034)
+
+
+def test_a_role_that_asked_for_less_runs_the_sized_roles_resources():
+    worker = {"requests": {"cpu": "8", "memory": "32Gi"}, "limits": {"nvidia.com/gpu": 1}}
+    why, over = bundle_fit.resources_fit(("worker", worker), [("launcher", {"requests": {"cpu": "500m", "memory": "1Gi"}})])
+    assert why == []
+    (o,) = over
+    assert o.rjob == "launcher" and ("requests", "cpu", "500m", "8") in o.extra
+    assert ("requests", "nvidia.com/gpu", "none", "1") in o.extra and ("limits", "nvidia.com/gpu", "none", "1") in o.extra
+    why, over = bundle_fit.resources_fit(("worker", worker), [("launcher", None)])  # asked for nothing
+    assert why == [] and over[0].v1 == {}
+
+
+def test_a_role_that_asked_for_more_of_anything_stays_refused():
+    worker = {"requests": {"cpu": "8", "memory": "16Gi"}}
+    for theirs, word in (({"requests": {"memory": "64Gi"}}, "memory"),
+                         ({"limits": {"nvidia.com/gpu": 1}}, "nvidia.com/gpu"),  # the limit is also its request
+                         ({"requests": {"cpu": "9"}}, "cpu")):
+        why, over = bundle_fit.resources_fit(("worker", worker), [("ps", theirs)])
+        assert over == [] and why and f"asks for more {word}" in why[0]
+    # a higher limit on what the sized role limits: the role would be throttled or killed sooner
+    why, _ = bundle_fit.resources_fit(("worker", {"limits": {"memory": "4Gi"}}), [("ps", {"requests": {"memory": "1Gi"},
+                                                                                          "limits": {"memory": "8Gi"}})])
+    assert why and "memory" in why[0]
+
+
+def test_an_mpi_launcher_beside_gpu_workers_runs_with_the_workers_resources():
+    conv = _convert("targets/trainjob/mpi-small-launcher")
+    (tj,) = [o for o in conv.output if o["kind"] == "TrainJob"]
+    assert tj["spec"]["runtimeRef"]["name"] == "kf2jobset-mpi"
+    worker = {"requests": {"cpu": "8", "memory": "32Gi"}, "limits": {"nvidia.com/gpu": 1}}
+    assert tj["spec"]["trainer"]["resourcesPerNode"] == worker
+    for name in ("launcher", "worker"):  # Trainer merges resourcesPerNode into every trainer role's node
+        assert _rjob(conv, name)["template"]["spec"]["template"]["spec"]["containers"][0]["resources"] == worker
+    launcher_env = {e["name"]: e.get("value") for e in
+                    _rjob(conv, "launcher")["template"]["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert launcher_env["NVIDIA_VISIBLE_DEVICES"] == ""  # mpi-operator's: the launcher does not see the GPU it holds
+    (note,) = _notes(conv, "TJ034")
+    assert note.category == "approximated" and "cpu 500m -> 8" in note.message and "nvidia.com/gpu none -> 1" in note.message
+
+
+def test_per_job_keeps_each_roles_own_resources():
+    options = dataclasses.replace(fixture_options(FIXTURES / "targets/trainjob/mpi-small-launcher"), target="trainjob",
+                                  trainer_runtime="per-job")
+    result = convert_text((FIXTURES / "targets/trainjob/mpi-small-launcher/input.yaml").read_text(), "input.yaml", options)
+    (conv,) = result.conversions
+    assert _rjob(conv, "launcher")["template"]["spec"]["template"]["spec"]["containers"][0]["resources"] == {
+        "requests": {"cpu": "500m", "memory": "1Gi"}}
+    assert not _notes(conv, "TJ034")
+    assert ConvertOptions().trainer_runtime != "per-job"

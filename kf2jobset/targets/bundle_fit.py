@@ -5,16 +5,25 @@ off a shared runtime of kf2jobset's bundle (issue 31: decided per field, with ev
   pod template), so a job whose runtime differs from one of the bundle's only by a retry limit runs on
   that one, retried as often as it says. A limit of 0 (v1 never retried: a failure ends the job) is not a
   count but a rule, and a shared runtime that retries would run the job again: it stays refused.
+- Resources (TJ034): spec.trainer.resourcesPerNode reaches the `node` container of every trainer role (the
+  runtime's base is empty, so the role's resources are exactly resourcesPerNode) and no runtime patch sets
+  resources. They are the sized role's; a role that asked for no more of anything runs with them
+  (over-provisioned: the report says by how much per pod); a role that asked for more stays refused, as it
+  would run short.
 Pure."""
 from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from decimal import Decimal
 
 from .. import claims as claim
 from ..notes import Note
+from ..quantity import canonical, parse_quantity
+from .trainer_build import NODE
 
 MAX_INT32 = 2147483647
+COMPUTE = ("cpu", "memory", "ephemeral-storage")  # any node has some; other resources are devices (GPUs, NICs, hugepages)
 
 
 @dataclass(frozen=True)
@@ -96,4 +105,88 @@ def retry_notes(changes: list, runtime_name: str, restart_policies: dict, roles:
             action="to keep v1's limit exactly, convert with --trainer-runtime per-job (a namespaced runtime of this "
                    "job's own)" + ("; or set activeDeadlineSeconds to bound a job that keeps failing" if more else ""),
             claims=(claim.equals(f"spec.replicatedJobs[{ch.rjob}].template.spec.backoffLimit", ch.runtime),)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# resources: the sized role's for every role
+
+
+@dataclass(frozen=True)
+class Overprovisioned:
+    rjob: str
+    v1: dict  # the role's v1 resources ({} for none)
+    extra: tuple  # ("requests"|"limits", resource, v1 amount text, now text)
+
+
+def _effective(res: dict) -> tuple[dict, dict] | None:
+    """(requests, limits) as the API server defaults them (a limit without a request is also the request),
+    amounts as Decimals; None when an amount is unreadable."""
+    res = res or {}
+    limits = {k: parse_quantity(v) for k, v in (res.get("limits") or {}).items()}
+    requests = {**limits, **{k: parse_quantity(v) for k, v in (res.get("requests") or {}).items()}}
+    if any(v is None for v in (*limits.values(), *requests.values())):
+        return None
+    return requests, limits
+
+
+def _text(res: dict, key: str, name: str, amount: Decimal) -> str:
+    raw = ((res or {}).get(key) or {}).get(name)
+    if raw is None and key == "requests":
+        raw = ((res or {}).get("limits") or {}).get(name)
+    return str(raw) if raw is not None else canonical(amount)
+
+
+def resources_fit(sized: tuple[str, dict], others: list[tuple[str, dict]]) -> tuple[list[str], list[Overprovisioned]]:
+    """(why not, the roles that run over-provisioned) when every role runs `sized`'s resources. A role asks for
+    more when it requests more of a resource than the sized role does, or has a higher limit on one the sized
+    role limits: with the sized role's it would run short. A role without a limit gets the sized role's."""
+    name, res = sized
+    base = _effective(res)
+    why, over = [], []
+    if base is None:
+        return [f"the {name}'s resources are unreadable"], []
+    for other, theirs in others:
+        eff = _effective(theirs)
+        if eff is None:
+            why.append(f"the {other}'s resources are unreadable")
+            continue
+        more = [k for k, v in eff[0].items() if v > base[0].get(k, Decimal(0))]
+        more += [k for k, v in eff[1].items() if k in base[1] and v > base[1][k] and k not in more]
+        if more:
+            why.append(f"the {other} asks for more {', '.join(sorted(more))} than the {name} (every role runs the "
+                       f"resources of the role numNodes sizes, spec.trainer.resourcesPerNode; the {other} would run short)")
+            continue
+        extra = []
+        for key, i in (("requests", 0), ("limits", 1)):
+            for k, v in sorted(base[i].items()):
+                was = eff[i].get(k)
+                if was is None or was < v:
+                    extra.append((key, k, "none" if was is None else _text(theirs, key, k, was), _text(res, key, k, v)))
+        over.append(Overprovisioned(other, copy.deepcopy(theirs or {}), tuple(extra)))
+    return why, over
+
+
+def resources_notes(over: list[Overprovisioned], sized_role: str, resources: dict, node_layout: bool) -> list[Note]:
+    """TJ034 per over-provisioned role (in one `node` Job, the role's ranks are pods of that Job)."""
+    out = []
+    for o in over:
+        rjob = NODE if node_layout else o.rjob
+        held = "; ".join(f"{key}: " + ", ".join(f"{k} {was} -> {now}" for kk, k, was, now in o.extra if kk == key)
+                         for key in ("requests", "limits") if any(e[0] == key for e in o.extra))
+        devices = sorted({k for _, k, was, _ in o.extra if was == "none" and k not in COMPUTE})
+        out.append(Note(
+            "TJ034", "approximated",
+            f"{o.rjob} runs the {sized_role}'s resources (spec.trainer.resourcesPerNode reaches every trainer role and a "
+            f"runtime patch cannot set resources, Trainer v2.3): per {o.rjob} pod, {held or 'the same amounts'}; the "
+            f"{o.rjob} holds what it does not use (the scheduler reserves it, a quota counts it) and a limit it did not "
+            "have bounds it"
+            + (f"; {', '.join(devices)} {'is a device' if len(devices) == 1 else 'are devices'} the {o.rjob} did not ask "
+               f"for: it needs a node with {'it' if len(devices) == 1 else 'them'} free, so on a cluster sized for the "
+               f"{sized_role}s the TrainJob waits" if devices else ""),
+            warn=bool(devices),
+            target_path=f"spec.replicatedJobs[{rjob}].template.spec.template.spec.containers[{NODE}].resources",
+            action="accept the extra, or convert with --trainer-runtime per-job to keep each role's own resources",
+            claims=(claim.equals(f"spec.replicatedJobs[{rjob}].template.spec.template.spec.containers[{NODE}].resources",
+                                 resources),)))
     return out

@@ -284,6 +284,8 @@ def notes(conversion, derived, runtime, trainjob: dict, planned: dict) -> list[N
     for rjob, role, _, _, _ in derived.rjobs:
         roles[rjob] = f"{roles[rjob]} and {role}" if rjob in roles else role
     out += bundle_fit.retry_notes(derived.retries, runtime.name, restart, roles)
+    out += bundle_fit.resources_notes(derived.overprovisioned, derived.sized_role, derived.trainer.get("resourcesPerNode"),
+                                      derived.layout == "node")
     sized = trainjob["metadata"].get("annotations", {}).get(SIZED_FOR_ANNOTATION)
     if sized:
         out.append(Note(
