@@ -224,8 +224,8 @@ def test_a_value_that_differs_between_roles_in_more_than_the_role_is_refused_by_
     ("pytorchjob/env-override", "the roles' pod templates differ"),
     ("errors/trainjob-role-asks-more", "the ps asks for more memory than the worker"),
     ("errors/trainjob-never-retried", "differs from kf2jobset-tensorflow-onfailure only by a retry limit of 0"),
-    ("pytorchjob/nproc-per-node", "no runtime of kf2jobset's bundle has this shape (master, worker; node: "
-                                  "restartPolicy OnFailure, backoffLimit 3)"),
+    ("tfjob/v1beta2-run-policy", "no runtime of kf2jobset's bundle has this shape (worker x numNodes, master; "
+                                 "worker: restartPolicy OnFailure, backoffLimit 4"),
 ])
 def test_jobs_a_shared_runtime_cannot_carry_say_exactly_why(case, words):
     assert words in _refusal(case)

@@ -69,6 +69,7 @@ class Derived:
     overprovisioned: list = field(default_factory=list)  # roles that run the sized role's resources (bundle_fit)
     sized_role: str | None = None  # the role numNodes sizes, whose resources every role runs
     retries: list = field(default_factory=list)  # retry limits that are the runtime's (bundle_fit.RetryChange)
+    ports: list = field(default_factory=list)  # declared ports that are the runtime's (bundle_fit.PortChange)
 
 
 class Misfit(Exception):

@@ -1,6 +1,8 @@
 """`--target trainjob`, bundle path: the v1 values no TrainJob carries that do not by themselves keep a job
 off a shared runtime of kf2jobset's bundle (issue 31: decided per field, with evidence; docs/trainjob.md).
 
+- Declared ports (TJ035): no TrainJob field declares a port, and a declared port without hostPort is
+  informational, so a job whose ports differ from the runtime's of its framework and shape runs on it.
 - Retry limits (TJ033): a Job's backoffLimit is the runtime's (Trainer v2.3 JobSpecPatch holds only the
   pod template), so a job whose runtime differs from one of the bundle's only by a retry limit runs on
   that one, retried as often as it says. A limit of 0 (v1 never retried: a failure ends the job) is not a
@@ -34,30 +36,76 @@ class RetryChange:
     runtime: int
 
 
-def retry_fit(spec: dict, runtimes) -> tuple:
-    """(the runtime, [RetryChange]) of `runtimes` whose spec equals `spec` once each replicatedJob's
-    backoffLimit is the runtime's, where both limits retry (>= 1); else (None, [])."""
+@dataclass(frozen=True)
+class PortChange:
+    rjob: str
+    v1: tuple  # the ports the planned node container declared
+    runtime: tuple  # the runtime's
+
+
+def _node(rj: dict) -> dict:
+    return rj["template"]["spec"]["template"]["spec"]["containers"][0]
+
+
+def retry_fit(spec: dict, runtimes, framework: str | None = None) -> tuple:
+    """(the runtime, [RetryChange], [PortChange]) of `runtimes` (of `framework`, when given) whose spec equals
+    `spec` once each replicatedJob's backoffLimit is the runtime's, where both limits retry (>= 1), and its
+    declared ports are the runtime's, where none is bound to the node; else (None, [], [])."""
     for runtime in runtimes:
+        if framework is not None and runtime.framework != framework:
+            continue
         theirs = runtime.spec
         ours = copy.deepcopy(spec)
         ours_rjobs = ours["template"]["spec"].get("replicatedJobs") or []
         their_rjobs = theirs["template"]["spec"].get("replicatedJobs") or []
         if [r["name"] for r in ours_rjobs] != [r["name"] for r in their_rjobs]:
             continue
-        changes = []
+        changes, ports = [], []
         for mine, their in zip(ours_rjobs, their_rjobs):
             a = mine["template"]["spec"].get("backoffLimit")
             b = their["template"]["spec"].get("backoffLimit")
-            if a == b:
-                continue
-            if not (isinstance(a, int) and isinstance(b, int) and a >= 1 and b >= 1):
-                break
-            mine["template"]["spec"]["backoffLimit"] = b
-            changes.append(RetryChange(mine["name"], mine["name"], a, b))
+            if a != b:
+                if not (isinstance(a, int) and isinstance(b, int) and a >= 1 and b >= 1):
+                    break
+                mine["template"]["spec"]["backoffLimit"] = b
+                changes.append(RetryChange(mine["name"], mine["name"], a, b))
+            pa, pb = _node(mine).get("ports") or [], _node(their).get("ports") or []
+            if pa != pb:
+                if any(p.get("hostPort") or p.get("hostIP") for p in pa):
+                    break
+                _node(mine).pop("ports", None)
+                if pb:
+                    _node(mine)["ports"] = copy.deepcopy(pb)
+                ports.append(PortChange(mine["name"], tuple(pa), tuple(pb)))
         else:
-            if changes and ours == theirs:
-                return runtime, changes
-    return None, []
+            if (changes or ports) and ours == theirs:
+                return runtime, changes, ports
+    return None, [], []
+
+
+def port_notes(changes: list, runtime_name: str, roles: dict) -> list[Note]:
+    """TJ035 per replicatedJob whose declared ports are the runtime's (`roles`: replicatedJob -> its v1 roles)."""
+    out = []
+
+    def shown(ports):
+        return ", ".join(f"{p.get('name')} {p.get('containerPort')}" if p.get("name") else str(p.get("containerPort"))
+                         for p in ports) or "none"
+    for ch in changes:
+        names = {str(p.get("name") or p.get("containerPort")) for p in (*ch.v1, *ch.runtime)}
+        out.append(Note(
+            "TJ035", "approximated",
+            f"{roles.get(ch.rjob) or ch.rjob}: declares port{'s' if len(ch.runtime) != 1 else ''} {shown(ch.runtime)} (the runtime "
+            f"{runtime_name}'s), not v1's {shown(ch.v1)}: a TrainJob cannot declare ports (neither spec.trainer nor a "
+            "runtime patch has them, Trainer v2.3); a declared port is informational: the process listens where it "
+            "did and peers reach it by number (the env keeps v1's port)",
+            target_path=f"spec.replicatedJobs[{ch.rjob}].template.spec.template.spec.containers[node].ports",
+            explains=tuple(("port", n) for n in sorted(names)),
+            action="a Service, NetworkPolicy or probe that names the port (targetPort: NAME) must use its number; "
+                   "--trainer-runtime per-job keeps v1's declared ports",
+            claims=(claim.equals(f"spec.replicatedJobs[{ch.rjob}].template.spec.template.spec.containers[node].ports",
+                                 [dict(p) for p in ch.runtime]) if ch.runtime else
+                    claim.absent(f"spec.replicatedJobs[{ch.rjob}].template.spec.template.spec.containers[node].ports"),)))
+    return out
 
 
 def never_retried(spec: dict, runtimes) -> list[str]:

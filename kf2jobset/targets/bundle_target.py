@@ -35,8 +35,9 @@ def misfits(conversion, options) -> tuple[bundle.Derived | None, bundle_catalog.
     if why:
         return derived, None, why
     found = bundle_catalog.find(derived.runtime_spec)
-    if found is None:  # a retry limit is the runtime's (bundle_fit.py)
-        found, derived.retries = bundle_fit.retry_fit(derived.runtime_spec, bundle_catalog.catalog())
+    if found is None:  # a retry limit and the declared ports are the runtime's (bundle_fit.py)
+        framework = bundle_catalog.FRAMEWORKS[conversion.job.mapping.profile]
+        found, derived.retries, derived.ports = bundle_fit.retry_fit(derived.runtime_spec, bundle_catalog.catalog(), framework)
     if found is None:
         return derived, None, [_no_runtime(conversion, derived)]
     return derived, found, []
@@ -284,6 +285,7 @@ def notes(conversion, derived, runtime, trainjob: dict, planned: dict) -> list[N
     for rjob, role, _, _, _ in derived.rjobs:
         roles[rjob] = f"{roles[rjob]} and {role}" if rjob in roles else role
     out += bundle_fit.retry_notes(derived.retries, runtime.name, restart, roles)
+    out += bundle_fit.port_notes(derived.ports, runtime.name, roles)
     out += bundle_fit.resources_notes(derived.overprovisioned, derived.sized_role, derived.trainer.get("resourcesPerNode"),
                                       derived.layout == "node")
     sized = trainjob["metadata"].get("annotations", {}).get(SIZED_FOR_ANNOTATION)
