@@ -332,5 +332,5 @@ def test_the_census_of_every_fixture_and_the_corpus():
     assert named <= set(bundle_catalog.BUILT_IN) | {r.name for r in bundle_catalog.catalog()}
     assert len(named) <= 12
     shared = sum(data["cluster runtimes referenced"].values())
-    assert shared == data["trainer image+numNodes"] >= 44  # every TrainJob on a shared runtime has both
+    assert shared == data["trainer image+numNodes"] >= 60  # every TrainJob on a shared runtime has both
     assert data["namespaced runtimes"] <= data["trainjobs"] - shared  # only jobs on no shared runtime write one
