@@ -49,10 +49,10 @@ def _with_limits(runtime, limits: dict) -> dict:
 def test_a_retry_limit_alone_lands_on_the_runtime_of_its_shape():
     runtimes = bundle_catalog.catalog()
     pytorch = next(r for r in runtimes if r.name == "kf2jobset-pytorch")
-    found, changes, ports = bundle_fit.retry_fit(_with_limits(pytorch, {"node": 3}), runtimes)
+    found, changes, ports = bundle_fit.shape_fit(_with_limits(pytorch, {"node": 3}), runtimes)
     assert found is pytorch and changes == [bundle_fit.RetryChange("node", "node", 3, MAX)] and ports == []
     mpi = next(r for r in runtimes if r.name == "kf2jobset-mpi")  # the launcher's limit: mpi-operator's 6
-    found, changes, _ = bundle_fit.retry_fit(_with_limits(mpi, {"launcher": 20}), runtimes)
+    found, changes, _ = bundle_fit.shape_fit(_with_limits(mpi, {"launcher": 20}), runtimes)
     assert found is mpi and [(c.rjob, c.v1, c.runtime) for c in changes] == [("launcher", 20, 6)]
 
 
@@ -60,10 +60,10 @@ def test_a_retry_limit_of_zero_is_a_rule_and_stays_refused():
     runtimes = bundle_catalog.catalog()
     onfailure = next(r for r in runtimes if r.name == "kf2jobset-tensorflow-onfailure")
     never = _with_limits(onfailure, {"worker": 0})
-    assert bundle_fit.retry_fit(never, runtimes) == (None, [], [])
+    assert bundle_fit.shape_fit(never, runtimes) == (None, [], [])
     assert bundle_fit.never_retried(never, runtimes) == ["kf2jobset-tensorflow-onfailure"]
     mpi = next(r for r in runtimes if r.name == "kf2jobset-mpi")  # workers never retried: 0 -> 3 is no fit either
-    assert bundle_fit.retry_fit(_with_limits(mpi, {"worker": 3}), runtimes) == (None, [], [])
+    assert bundle_fit.shape_fit(_with_limits(mpi, {"worker": 3}), runtimes) == (None, [], [])
 
 
 def test_a_pytorchjob_with_its_own_retry_limit_runs_on_the_bundle_with_the_runtimes():
@@ -102,11 +102,11 @@ def test_declared_ports_are_the_runtimes_within_the_jobs_framework():
     runtimes = bundle_catalog.catalog()
     pytorch = next(r for r in runtimes if r.name == "kf2jobset-pytorch")
     own = [{"name": "pytorchjob-port", "containerPort": 29500}]
-    found, _, ports = bundle_fit.retry_fit(_with_port(pytorch, "node", own), runtimes, "torch")
+    found, _, ports = bundle_fit.shape_fit(_with_port(pytorch, "node", own), runtimes, "torch")
     assert found is pytorch and [(p.rjob, p.v1) for p in ports] == [("node", tuple(own))]
-    assert bundle_fit.retry_fit(_with_port(pytorch, "node", own), runtimes, "jax") == (None, [], [])
+    assert bundle_fit.shape_fit(_with_port(pytorch, "node", own), runtimes, "jax") == (None, [], [])
     bound = [{"name": "pytorchjob-port", "containerPort": 29500, "hostPort": 29500}]
-    assert bundle_fit.retry_fit(_with_port(pytorch, "node", bound), runtimes, "torch") == (None, [], [])
+    assert bundle_fit.shape_fit(_with_port(pytorch, "node", bound), runtimes, "torch") == (None, [], [])
 
 
 def test_a_pytorchjob_on_torchs_port_declares_the_runtimes():

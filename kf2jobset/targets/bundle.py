@@ -10,9 +10,10 @@ the same for every job of its shape (facts: docs/trainjob.md, "What a shared run
 - the TrainJob: image, command, args, resources and the v1 env (values that differ between roles only
   by the role's name read `$(KF2JOBSET_REPLICA_TYPE)`), `numNodes` = the pods of the role listed first
   (the only count a TrainJob sets; every other role runs one pod), pod fields in runtimePatches.
-The runtime derived for a job is compared with the bundle's (bundle_catalog.py): equal -> the job runs
-on that ClusterTrainingRuntime; else, or where `derive` finds what a shared runtime cannot carry, the
-job keeps a per-job runtime and the report says why.
+The runtime derived for a job is compared with the bundle's (bundle_catalog.py): equal, or equal but for
+what bundle_fit.py decides is the runtime's (retry limits, declared ports) -> the job runs on that
+ClusterTrainingRuntime; else, or where `derive` finds what a shared runtime cannot carry, the default
+refuses the job (a per-job runtime on request) and the report says why.
 """
 from __future__ import annotations
 

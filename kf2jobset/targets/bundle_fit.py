@@ -47,7 +47,7 @@ def _node(rj: dict) -> dict:
     return rj["template"]["spec"]["template"]["spec"]["containers"][0]
 
 
-def retry_fit(spec: dict, runtimes, framework: str | None = None) -> tuple:
+def shape_fit(spec: dict, runtimes, framework: str | None = None) -> tuple:
     """(the runtime, [RetryChange], [PortChange]) of `runtimes` (of `framework`, when given) whose spec equals
     `spec` once each replicatedJob's backoffLimit is the runtime's, where both limits retry (>= 1), and its
     declared ports are the runtime's, where none is bound to the node; else (None, [], [])."""

@@ -37,7 +37,7 @@ def misfits(conversion, options) -> tuple[bundle.Derived | None, bundle_catalog.
     found = bundle_catalog.find(derived.runtime_spec)
     if found is None:  # a retry limit and the declared ports are the runtime's (bundle_fit.py)
         framework = bundle_catalog.FRAMEWORKS[conversion.job.mapping.profile]
-        found, derived.retries, derived.ports = bundle_fit.retry_fit(derived.runtime_spec, bundle_catalog.catalog(), framework)
+        found, derived.retries, derived.ports = bundle_fit.shape_fit(derived.runtime_spec, bundle_catalog.catalog(), framework)
     if found is None:
         return derived, None, [_no_runtime(conversion, derived)]
     return derived, found, []
