@@ -51,3 +51,18 @@ def test_a_katib_trial_template_that_is_not_a_mapping_is_not_a_crash(tmp_path):
     res = _convert(text, tmp_path)
     assert "Traceback" not in res.output and not isinstance(res.exception, AttributeError), res.output
     assert res.exit_code == 0, res.output
+
+
+def test_a_selector_whose_matchlabels_is_not_a_mapping_is_not_a_crash(tmp_path):
+    # the seeded fuzz slice (tests/test_fuzz.py) retyped a PodMonitor's matchLabels into a string: the
+    # selector model read it as a mapping (AttributeError); the API server refuses such an object, and
+    # kf2jobset reads no selector from it
+    text = (FIXTURES / "tfjob" / "selecting-objects" / "input.yaml").read_text()
+    head, sep, tail = text.rpartition("matchLabels:\n")
+    indent = len(head) - len(head.rstrip(" "))
+    rest = tail.split("\n")
+    while rest and len(rest[0]) - len(rest[0].lstrip(" ")) > indent:
+        rest.pop(0)
+    res = _convert(head + "matchLabels: mnist-dist\n" + "\n".join(rest), tmp_path, "--katib")
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    assert "Traceback" not in (res.stderr or "") and "AttributeError" not in (res.stderr or "")

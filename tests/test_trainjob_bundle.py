@@ -224,9 +224,10 @@ def test_a_value_that_differs_between_roles_in_more_than_the_role_is_refused_by_
     ("targets/trainjob/tfjob-two-ps", "more than one pod in ps (2)"),
     ("tfjob/all-workers", "init or sidecar containers"),
     ("pytorchjob/env-override", "the roles' pod templates differ"),
-    ("tfjob/v1beta1-ps-workers", "the roles run different resources"),
-    ("pytorchjob/nproc-per-node", "no runtime of kf2jobset's bundle has this shape (master, worker; node: "
-                                  "restartPolicy OnFailure, backoffLimit 3)"),
+    ("errors/trainjob-role-asks-more", "the ps asks for more memory than the worker"),
+    ("errors/trainjob-never-retried", "differs from kf2jobset-tensorflow-onfailure only by a retry limit of 0"),
+    ("tfjob/v1beta2-run-policy", "no runtime of kf2jobset's bundle has this shape (worker x numNodes, master; "
+                                 "worker: restartPolicy OnFailure, backoffLimit 4"),
 ])
 def test_jobs_a_shared_runtime_cannot_carry_say_exactly_why(case, words):
     assert words in _refusal(case)
@@ -333,5 +334,5 @@ def test_the_census_of_every_fixture_and_the_corpus():
     assert named <= set(bundle_catalog.BUILT_IN) | {r.name for r in bundle_catalog.catalog()}
     assert len(named) <= 12
     shared = sum(data["cluster runtimes referenced"].values())
-    assert shared == data["trainer image+numNodes"] >= 44  # every TrainJob on a shared runtime has both
+    assert shared == data["trainer image+numNodes"] >= 60  # every TrainJob on a shared runtime has both
     assert data["namespaced runtimes"] <= data["trainjobs"] - shared  # only jobs on no shared runtime write one

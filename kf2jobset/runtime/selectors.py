@@ -137,8 +137,11 @@ def requirements(sel, form: str) -> list[Req] | None:
         return None
     if form == "map":
         return [Req(str(k), "In", (_s(v),), ("map", k)) for k, v in sel.items()] or None
-    out = [Req(str(k), "In", (_s(v),), ("matchLabels", k)) for k, v in (sel.get("matchLabels") or {}).items()]
-    for i, e in enumerate(sel.get("matchExpressions") or []):
+    labels, exprs = sel.get("matchLabels") or {}, sel.get("matchExpressions") or []
+    if not isinstance(labels, dict) or not isinstance(exprs, list):
+        return None  # not a selector the API server takes (its schema refuses the object): nothing read from it
+    out = [Req(str(k), "In", (_s(v),), ("matchLabels", k)) for k, v in labels.items()]
+    for i, e in enumerate(exprs):
         if isinstance(e, dict) and e.get("key") is not None:
             out.append(Req(str(e["key"]), str(e.get("operator", "In")), tuple(_s(v) for v in e.get("values") or ()),
                            ("matchExpressions", i)))

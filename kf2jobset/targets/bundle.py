@@ -10,9 +10,10 @@ the same for every job of its shape (facts: docs/trainjob.md, "What a shared run
 - the TrainJob: image, command, args, resources and the v1 env (values that differ between roles only
   by the role's name read `$(KF2JOBSET_REPLICA_TYPE)`), `numNodes` = the pods of the role listed first
   (the only count a TrainJob sets; every other role runs one pod), pod fields in runtimePatches.
-The runtime derived for a job is compared with the bundle's (bundle_catalog.py): equal -> the job runs
-on that ClusterTrainingRuntime; else, or where `derive` finds what a shared runtime cannot carry, the
-job keeps a per-job runtime and the report says why.
+The runtime derived for a job is compared with the bundle's (bundle_catalog.py): equal, or equal but for
+what bundle_fit.py decides is the runtime's (retry limits, declared ports) -> the job runs on that
+ClusterTrainingRuntime; else, or where `derive` finds what a shared runtime cannot carry, the default
+refuses the job (a per-job runtime on request) and the report says why.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from ..frameworks.base import HELPER_VARS, JOB_INDEX_VAR, JOBSET_NAME_VAR, NAMESPACE_VAR, field_env
-from . import builtin
+from . import builtin, bundle_fit
 from .builtin_fields import PATCHABLE_POD
 from .trainer_build import ANCESTOR_LABEL, NODE, TRAINER
 
@@ -67,6 +68,10 @@ class Derived:
     pull_policy: str | None = None  # the v1 imagePullPolicy no TrainJob carries (the API server's default applies)
     pull_source: str | None = None  # where the v1 job says it
     ttl: int | None = None  # runPolicy.ttlSecondsAfterFinished, which no TrainJob carries
+    overprovisioned: list = field(default_factory=list)  # roles that run the sized role's resources (bundle_fit)
+    sized_role: str | None = None  # the role numNodes sizes, whose resources every role runs
+    retries: list = field(default_factory=list)  # retry limits that are the runtime's (bundle_fit.RetryChange)
+    ports: list = field(default_factory=list)  # declared ports that are the runtime's (bundle_fit.PortChange)
 
 
 class Misfit(Exception):
@@ -104,13 +109,18 @@ def derive(conversion, options) -> Derived:
         why.append(f"replica type {split[0]} spans two replicatedJobs (its pod 0 has one of its own)")
     for rj in rjobs:
         why += _pod_misfits(rj)
-    for key in TRAINER_CONTAINER:
+    for key in ("image", *TEMPLATED):
         if len({repr(_main(rj).get(key)) for rj in rjobs}) > 1 and not (
                 key in TEMPLATED and (_templated_list(rjobs, key) or _dispatch(jobset, rjobs))):
-            # resources: resourcesPerNode reaches every trainer role and a runtime patch has no resources
-            # (Trainer v2.3.0), so a per-role size would have to sit in a runtime of that job's own
-            why.append(f"the roles run different {key} (a TrainJob gives every role the same"
-                       + ("; a runtime patch cannot set resources" if key == "resources" else "") + ")")
+            why.append(f"the roles run different {key} (a TrainJob gives every role the same)")
+    # resources: resourcesPerNode reaches every trainer role and a runtime patch has none (Trainer v2.3.0):
+    # every role runs the sized role's, where none asked for more (bundle_fit.py)
+    sized = _scaling(rjobs)
+    res_why, over = bundle_fit.resources_fit(
+        (sized["name"], _main(sized).get("resources")),
+        [(rj["name"], _main(rj).get("resources")) for rj in rjobs
+         if rj is not sized and _main(rj).get("resources") != _main(sized).get("resources")])
+    why += res_why
     if _dispatch(jobset, rjobs) and not _dispatch(jobset, rjobs)[0]:
         why.append(_dispatch(jobset, rjobs)[1])
     if len({_main(rj).get("imagePullPolicy") for rj in rjobs}) > 1:
@@ -119,8 +129,12 @@ def derive(conversion, options) -> Derived:
         why.append("selectors on the operator's labels (JS052-JS054) pick pods by the JobSet's per-Job labels")
     if why:
         raise Misfit(why)
+    if over:
+        rjobs = _with_resources(rjobs, _main(sized).get("resources"))
     uses_rank = any(_reads(rj, GLOBAL_INDEX) for rj in rjobs)
     derived = (_derive_node if uses_rank else _derive_roles)(conversion, jobset, rjobs)
+    derived.overprovisioned = over
+    derived.sized_role = sized["name"]
     derived.pull_policy = _main(rjobs[0]).get("imagePullPolicy")
     if derived.pull_policy:
         spec0 = conversion.job.replicas[plan.rjobs[0].rtype]
@@ -130,6 +144,21 @@ def derive(conversion, options) -> Derived:
                                f".template.spec.containers[{i}].imagePullPolicy")
     derived.ttl = spec.get("ttlSecondsAfterFinished")
     return derived
+
+
+def _scaling(rjobs: list) -> dict:
+    """The role numNodes sizes: the one with the most pods (workers on a tie)."""
+    return max(rjobs, key=lambda r: (r.get("replicas", 1), r["name"] == "worker"))
+
+
+def _with_resources(rjobs: list, resources: dict | None) -> list:
+    out = copy.deepcopy(rjobs)
+    for rj in out:
+        c = _main(rj)
+        c.pop("resources", None)
+        if resources:
+            c["resources"] = copy.deepcopy(resources)
+    return out
 
 
 def _main(rj: dict) -> dict:
@@ -270,7 +299,7 @@ def _env(env: list, renames: dict, total: int, index_paths: tuple) -> tuple[list
 
 def _derive_roles(conversion, jobset, rjobs) -> Derived:
     why = []
-    scaling = max(rjobs, key=lambda r: (r.get("replicas", 1), r["name"] == "worker"))
+    scaling = _scaling(rjobs)
     fixed = [r for r in rjobs if r is not scaling]
     big = [f"{r['name']} ({r.get('replicas', 1)})" for r in fixed if r.get("replicas", 1) != 1]
     if big:

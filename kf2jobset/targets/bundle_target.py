@@ -10,7 +10,7 @@ from .. import claims as claim
 from ..frameworks.base import LABEL_JOB_INDEX, LABEL_RJOB_NAME
 from ..notes import Note
 from ..staleness import NUM_NODES, SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION
-from . import builtin, bundle, bundle_catalog, trainer_build
+from . import builtin, bundle, bundle_catalog, bundle_fit, trainer_build
 from .bundle import SH
 from .trainer_build import NODE
 
@@ -36,6 +36,9 @@ def misfits(conversion, options) -> tuple[bundle.Derived | None, bundle_catalog.
     if why:
         return derived, None, why
     found = bundle_catalog.find(derived.runtime_spec)
+    if found is None:  # a retry limit and the declared ports are the runtime's (bundle_fit.py)
+        framework = bundle_catalog.FRAMEWORKS[conversion.job.mapping.profile]
+        found, derived.retries, derived.ports = bundle_fit.shape_fit(derived.runtime_spec, bundle_catalog.catalog(), framework)
     if found is None:
         return derived, None, [_no_runtime(conversion, derived)]
     return derived, found, []
@@ -55,7 +58,10 @@ def _no_runtime(conversion, derived) -> str:
             rule += ", exit-code rule"
         rules.append(rule)
     ours = [r.name for r in bundle_catalog.catalog() if r.framework == framework]
+    zero = bundle_fit.never_retried(derived.runtime_spec, bundle_catalog.catalog())
     return (f"no runtime of kf2jobset's bundle has this shape ({shape}; {'; '.join(rules)})"
+            + (f"; it differs from {', '.join(zero)} only by a retry limit of 0 on one side (a job v1 never retried "
+               "is not run again by a runtime that retries, nor the reverse)" if zero else "")
             + (f"; the bundle's {framework} runtimes: {', '.join(ours)}" if ours else ""))
 
 
@@ -102,7 +108,8 @@ def finish(conversion, options, derived: bundle.Derived, runtime: bundle_catalog
     conversion.jobset = predicted
     conversion.layout = BundleLayout(derived, conversion.plan)
     conversion.output = [*conversion.companions, trainjob]
-    replaced = {**REPLACED_NOTES, **(NODE_REPLACED_NOTES if derived.layout == "node" else {})}
+    replaced = {**REPLACED_NOTES, **(NODE_REPLACED_NOTES if derived.layout == "node" else {}),
+                **({"JS034": "TJ033"} if derived.retries else {})}
     kept = [_placed_note(_moved(n, derived, planned, predicted), placed) for n in conversion.notes if n.code not in replaced]
     conversion.notes = kept + notes(conversion, derived, runtime, trainjob, planned)
     if derived.deadline is not None:
@@ -203,6 +210,9 @@ def _moved(note: Note, derived, planned: dict, predicted: dict) -> Note:
                    for c in note.claims)
     if derived.entry is not None:
         claims = tuple(x for c in claims for x in _entry_argv(c, derived.entry, planned))
+    # a retry limit that is the runtime's: TJ033 says it
+    changed = {f"spec.replicatedJobs[{r.rjob}].template.spec.backoffLimit" for r in derived.retries}
+    claims = tuple(c for c in claims if c.path not in changed)
     return replace(note, claims=claims)
 
 
@@ -297,13 +307,13 @@ def notes(conversion, derived, runtime, trainjob: dict, planned: dict) -> list[N
                     for v in derived.templated_env),
             unchecked=None if derived.templated_env else _WHY))
     if derived.entry is not None:
-        others = [r[0] for r in derived.rjobs if r[0] != derived.entry]
+        rest = [r[0] for r in derived.rjobs if r[0] != derived.entry]
         out.append(Note(
             "TJ032", "rewritten",
             f"the roles run different commands and a TrainJob gives every role the same: the {derived.entry}'s "
             f"command and args are spec.trainer.args, which its runtime command runs as `{SH} -c 'exec \"$@\"' --`; "
-            f"the {', '.join(others)} command{'s' if len(others) != 1 else ''} (v1's) "
-            f"{'are' if len(others) != 1 else 'is'} the runtime's, run as `{SH} -c 'exec ...'`, which leaves the "
+            f"the {', '.join(rest)} command{'s' if len(rest) != 1 else ''} (v1's) "
+            f"{'are' if len(rest) != 1 else 'is'} the runtime's, run as `{SH} -c 'exec ...'`, which leaves the "
             "TrainJob's args aside; each process is v1's (sh execs it), so the image needs /bin/sh",
             target_path="spec.trainer.args", explains=(("command", "*"),),
             action="keep /bin/sh in the image; edit the launcher's command in spec.trainer.args",
@@ -311,6 +321,15 @@ def notes(conversion, derived, runtime, trainjob: dict, planned: dict) -> list[N
                                  list(bundle.ENTRY_COMMAND)),
                     claim.absent("spec.trainer.command", "TrainJob"))))
     out += dropped_notes(derived)
+    restart = {rj["name"]: rj["template"]["spec"]["template"]["spec"].get("restartPolicy")
+               for rj in runtime.spec["template"]["spec"]["replicatedJobs"]}
+    roles: dict = {}
+    for rjob, role, _, _, _ in derived.rjobs:
+        roles[rjob] = f"{roles[rjob]} and {role}" if rjob in roles else role
+    out += bundle_fit.retry_notes(derived.retries, runtime.name, restart, roles)
+    out += bundle_fit.port_notes(derived.ports, runtime.name, roles)
+    out += bundle_fit.resources_notes(derived.overprovisioned, derived.sized_role, derived.trainer.get("resourcesPerNode"),
+                                      derived.layout == "node")
     sized = trainjob["metadata"].get("annotations", {}).get(SIZED_FOR_ANNOTATION)
     if sized:
         out.append(Note(
