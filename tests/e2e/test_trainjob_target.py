@@ -13,13 +13,15 @@ edited (v1's ranks and addresses at the new size). On kf2jobset's bundle (instal
 prints it): a TFJob, fixtures/targets/trainjob/pytorch-bundle and an Open MPI MPIJob run to `Complete` with
 v1's tasks, ranks and launcher command.
 
-Knob: ``KF2JOBSET_TJ_ONLY=REGEX`` (fixture paths, e.g. ``jaxjob|xgboost``) narrows the fixture-wide test.
+Knobs: ``KF2JOBSET_TJ_ONLY=REGEX`` (fixture paths, e.g. ``jaxjob|xgboost``) narrows the fixture-wide test;
+``KF2JOBSET_TJ_PARALLEL`` (default 4) is how many of its cases are sent at a time.
 """
 from __future__ import annotations
 
 import os
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import yaml
@@ -41,6 +43,7 @@ CASES = (sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml"))
 ONLY = os.environ.get("KF2JOBSET_TJ_ONLY")
 if ONLY:  # a regex over fixture paths, for local runs
     CASES = [c for c in CASES if re.search(ONLY, str(c.relative_to(REPO_FIXTURES)))]
+PARALLEL = int(os.environ.get("KF2JOBSET_TJ_PARALLEL", "4"))  # cases sent at a time
 RUNTIME_PATHS = {"auto": 0, "generated": 0}  # TrainJobs sent per --trainer-runtime, for the summary
 
 
@@ -49,22 +52,19 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(cus
     """Every fixture job, on the path `--trainer-runtime` picks: the JobSet Trainer builds must be exactly
     the one kf2jobset planned (per-job runtime: `--target jobset`'s JobSet; a built-in or bundle runtime: the
     predicted one), as the same API server (with the JobSet webhooks) stores it."""
-    sent, shared, problems = 0, {}, []  # shared: TrainJobs per ClusterTrainingRuntime (built-in or bundle)
-    t0 = time.monotonic()
-    for i, case in enumerate(CASES):
-        planned = planned_objects(case, runtime)
-        if not planned:
-            continue
-        trainjob_out, jobsets = planned
-        trainjobs = [o for o in trainjob_out if o.get("kind") == "TrainJob"]
-        if not trainjobs:
-            continue
-        for t in trainjobs:
-            if t["spec"]["runtimeRef"]["kind"] == "ClusterTrainingRuntime":
-                shared[t["spec"]["runtimeRef"]["name"]] = shared.get(t["spec"]["runtimeRef"]["name"], 0) + 1
-        ns = f"{tns}-{runtime[0]}{i}"[:63]
-        from kubernetes import client
+    from kubernetes import client
 
+    t0 = time.monotonic()
+    # converted one after another (the CLI runner swaps sys.stdout), then sent PARALLEL at a time: each case has a
+    # namespace of its own, and most of its time is spent waiting for Trainer to build the JobSet
+    plans = [(i, case, planned) for i, case in enumerate(CASES) for planned in [planned_objects(case, runtime)]
+             if planned and any(o.get("kind") == "TrainJob" for o in planned[0])]
+
+    def send(item) -> tuple[int, list[str], list[str]]:
+        i, case, (trainjob_out, jobsets) = item
+        label, sent, problems = case.relative_to(REPO_FIXTURES), 0, []
+        trainjobs = [o for o in trainjob_out if o.get("kind") == "TrainJob"]
+        ns = f"{tns}-{runtime[0]}{i}"[:63]
         core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=ns)))
         # the JobSet as this API server (JobSet's defaulting webhook) would store it
         expected = [create_object(custom, core, named_in(js, ns), ns, dry_run="All") for js in jobsets]
@@ -74,19 +74,29 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(cus
                 try:
                     create_trainjob_after_its_runtime(custom, core, named_in(obj, ns), ns)
                 except Exception as e:  # noqa: BLE001 - the server's words
-                    problems.append(f"{case.relative_to(REPO_FIXTURES)}: {obj['kind']} refused: {getattr(e, 'body', e)}")
+                    problems.append(f"{label}: {obj['kind']} refused: {getattr(e, 'body', e)}")
         for want, tj in zip(expected, trainjobs):
             name = named_in(tj, ns)["metadata"]["name"]
             try:
-                built = jobset_of(custom, ns, name, timeout=30)
+                built = jobset_of(custom, ns, name, timeout=60)
             except Exception as e:  # noqa: BLE001
-                problems.append(f"{case.relative_to(REPO_FIXTURES)}: no JobSet for TrainJob {name}: {e}")
+                problems.append(f"{label}: no JobSet for TrainJob {name}: {e}")
                 continue
             sent += 1
             owners = [o["kind"] for o in built["metadata"].get("ownerReferences") or []]
             if owners != ["TrainJob"]:
-                problems.append(f"{case.relative_to(REPO_FIXTURES)}: JobSet owners {owners}")
-            problems += [f"{case.relative_to(REPO_FIXTURES)}: {d}" for d in differences(want, built)]
+                problems.append(f"{label}: JobSet owners {owners}")
+            problems += [f"{label}: {d}" for d in differences(want, built)]
+        refs = [t["spec"]["runtimeRef"]["name"] for t in trainjobs if t["spec"]["runtimeRef"]["kind"] == "ClusterTrainingRuntime"]
+        return sent, refs, problems
+
+    sent, shared, problems = 0, {}, []  # shared: TrainJobs per ClusterTrainingRuntime (built-in or bundle)
+    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+        for n, refs, found in pool.map(send, plans):
+            sent += n
+            problems += found
+            for r in refs:
+                shared[r] = shared.get(r, 0) + 1
     shown = ", ".join(f"{n} on {r}" for r, n in sorted(shared.items()))
     on_bundle = sum(n for r, n in shared.items() if r in bundle)
     print(f"\n[trainjob target, --trainer-runtime {runtime}] {sent} TrainJobs built into JobSets "
