@@ -66,6 +66,7 @@ class Derived:
     pull_policy: str | None = None  # the v1 imagePullPolicy no TrainJob carries (the API server's default applies)
     pull_source: str | None = None  # where the v1 job says it
     ttl: int | None = None  # runPolicy.ttlSecondsAfterFinished, which no TrainJob carries
+    gang: object = None  # bundle_gang.JobGang: the gang scheduler the pods name (a flavour of the bundle)
 
 
 class Misfit(Exception):
