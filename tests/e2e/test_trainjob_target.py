@@ -31,9 +31,9 @@ from kf2jobset.staleness import SIZE_LITERALS_ANNOTATION
 from .ddp_probe import DDP_PROBE, check_ddp
 from .trainer_harness import PY, jobset_of, wait_complete
 from .trainer_harness import agent_for, core, custom, tapi, tns, trainer_stack  # noqa: F401 (the fixtures)
-from .trainjob_harness import (DMLC_ORDER, LAGGED, REFUSED_BY_DEFAULT, REPO_FIXTURES, convert_case, create_object,
-                               create_trainjob_after_its_runtime, differences, named_in, planned_objects,
-                               v1_jax_or_xgboost_job, v1_pytorchjob, v1_tfjob)
+from .trainjob_harness import (DMLC_ORDER, LAGGED, REFUSED_BY_DEFAULT, REPO_FIXTURES, convert_case,
+                               create_object, create_trainjob_after_its_runtime, differences, named_in,
+                               on_its_gang_flavour, planned_objects, v1_jax_or_xgboost_job, v1_pytorchjob, v1_tfjob)
 from .trainjob_harness import bundle  # noqa: F401 (the fixture)
 
 CASES = sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml")) + sorted(p.parent for p in (REPO_FIXTURES / "targets").glob("*/*/input.yaml"))
@@ -61,6 +61,7 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(cus
         for t in trainjobs:
             if t["spec"]["runtimeRef"]["kind"] == "ClusterTrainingRuntime":
                 shared[t["spec"]["runtimeRef"]["name"]] = shared.get(t["spec"]["runtimeRef"]["name"], 0) + 1
+            on_its_gang_flavour(custom, t)  # after the count: the runtime's name, not the flavour's stand-in
         ns = f"{tns}-{runtime[0]}{i}"[:63]
         from kubernetes import client
 
@@ -68,7 +69,7 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(cus
         # the JobSet as this API server (JobSet's defaulting webhook) would store it
         expected = [create_object(custom, core, named_in(js, ns), ns, dry_run="All") for js in jobsets]
         for obj in trainjob_out:
-            # (Volcano's PodGroup CRD is not in this stack; the JobSet does not wait for it)
+            # (a companion PodGroup is not created: the JobSet does not wait for it)
             if obj.get("kind") in ("TrainingRuntime", "ConfigMap", "Secret", "TrainJob"):
                 try:
                     create_trainjob_after_its_runtime(custom, core, named_in(obj, ns), ns)
