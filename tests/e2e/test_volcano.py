@@ -56,6 +56,7 @@ def test_operator_volcano_pods_and_podgroup_match_kf2jobset(volcano_stack: Groun
 
     case_dir = FIXTURES / (case if "/" in case else f"scheduling/{case}")
     job = yaml.safe_load((case_dir / "input.yaml").read_text())
+    job["metadata"].pop("namespace", None)  # each run gets its own
     args = [a for a in (case_dir / "args").read_text().splitlines() if a.strip() and not a.startswith("#")
             and a not in ("--target", "trainjob")]
     conv = _convert(job, args)
