@@ -38,6 +38,8 @@ COSCHEDULING_NAMES = (DEFAULT_GANG_SCHEDULER_NAME, "scheduler-plugins-scheduler"
 # The flavour's timeout: the Coscheduling plugin's permitWaitingTimeSeconds default, which a PodGroup without
 # scheduleTimeoutSeconds (the operator's, unless schedulingPolicy set one) waited
 COSCHEDULING_TIMEOUT = 60
+# where Trainer's plugin marks every pod with the PodGroup's name (trainer_build.POD_GROUP_MARKS)
+_MARK = {"coscheduling": f"labels[{POD_GROUP_LABEL}]", "volcano": f"annotations[{VOLCANO_GROUP_ANNOTATION}]"}
 # notes about kf2jobset's companion PodGroup and its pod decoration, which the flavour's gang replaces
 REPLACED_NOTES = ("JS043", "JS090", "JS091")
 
@@ -177,7 +179,7 @@ def without_podgroup_sizes(literals: list[str]) -> list[str]:
 
 def notes(found: JobGang, conversion, options, trainjob: dict, predicted: dict) -> list[Note]:
     """The gang's findings; drops the companion PodGroup Trainer's replaces."""
-    gang, name = found.gang, trainjob["metadata"].get("name") or "<name>"
+    gang = found.gang
     out = [Note(
         "TJ046", "prerequisite",
         f"the runtime must be the {gang.flavour} flavour of kf2jobset's bundle (same name, with "
@@ -197,7 +199,7 @@ def notes(found: JobGang, conversion, options, trainjob: dict, predicted: dict) 
             target_path="spec.runtimePatches", explains=(("scheduling", "*"), ("lifecycle", "schedulingPolicy")),
             claims=(claim.equals("spec.replicatedJobs[*].template.spec.template.spec.schedulerName", "yunikorn"),)))
     else:
-        out += _podgroup_notes(found, conversion, name, predicted)
+        out += _podgroup_notes(found, conversion, trainjob, predicted)
     told = {"coscheduling": "scheduler-plugins", "volcano": "volcano"}.get(gang.flavour)
     if told and options.scheduler != told:
         out.append(Note(
@@ -208,7 +210,8 @@ def notes(found: JobGang, conversion, options, trainjob: dict, predicted: dict) 
             "one by one",
             warn=True, explains=(("scheduling", "*"),),
             action=f"pass --scheduler {told} if the operator ran with that --gang-scheduler-name (then the report "
-                   "compares the gangs); else --trainer-runtime per-job"))
+                   "compares the gangs); else --trainer-runtime per-job",
+            claims=_marked(gang, trainjob), unchecked=None if _marked(gang, trainjob) else _UNNAMED))
     if found.priority_dropped:
         out.append(_field_note(
             "priorityClassName", f"schedulingPolicy.priorityClass {found.priority_dropped}, which --scheduler yunikorn put "
@@ -218,13 +221,12 @@ def notes(found: JobGang, conversion, options, trainjob: dict, predicted: dict) 
     return out
 
 
-def _podgroup_notes(found: JobGang, conversion, name: str, predicted: dict) -> list[Note]:
-    gang = found.gang
+def _podgroup_notes(found: JobGang, conversion, trainjob: dict, predicted: dict) -> list[Note]:
+    gang, name = found.gang, trainjob["metadata"].get("name") or "<name>"
     members, resources, _ = trainer_podgroup(predicted["spec"])
     v1 = (found.group or {}).get("spec") or {}
     kind = f"{COSCHEDULING_API if gang.flavour == 'coscheduling' else VOLCANO_API} PodGroup"
     key = POD_GROUP_LABEL if gang.flavour == "coscheduling" else VOLCANO_GROUP_ANNOTATION
-    where = "labels" if gang.flavour == "coscheduling" else "annotations"
     if found.group is not None:
         conversion.companions.remove(found.group)
     out = [Note(
@@ -237,8 +239,7 @@ def _podgroup_notes(found: JobGang, conversion, name: str, predicted: dict) -> l
         + (", in place of the PodGroup kf2jobset writes beside a JobSet" if found.group is not None else ""),
         source_path="runPolicy.schedulingPolicy" if not conversion.job.run_policy.scheduling.is_empty() else None,
         target_path="spec.runtimeRef", explains=(("lifecycle", "schedulingPolicy"), ("scheduling", "*")),
-        claims=(claim.absent("kind", "PodGroup"),
-                claim.equals(f"spec.replicatedJobs[*].template.spec.template.metadata.{where}[{key}]", name)))]
+        claims=(claim.absent("kind", "PodGroup"), *_marked(gang, trainjob)))]
     if found.group is None:
         return out
     conversion.lifecycle_overrides["schedulingPolicy"] = {
@@ -271,6 +272,15 @@ def _podgroup_notes(found: JobGang, conversion, name: str, predicted: dict) -> l
             "set none of) and task-level plugins such as task-topology, so all pods are one task here",
             claims=(claim.absent(f"spec.replicatedJobs[*].template.spec.template.metadata.annotations[{TASK_SPEC}]"),)))
     return out
+
+
+_UNNAMED = "the TrainJob is named at creation (a trial): the pods' mark carries that name"
+
+
+def _marked(gang: Gang, trainjob: dict) -> tuple:
+    """The claim that every pod carries the PodGroup's name as Trainer's plugin marks it (a named TrainJob)."""
+    name = trainjob["metadata"].get("name")
+    return (claim.equals(f"spec.replicatedJobs[*].template.spec.template.metadata.{_MARK[gang.flavour]}", name),) if name else ()
 
 
 def _field_note(what: str, why: str, warn: bool = False, claims: tuple = ()) -> Note:

@@ -113,12 +113,11 @@ def finish(conversion, options, derived: bundle.Derived, runtime: bundle_catalog
     conversion.planned_jobset = planned
     conversion.jobset = predicted
     conversion.layout = BundleLayout(derived, conversion.plan)
-    conversion.output = [*conversion.companions, trainjob]
     replaced = {**REPLACED_NOTES, **(NODE_REPLACED_NOTES if derived.layout == "node" else {}),
                 **({c: "TJ045" for c in bundle_gang.REPLACED_NOTES} if gang else {})}
     kept = [_moved(n, derived, planned, predicted) for n in conversion.notes if n.code not in replaced]
     gang_notes = bundle_gang.notes(gang, conversion, options, trainjob, predicted) if gang else []
-    conversion.output = [*conversion.companions, trainjob]  # without a PodGroup Trainer makes instead
+    conversion.output = [*conversion.companions, trainjob]  # (without a PodGroup Trainer makes instead)
     conversion.notes = kept + notes(conversion, derived, runtime, trainjob, planned) + gang_notes
     if derived.deadline is not None:
         conversion.lifecycle_overrides["activeDeadlineSeconds"] = (
