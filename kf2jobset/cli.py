@@ -115,17 +115,29 @@ Prints them as one YAML stream for the platform team to review and install once:
 
 Each runtime holds only what every job of its shape shares (roles, restart, retry and success rules,
 helper env naming pods from the JobSet name); the job itself (image, command, env, numNodes) is in
-the TrainJob. --list prints one line per runtime instead; NAME... prints only those."""
+the TrainJob. --list prints one line per runtime instead; NAME... prints only those.
+
+A platform whose pods are gang-scheduled installs one flavour instead: --gang coscheduling (scheduler-plugins;
+its scheduler's name with --gang-scheduler-name), volcano or yunikorn prints the same runtimes under the same
+names, with Trainer's podGroupPolicy and the scheduler's name in their pod templates."""
 
 
 @main.command(help=_RUNTIMES_HELP, short_help="The ClusterTrainingRuntimes of kf2jobset's compat bundle (YAML).")
 @click.argument("names", nargs=-1)
 @click.option("--list", "as_list", is_flag=True, help="One line per runtime: name, framework, shape.")
-def runtimes(names, as_list):
+@click.option("--gang", type=click.Choice(["coscheduling", "volcano", "yunikorn"]), default=None,
+              help="The flavour for a gang scheduler: podGroupPolicy and schedulerName in every runtime.")
+@click.option("--gang-scheduler-name", default=None,
+              help="With --gang coscheduling: the name scheduler-plugins' scheduler runs under (default: scheduler-plugins).")
+def runtimes(names, as_list, gang, gang_scheduler_name):
     from .targets.bundle_catalog import bundle_listing, bundle_stream
+    from .targets.bundle_gang import Gang, default_name
 
+    if gang_scheduler_name and gang != "coscheduling":
+        raise click.UsageError("--gang-scheduler-name goes with --gang coscheduling (volcano and yunikorn have one name)")
+    flavour = Gang(gang, gang_scheduler_name or default_name(gang)) if gang else None
     try:
-        click.echo(bundle_listing(names) if as_list else bundle_stream(names), nl=False)
+        click.echo(bundle_listing(names) if as_list else bundle_stream(names, flavour), nl=False)
     except KeyError as err:
         raise click.UsageError(f"no runtime {err.args[0]!r} in kf2jobset's bundle (kf2jobset runtimes --list names them)")
 

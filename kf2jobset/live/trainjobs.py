@@ -32,7 +32,8 @@ def create_trainjob(cluster, objects: list[dict], namespace: str, *, dry_run: bo
                  "same content: it is shared by every TrainJob of this shape)")
     ref = trainjob["spec"]["runtimeRef"]
     if ref.get("kind") == "ClusterTrainingRuntime":
-        _require_cluster_runtime(cluster, ref["name"])
+        installed = _require_cluster_runtime(cluster, ref["name"])
+        _require_gang(installed, trainjob, warn)
     created = _create_after_runtime(cluster, trainjob, namespace, dry_run, warn, new_runtime=bool(runtimes))
     if created is None:  # a dry run whose runtime does not exist yet: the webhook cannot check the TrainJob
         return out
@@ -72,9 +73,31 @@ def _require_trainer(cluster) -> None:
                             "cluster: install Kubeflow Trainer v2.3 first (or convert with --target jobset)")
 
 
-def _require_cluster_runtime(cluster, name: str) -> None:
+def _require_gang(runtime: dict, trainjob: dict, warn) -> None:
+    """A TrainJob that needs a gang flavour of kf2jobset's bundle (TJ046) runs only on a runtime in that flavour:
+    elsewhere its pods would go to another scheduler, or start one by one."""
+    from ..errors import NotFoundError
+    from ..targets.bundle_gang import GANG_ANNOTATION, installed_gang, parse
+
+    if not isinstance(runtime, dict):
+        return
+    needed = parse(((trainjob.get("metadata") or {}).get("annotations") or {}).get(GANG_ANNOTATION))
+    have = installed_gang(runtime)
+    name = runtime["metadata"]["name"]
+    if needed is not None and have != needed:
+        raise NotFoundError(
+            f"the ClusterTrainingRuntime {name!r} is not in the {needed.flavour} flavour this TrainJob needs "
+            f"(podGroupPolicy and schedulerName {needed.scheduler_name}; installed: "
+            f"{f'the {have.flavour} flavour, schedulerName {have.scheduler_name}' if have else 'no gang scheduler'}): have the "
+            f"platform install it ({needed.command}), or convert with --trainer-runtime per-job")
+    if needed is None and have is not None:
+        warn(f"the ClusterTrainingRuntime {name!r} is the {have.flavour} flavour of kf2jobset's bundle: this TrainJob's pods "
+             f"go to {have.scheduler_name}, whose gang v1's job did not have")
+
+
+def _require_cluster_runtime(cluster, name: str) -> dict:
     try:
-        cluster.get_cluster_object(TRAINER_GROUP, TRAINER_VERSION, "clustertrainingruntimes", name)
+        return cluster.get_cluster_object(TRAINER_GROUP, TRAINER_VERSION, "clustertrainingruntimes", name)
     except NotFound:
         from ..errors import NotFoundError
 

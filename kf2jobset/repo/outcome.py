@@ -57,7 +57,7 @@ class Outcome:
     notes: list[str] = field(default_factory=list)  # warnings that do not fail the file
     warnings: list = field(default_factory=list)  # [(path, job name, Note)] the user must know: printed grouped by code
     katib_unconverted: int = 0  # Experiments embedding v1 jobs, left alone without --katib
-    runtimes: list = field(default_factory=list)  # ClusterTrainingRuntimes the file's TrainJobs name (--target trainjob)
+    runtimes: list = field(default_factory=list)  # (ClusterTrainingRuntime, bundle flavour or None) the file's TrainJobs name
 
     def finding(self, category: str, line: str) -> None:
         self.findings.append(line)

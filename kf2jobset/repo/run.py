@@ -31,6 +31,7 @@ from ..notes import warning_lines
 from ..text import classify as cls
 from ..runtime.selectors import SELECTING_TEXT
 from ..staleness import may_hold_record
+from ..targets.bundle_gang import GANG_ANNOTATION
 
 from . import left
 from .fsio import read_source
@@ -126,7 +127,8 @@ def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
                          "counterpart and were dropped")
     out.warnings += [(task.path, conv.job.display_name(), note)
                      for conv in result.conversions for note in conv.notes if note.printed]
-    out.runtimes = [o["spec"]["runtimeRef"]["name"] for conv in result.conversions for o in conv.output or ()
+    out.runtimes = [(o["spec"]["runtimeRef"]["name"], (o["metadata"].get("annotations") or {}).get(GANG_ANNOTATION))
+                    for conv in result.conversions for o in conv.output or ()
                     if o.get("kind") == "TrainJob" and o["spec"]["runtimeRef"].get("kind") == "ClusterTrainingRuntime"]
     if check and task.target is None:
         out.status = CONVERTED
@@ -545,9 +547,10 @@ def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_
     needed = Counter(name for o in outcomes for name in o.runtimes)
     if needed:
         from ..targets.bundle_catalog import describe
+        from ..targets.bundle_gang import parse
 
         print("kf2jobset: ClusterTrainingRuntimes the TrainJobs need: " + "; ".join(
-            f"{name} ({describe(name)})" for name in sorted(needed)), file=stderr)
+            f"{name} ({describe(name, parse(gang))})" for name, gang in sorted(needed, key=str)), file=stderr)
     line = _summary_line(summary, settings)
     if settings.mode == CHECK:  # the lines above, by category: exit 0 only when nothing is left and nothing failed
         line += "; " + left.counted(left_counts)

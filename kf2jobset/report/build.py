@@ -48,6 +48,7 @@ def build_report(results, options, fail_on: str = "breaking") -> Report:
 def runtimes_needed(results) -> list[tuple]:
     """The runtimes the TrainJobs of a run name, and how each gets installed: (name, kind, how, TrainJobs)."""
     from ..targets.bundle_catalog import describe
+    from ..targets.bundle_gang import GANG_ANNOTATION, parse
 
     seen: dict = {}
     for r in results:
@@ -57,8 +58,9 @@ def runtimes_needed(results) -> list[tuple]:
                     continue
                 ref = (obj.get("spec") or {}).get("runtimeRef") or {}
                 kind = ref.get("kind") or "ClusterTrainingRuntime"
-                how = describe(ref.get("name")) if kind == "ClusterTrainingRuntime" else "per-job (written beside the TrainJob)"
-                key = (ref.get("name"), kind)
+                gang = parse((obj.get("metadata") or {}).get("annotations", {}).get(GANG_ANNOTATION))
+                how = describe(ref.get("name"), gang) if kind == "ClusterTrainingRuntime" else "per-job (written beside the TrainJob)"
+                key = (ref.get("name"), kind, how)
                 seen[key] = (key[0], kind, how, seen.get(key, (0, 0, 0, 0))[3] + 1)
     return sorted(seen.values(), key=lambda r: (r[1] != "ClusterTrainingRuntime", r[0] or ""))
 

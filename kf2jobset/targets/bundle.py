@@ -72,6 +72,7 @@ class Derived:
     sized_role: str | None = None  # the role numNodes sizes, whose resources every role runs
     retries: list = field(default_factory=list)  # retry limits that are the runtime's (bundle_fit.RetryChange)
     ports: list = field(default_factory=list)  # declared ports that are the runtime's (bundle_fit.PortChange)
+    gang: object = None  # bundle_gang.JobGang: the gang scheduler the pods name (a flavour of the bundle)
 
 
 class Misfit(Exception):

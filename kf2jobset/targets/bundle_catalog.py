@@ -19,6 +19,7 @@ KIND = "ClusterTrainingRuntime"
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
 CREATED_BY = ("app.kubernetes.io/created-by", "kf2jobset")
 BUNDLE_LABEL = "kf2jobset.dev/bundle"
+GANG_LABEL = "kf2jobset.dev/bundle-gang"  # the flavour (bundle_gang.py)
 # the `trainer.kubeflow.org/framework` value per profile (the SDK lists runtimes by it)
 FRAMEWORKS = {"pytorch": "torch", "tensorflow": "tensorflow", "mpi": "mpi", "xgboost": "xgboost",
               "paddle": "paddle", "jax": "jax", "mxnet": "mxnet"}
@@ -37,12 +38,16 @@ class BundleRuntime:
     def spec(self) -> dict:
         return json.loads(self.spec_json)
 
-    def object(self) -> dict:
+    def object(self, gang=None) -> dict:
+        """The runtime as the platform installs it; `gang` (bundle_gang.Gang): in that flavour."""
+        from .bundle_gang import flavoured
+
+        labels = {FRAMEWORK_LABEL: self.framework, CREATED_BY[0]: CREATED_BY[1], BUNDLE_LABEL: "v1"}
+        if gang is not None:
+            labels[GANG_LABEL] = gang.flavour
         return {"apiVersion": API_VERSION, "kind": KIND,
-                "metadata": {"name": self.name, "labels": {FRAMEWORK_LABEL: self.framework, CREATED_BY[0]: CREATED_BY[1],
-                                                           BUNDLE_LABEL: "v1"},
-                             "annotations": {"kf2jobset.dev/shape": self.why}},
-                "spec": self.spec}
+                "metadata": {"name": self.name, "labels": labels, "annotations": {"kf2jobset.dev/shape": self.why}},
+                "spec": flavoured(self.spec, gang)}
 
 
 def canonical(spec: dict) -> str:
@@ -92,9 +97,9 @@ def find(spec: dict) -> BundleRuntime | None:
     return next((r for r in catalog() if r.spec_json == text), None)
 
 
-def runtime_objects() -> list[dict]:
-    """Every runtime of the bundle, as the platform installs them."""
-    return [r.object() for r in catalog()]
+def runtime_objects(gang=None) -> list[dict]:
+    """Every runtime of the bundle, as the platform installs them (in `gang`'s flavour)."""
+    return [r.object(gang) for r in catalog()]
 
 
 HEADER = ("# kf2jobset's compat bundle of ClusterTrainingRuntimes for Kubeflow Trainer v2.3 (kf2jobset runtimes):\n"
@@ -110,11 +115,14 @@ def _chosen(names) -> list[BundleRuntime]:
     return [r for r in catalog() if not names or r.name in names]
 
 
-def bundle_stream(names=()) -> str:
-    """The runtimes as one YAML stream (all of them, or those named)."""
+def bundle_stream(names=(), gang=None) -> str:
+    """The runtimes as one YAML stream (all of them, or those named; in `gang`'s flavour)."""
     from ..yamlio import dump_documents
 
-    return HEADER + dump_documents([r.object() for r in _chosen(names)])
+    header = HEADER if gang is None else HEADER + (
+        f"# Flavour {gang.flavour}: the same runtimes, for a platform whose pods are gang-scheduled by "
+        f"{gang.scheduler_name}\n# (kf2jobset runtimes --gang {gang.flavour}); install one flavour only.\n")
+    return header + dump_documents([r.object(gang) for r in _chosen(names)])
 
 
 def bundle_listing(names=()) -> str:
@@ -123,10 +131,13 @@ def bundle_listing(names=()) -> str:
     return "".join(f"{n.ljust(width)}  {f.ljust(10)}  {w}\n" for n, f, w in rows)
 
 
-def describe(name: str) -> str:
-    """How a ClusterTrainingRuntime a TrainJob names gets installed: Trainer's, the bundle's, or unknown."""
+def describe(name: str, gang=None) -> str:
+    """How a ClusterTrainingRuntime a TrainJob names gets installed: Trainer's, the bundle's (in `gang`'s
+    flavour), or unknown."""
     if name in BUILT_IN:
         return "built in (installed with Kubeflow Trainer)"
     if any(r.name == name for r in catalog()):
+        if gang is not None:
+            return f"kf2jobset bundle, {gang.flavour} flavour ({gang.command})"
         return "kf2jobset bundle (kf2jobset runtimes | kubectl apply -f -)"
     return "not built in"

@@ -10,7 +10,7 @@ from .. import claims as claim
 from ..frameworks.base import LABEL_JOB_INDEX, LABEL_RJOB_NAME
 from ..notes import Note
 from ..staleness import NUM_NODES, SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION
-from . import builtin, bundle, bundle_catalog, bundle_fit, trainer_build
+from . import builtin, bundle, bundle_catalog, bundle_fit, bundle_gang, trainer_build
 from .bundle import SH
 from .trainer_build import NODE
 
@@ -27,11 +27,19 @@ NODE_REPLACED_NOTES = {"PT001": "TJ008", "JS010": "TJ008"}
 
 
 def misfits(conversion, options) -> tuple[bundle.Derived | None, bundle_catalog.BundleRuntime | None, list[str]]:
-    """(the split, the bundle runtime it runs on, why not) for this job."""
+    """(the split, the bundle runtime it runs on, why not) for this job. A job whose pods name a gang scheduler
+    is split without what the bundle's flavour for that scheduler holds (bundle_gang.py)."""
+    found = bundle_gang.job_gang(conversion, options)
     try:
-        derived = bundle.derive(conversion, options)
+        derived = bundle.derive(bundle_gang.prepared(conversion, options, found) if found else conversion, options)
     except bundle.Misfit as e:
-        return None, None, e.reasons
+        if found is None or found.gang.flavour != "volcano":
+            return None, None, e.reasons
+        try:  # one Job for every role: without the per-role volcano.sh/task-spec (TJ047 says why that is fine)
+            derived = bundle.derive(bundle_gang.prepared(conversion, options, found, drop_task_spec=True), options)
+        except bundle.Misfit:
+            return None, None, e.reasons
+    derived.gang = found
     why = builtin.limits({"spec": {"trainer": derived.trainer}})
     if why:
         return derived, None, why
@@ -74,7 +82,13 @@ def finish(conversion, options, derived: bundle.Derived, runtime: bundle_catalog
     labels = dict(meta.get("labels") or {})
     kueue = {k: labels.pop(k) for k in builtin.KUEUE_LABELS if k in labels}
     annotations = dict(meta.get("annotations") or {})
+    gang = derived.gang
+    if gang is not None:
+        annotations[bundle_gang.GANG_ANNOTATION] = gang.gang.value
+        bundle_gang.patch_metadata(gang, conversion, derived.jobset_meta)
     literals = [*derived.size_literals, *([size_literals] if size_literals else [])]
+    if gang is not None and gang.gang.flavour != "yunikorn":  # Trainer's PodGroup counts numNodes itself
+        literals = bundle_gang.without_podgroup_sizes(literals)
     if literals:
         annotations[SIZED_FOR_ANNOTATION] = f"{NUM_NODES}={derived.trainer[NUM_NODES]}"
         annotations[SIZE_LITERALS_ANNOTATION] = ", ".join(dict.fromkeys(literals))
@@ -99,7 +113,7 @@ def finish(conversion, options, derived: bundle.Derived, runtime: bundle_catalog
         if key in spec:
             train_spec[key] = spec[key]
     trainjob = {"apiVersion": bundle.API_VERSION, "kind": "TrainJob", "metadata": train_meta, "spec": train_spec}
-    predicted = trainer_build.build(runtime.object(), trainjob)
+    predicted = trainer_build.build(runtime.object(gang.gang if gang else None), trainjob)
     _renamed_companions(conversion.companions, derived.renames)
     placed = _placed_services(conversion.companions, derived.pod_places)
 
@@ -107,11 +121,13 @@ def finish(conversion, options, derived: bundle.Derived, runtime: bundle_catalog
     conversion.planned_jobset = planned
     conversion.jobset = predicted
     conversion.layout = BundleLayout(derived, conversion.plan)
-    conversion.output = [*conversion.companions, trainjob]
     replaced = {**REPLACED_NOTES, **(NODE_REPLACED_NOTES if derived.layout == "node" else {}),
-                **({"JS034": "TJ033"} if derived.retries else {})}
+                **({"JS034": "TJ033"} if derived.retries else {}),
+                **({c: "TJ045" for c in bundle_gang.REPLACED_NOTES} if gang else {})}
     kept = [_placed_note(_moved(n, derived, planned, predicted), placed) for n in conversion.notes if n.code not in replaced]
-    conversion.notes = kept + notes(conversion, derived, runtime, trainjob, planned)
+    gang_notes = bundle_gang.notes(gang, conversion, options, trainjob, predicted) if gang else []
+    conversion.output = [*conversion.companions, trainjob]  # (without a PodGroup Trainer makes instead)
+    conversion.notes = kept + notes(conversion, derived, runtime, trainjob, planned) + gang_notes
     if derived.deadline is not None:
         conversion.lifecycle_overrides["activeDeadlineSeconds"] = (
             derived.deadline, "the whole TrainJob, from its creation or last resume")
@@ -267,7 +283,7 @@ def notes(conversion, derived, runtime, trainjob: dict, planned: dict) -> list[N
         "installs once (Trainer's webhook refuses a TrainJob whose runtime does not exist)",
         target_path="spec.runtimeRef",
         action=f"check it exists: kubectl get clustertrainingruntime {runtime.name}; else have it installed: "
-               "kf2jobset runtimes | kubectl apply -f -",
+               + (derived.gang.gang.command if derived.gang else "kf2jobset runtimes | kubectl apply -f -"),
         claims=(claim.equals("spec.runtimeRef.name", runtime.name, "TrainJob"),)))
     rjob_path = f"spec.replicatedJobs[{first}].template.spec"
     if derived.layout == "node":
@@ -350,7 +366,8 @@ def notes(conversion, derived, runtime, trainjob: dict, planned: dict) -> list[N
             "which ends the TrainJob as v1's master ended the job; the other pods are then stopped",
             target_path=f"spec.replicatedJobs[{NODE}].template.spec.successPolicy",
             claims=(claim.equals(f"spec.replicatedJobs[{NODE}].template.spec.successPolicy.rules[0].succeededIndexes", "0"),)))
-    if derived.layout == "node" and any(rj.get("dependsOn") for rj in planned["spec"]["replicatedJobs"]):
+    if derived.layout == "node" and (any(rj.get("dependsOn") for rj in planned["spec"]["replicatedJobs"])
+                                     or any(n.code == "JS092" for n in conversion.notes)):  # a gang's pods, at once already
         out.append(Note(
             "TJ008", "approximated",
             "every rank starts at once: one Indexed Job holds them all, so the workers cannot wait for the master "

@@ -113,6 +113,7 @@ def build(runtime: dict, trainjob: dict) -> dict:
                 if trainer.get("env"):
                     c["env"] = upsert_env(c.get("env") or [], trainer["env"])
         job["parallelism"] = job["completions"] = max(count, 1)
+    _pod_group_policy(rspec.get("podGroupPolicy") or {}, spec, trainjob)
     if "suspend" in tspec:
         spec["suspend"] = tspec["suspend"]
     tmeta = trainjob.get("metadata") or {}
@@ -122,3 +123,17 @@ def build(runtime: dict, trainjob: dict) -> dict:
     if annotations:
         meta["annotations"] = annotations
     return {"apiVersion": JOBSET_API, "kind": "JobSet", "metadata": meta, "spec": spec}
+
+
+# what Trainer's podGroupPolicy plugins put on every pod (EnforcePodGroupPolicy): the PodGroup's name, the TrainJob's
+POD_GROUP_MARKS = {"coscheduling": ("labels", "scheduling.x-k8s.io/pod-group"),
+                   "volcano": ("annotations", "scheduling.k8s.io/group-name")}
+
+
+def _pod_group_policy(policy: dict, spec: dict, trainjob: dict) -> None:
+    name = (trainjob.get("metadata") or {}).get("name")
+    for source, (where, key) in POD_GROUP_MARKS.items():
+        if source in policy and name:
+            for rj in spec["replicatedJobs"]:
+                pod = rj["template"]["spec"].setdefault("template", {})
+                pod.setdefault("metadata", {}).setdefault(where, {})[key] = name

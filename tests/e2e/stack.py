@@ -194,7 +194,9 @@ class GroundTruthStack:
             crds.append(module_dir(TRAINER_SCHEDULER_PLUGINS_MODULE) / SCHEDULER_PLUGINS_PODGROUP_CRD)
         else:
             crds = sorted((operator_mod / "manifests" / "base" / "crds").glob("kubeflow.org_*.yaml"))
-        if self.flavour in ("volcano", "mpi-operator-volcano"):
+        if self.flavour in ("volcano", "mpi-operator-volcano") or trainer:
+            # (trainer: Trainer's Volcano plugin builds PodGroups only if the kind is served when it starts; the bundle's
+            # volcano flavour, tests/e2e/test_trainjob_gang.py)
             pg_crd = self.workdir / "volcano-podgroup-crd.yaml"
             pg_crd.write_text(yaml.safe_dump(VOLCANO_PODGROUP_CRD, sort_keys=False))
             crds.append(pg_crd)
@@ -202,7 +204,7 @@ class GroundTruthStack:
             crds.append(module_dir(SCHEDULER_PLUGINS_MODULE) / SCHEDULER_PLUGINS_PODGROUP_CRD)
         crds.append(jobset_mod / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml")
         self.apiserver.install_crds(crds)
-        kinds = ('none' if admission else 'MPIJob v2beta1' if mpi else 'MXJob' if mx else '3 Trainer + PodGroup' if trainer
+        kinds = ('none' if admission else 'MPIJob v2beta1' if mpi else 'MXJob' if mx else '3 Trainer + 2 PodGroup' if trainer
                  else '6 kubeflow.org')
         lap(f"CRDs ({kinds} + JobSet)")
 

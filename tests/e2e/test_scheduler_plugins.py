@@ -29,7 +29,8 @@ REPLICA_TYPE = "training.kubeflow.org/replica-type"
 RJOB = "jobset.sigs.k8s.io/replicatedjob-name"
 # fixtures/scheduling/<case>, or a path under fixtures/ (the TrainJob target's gang: tests/e2e/test_trainjob_gang.py)
 CASES = [c for c in ("scheduler-plugins", "scheduler-plugins-tfjob", "scheduler-plugins-min-resources",
-                     "targets/trainjob/scheduler-plugins-gang")
+                     "targets/trainjob/scheduler-plugins-gang", "targets/trainjob/gang-coscheduling-tfjob",
+                     "targets/trainjob/gang-volcano-pytorch")
          if re.search(os.environ.get("KF2JOBSET_GANG_ONLY", ""), c)]
 PLURALS = {"PyTorchJob": "pytorchjobs", "TFJob": "tfjobs", "PaddleJob": "paddlejobs"}
 

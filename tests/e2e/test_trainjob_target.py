@@ -34,8 +34,8 @@ from .ddp_probe import DDP_PROBE, RANK_PROBE, check_ddp
 from .trainer_harness import PY, jobset_of, wait_complete
 from .trainer_harness import agent_for, core, custom, tapi, tns, trainer_stack  # noqa: F401 (the fixtures)
 from .trainjob_harness import (DMLC_ORDER, LAGGED, REFUSED_BY_DEFAULT, REPO_FIXTURES, convert_case, create_object,
-                               create_trainjob_after_its_runtime, differences, named_in, planned_objects,
-                               v1_jax_or_xgboost_job, v1_pytorchjob, v1_tfjob)
+                               create_trainjob_after_its_runtime, differences, named_in, on_its_gang_flavour,
+                               planned_objects, v1_jax_or_xgboost_job, v1_pytorchjob, v1_tfjob)
 from .trainjob_harness import MPI_PROBE, bundle  # noqa: F401 (the fixture)
 
 CASES = (sorted(p.parent for p in REPO_FIXTURES.glob("*/*/input.yaml"))
@@ -57,10 +57,19 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(cus
     t0 = time.monotonic()
     # converted one after another (the CLI runner swaps sys.stdout), then sent PARALLEL at a time: each case has a
     # namespace of its own, and most of its time is spent waiting for Trainer to build the JobSet
-    plans = [(i, case, planned) for i, case in enumerate(CASES) for planned in [planned_objects(case, runtime)]
-             if planned and any(o.get("kind") == "TrainJob" for o in planned[0])]
+    plans, shared = [], {}  # shared: TrainJobs per ClusterTrainingRuntime (built-in or bundle)
+    for i, case in enumerate(CASES):
+        planned = planned_objects(case, runtime)
+        trainjobs = [o for o in (planned or ([], []))[0] if o.get("kind") == "TrainJob"]
+        if not trainjobs:
+            continue
+        for t in trainjobs:
+            if t["spec"]["runtimeRef"]["kind"] == "ClusterTrainingRuntime":
+                shared[t["spec"]["runtimeRef"]["name"]] = shared.get(t["spec"]["runtimeRef"]["name"], 0) + 1
+            on_its_gang_flavour(custom, t)  # after the count: the runtime's name, not the flavour's stand-in
+        plans.append((i, case, planned))
 
-    def send(item) -> tuple[int, list[str], list[str]]:
+    def send(item) -> tuple[int, list[str]]:
         i, case, (trainjob_out, jobsets) = item
         label, sent, problems = case.relative_to(REPO_FIXTURES), 0, []
         trainjobs = [o for o in trainjob_out if o.get("kind") == "TrainJob"]
@@ -69,7 +78,7 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(cus
         # the JobSet as this API server (JobSet's defaulting webhook) would store it
         expected = [create_object(custom, core, named_in(js, ns), ns, dry_run="All") for js in jobsets]
         for obj in trainjob_out:
-            # (Volcano's PodGroup CRD is not in this stack; the JobSet does not wait for it)
+            # (a companion PodGroup is not created: the JobSet does not wait for it)
             if obj.get("kind") in ("TrainingRuntime", "ConfigMap", "Secret", "TrainJob"):
                 try:
                     create_trainjob_after_its_runtime(custom, core, named_in(obj, ns), ns)
@@ -87,16 +96,13 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(cus
             if owners != ["TrainJob"]:
                 problems.append(f"{label}: JobSet owners {owners}")
             problems += [f"{label}: {d}" for d in differences(want, built)]
-        refs = [t["spec"]["runtimeRef"]["name"] for t in trainjobs if t["spec"]["runtimeRef"]["kind"] == "ClusterTrainingRuntime"]
-        return sent, refs, problems
+        return sent, problems
 
-    sent, shared, problems = 0, {}, []  # shared: TrainJobs per ClusterTrainingRuntime (built-in or bundle)
+    sent, problems = 0, []
     with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
-        for n, refs, found in pool.map(send, plans):
+        for n, found in pool.map(send, plans):
             sent += n
             problems += found
-            for r in refs:
-                shared[r] = shared.get(r, 0) + 1
     shown = ", ".join(f"{n} on {r}" for r, n in sorted(shared.items()))
     on_bundle = sum(n for r, n in shared.items() if r in bundle)
     print(f"\n[trainjob target, --trainer-runtime {runtime}] {sent} TrainJobs built into JobSets "

@@ -11,6 +11,8 @@ the operator sets schedulerName and the annotations when it creates them.
 from __future__ import annotations
 
 import json
+import os
+import re
 import uuid
 from collections.abc import Iterator
 
@@ -22,7 +24,10 @@ from .conftest import running_stack
 from .stack import GroundTruthStack, wait_for
 from .differential_cases import options_from_args
 
-CASES = ("volcano", "volcano-every-job")  # with a schedulingPolicy, and without one (the operator's gang anyway)
+# with a schedulingPolicy, and without one (the operator's gang anyway); fixtures/scheduling/<case>, or a path under
+# fixtures/ converted with its args but --target (the bundle's volcano flavour: tests/e2e/test_trainjob_gang.py)
+CASES = [c for c in ("volcano", "volcano-every-job", "targets/trainjob/gang-volcano-pytorch")
+         if re.search(os.environ.get("KF2JOBSET_GANG_ONLY", ""), c)]
 PLURALS = {"PyTorchJob": "pytorchjobs", "TFJob": "tfjobs"}
 PG = ("scheduling.volcano.sh", "v1beta1", "podgroups")
 GROUP_NAME = "scheduling.k8s.io/group-name"
@@ -49,9 +54,11 @@ def _convert(job: dict, args: list[str]):
 def test_operator_volcano_pods_and_podgroup_match_kf2jobset(volcano_stack: GroundTruthStack, case: str) -> None:
     from kubernetes import client
 
-    case_dir = FIXTURES / "scheduling" / case
+    case_dir = FIXTURES / (case if "/" in case else f"scheduling/{case}")
     job = yaml.safe_load((case_dir / "input.yaml").read_text())
-    args = [a for a in (case_dir / "args").read_text().splitlines() if a.strip() and not a.startswith("#")]
+    job["metadata"].pop("namespace", None)  # each run gets its own
+    args = [a for a in (case_dir / "args").read_text().splitlines() if a.strip() and not a.startswith("#")
+            and a not in ("--target", "trainjob")]
     conv = _convert(job, args)
     (pg_model,) = [c for c in conv.companions if c.get("kind") == "PodGroup"]
     templates = {

@@ -190,6 +190,28 @@ def bundle(custom):
     return names
 
 
+def on_its_gang_flavour(custom, trainjob: dict) -> None:
+    """A TrainJob that needs a gang flavour of kf2jobset's bundle (TJ046) is pointed at that flavour of its runtime,
+    installed under the name `<runtime>-<flavour>` beside the plain bundle (the JobSet Trainer builds does not name
+    the runtime)."""
+    from kubernetes.client.exceptions import ApiException
+
+    from kf2jobset.targets.bundle_catalog import catalog
+    from kf2jobset.targets.bundle_gang import GANG_ANNOTATION, parse
+
+    gang = parse((trainjob["metadata"].get("annotations") or {}).get(GANG_ANNOTATION))
+    if gang is None:
+        return
+    ref = trainjob["spec"]["runtimeRef"]
+    obj = next(r for r in catalog() if r.name == ref["name"]).object(gang)
+    obj["metadata"]["name"] = ref["name"] = f"{ref['name']}-{gang.value.replace('/', '-')}"[:63]
+    try:
+        custom.create_cluster_custom_object("trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes", obj)
+    except ApiException as e:
+        if e.status != 409:  # installed for an earlier fixture
+            raise
+
+
 def v1_pytorchjob(name: str, image: str, workers: int, command: list, nproc: str | None = None) -> dict:
     pod = {"spec": {"containers": [{"name": "pytorch", "image": image, "command": command}]}}
     spec = {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": copy.deepcopy(pod)},

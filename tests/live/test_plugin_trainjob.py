@@ -90,3 +90,34 @@ def test_server_dry_run_creates_nothing(apiserver, trainer_crds, namespace):
     assert all(line.endswith("created (server dry run)") for line in res.stdout.splitlines())
     assert not custom.list_namespaced_custom_object(*TJ, namespace, "trainjobs")["items"]
     assert not custom.list_namespaced_custom_object(*TJ, namespace, "trainingruntimes")["items"]
+
+
+def test_a_gang_trainjob_needs_its_runtime_in_the_gang_flavour(apiserver, trainer_crds, namespace):
+    """A TFJob whose pods name YuniKorn (TJ046): refused while the installed runtime is the plain bundle's, naming
+    the flavour's command, nothing half-made; created once the platform installed the yunikorn flavour."""
+    from kf2jobset.targets.bundle_catalog import catalog
+    from kf2jobset.targets.bundle_gang import GANG_ANNOTATION, Gang
+
+    custom = trainer_crds
+    body = copy.deepcopy(yaml.safe_load((FIXTURES / "targets/trainjob/gang-yunikorn-tfjob/input.yaml").read_text()))
+    body["metadata"] = {"name": "mnist-yk"}
+    custom.create_namespaced_custom_object(GROUP, "v1", namespace, "tfjobs", body)
+    runtime = next(r for r in catalog() if r.name == "kf2jobset-tensorflow-onfailure")
+    ctr = (*TJ, "clustertrainingruntimes")
+    for obj in (runtime.object(), runtime.object(Gang("yunikorn", "yunikorn"))):
+        try:
+            custom.delete_cluster_custom_object(*ctr, runtime.name)
+        except Exception:  # noqa: BLE001 - absent
+            pass
+        custom.create_cluster_custom_object(*ctr, obj)
+        res = kf(apiserver.kubeconfig, "apply", "tfjob", "mnist-yk", "-n", namespace, "--target", "trainjob", "--dry-run=none")
+        if obj["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"].get("schedulerName"):
+            break
+        assert res.code == exitcodes.NOT_FOUND, res
+        assert "not in the yunikorn flavour" in res.stderr and "kf2jobset runtimes --gang yunikorn" in res.stderr
+        assert not custom.list_namespaced_custom_object(*TJ, namespace, "trainjobs")["items"]  # nothing half-made
+    custom.delete_cluster_custom_object(*ctr, runtime.name)
+    assert res.code == 0, res
+    tj = custom.get_namespaced_custom_object(*TJ, namespace, "trainjobs", "mnist-yk")
+    assert tj["metadata"]["annotations"][GANG_ANNOTATION] == "yunikorn"
+    assert tj["spec"]["runtimeRef"]["name"] == runtime.name

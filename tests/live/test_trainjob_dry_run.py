@@ -64,19 +64,33 @@ def test_every_fixture_trainjob_and_runtime_is_accepted_by_the_real_api_server(c
     assert sent > 90  # a TrainJob for every fixture, a runtime beside those on none of the shared ones
 
 
-def test_every_runtime_of_kf2jobsets_bundle_is_accepted_by_the_real_api_server(custom):
-    """`kf2jobset runtimes`: every ClusterTrainingRuntime as the platform applies it (strict fields, the CRD's
-    CEL rules on the JobSet template and the mlPolicy)."""
-    out = CliRunner().invoke(main, ["runtimes"], catch_exceptions=False)
+FLAVOURS = [[], ["--gang", "coscheduling"], ["--gang", "coscheduling", "--gang-scheduler-name", "scheduler-plugins-scheduler"],
+            ["--gang", "volcano"], ["--gang", "yunikorn"]]
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS, ids=lambda f: "-".join(f[1::2]) or "plain")
+def test_every_runtime_of_kf2jobsets_bundle_is_accepted_by_the_real_api_server(custom, flavour):
+    """`kf2jobset runtimes` and each gang flavour of it (`--gang`): every ClusterTrainingRuntime as the platform
+    applies it (strict fields, the CRD's CEL rules on the JobSet template, the mlPolicy and the podGroupPolicy),
+    stored with the podGroupPolicy and schedulerName the flavour wrote."""
+    out = CliRunner().invoke(main, ["runtimes", *flavour], catch_exceptions=False)
     bundle = [d for d in yaml.safe_load_all(out.stdout) if d]
     assert len(bundle) >= 5
     refused = []
     for body in bundle:
         try:
-            custom.create_cluster_custom_object("trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes", body,
-                                                dry_run="All", field_validation="Strict")
+            stored = custom.create_cluster_custom_object("trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes",
+                                                         body, dry_run="All", field_validation="Strict")
         except Exception as e:  # noqa: BLE001 - the server's words
             refused.append(f"{body['metadata']['name']}: {getattr(e, 'body', e)}")
+            continue
+        if stored["spec"].get("podGroupPolicy") != body["spec"].get("podGroupPolicy"):
+            refused.append(f"{body['metadata']['name']}: podGroupPolicy stored as {stored['spec'].get('podGroupPolicy')}")
+        names = [rj["template"]["spec"]["template"]["spec"].get("schedulerName")
+                 for rj in stored["spec"]["template"]["spec"]["replicatedJobs"]]
+        if names != [rj["template"]["spec"]["template"]["spec"].get("schedulerName")
+                     for rj in body["spec"]["template"]["spec"]["replicatedJobs"]]:
+            refused.append(f"{body['metadata']['name']}: schedulerName stored as {names}")
     assert not refused, "\n".join(refused)
 
 
