@@ -14,7 +14,7 @@ from .emit import Conversion, emit
 from .errors import InvalidJobError, Kf2JobSetError, Location, Problem, UnsupportedError, format_path
 from .frameworks import profile as get_profile
 from .mappings import convertible_mapping, kubeflow_job_kind, readable_versions
-from . import bookkeeping
+from . import renderer_annotations
 from . import claims as claim
 from .notes import Note
 from .options import ConvertOptions
@@ -169,7 +169,7 @@ class DocumentResult:
     # v1 jobs inside objects kf2jobset does not rewrite (AppWrapper components, ConfigMap values):
     # never converted silently, never passed silently either — the shells name each one
     unconverted: list["EmbeddedJob"] = field(default_factory=list)
-    # the document's own text with job text converted inside a string scalar (kf2jobset/jobtext.py):
+    # the document's own text with job text converted inside a string scalar (kf2jobset/jobs_in_strings.py):
     # written as it is, instead of dumping `outputs`
     new_text: str | None = None
 
@@ -183,7 +183,7 @@ def convert_document(doc: Any, options: ConvertOptions) -> DocumentResult:
     if not isinstance(doc, dict):
         return DocumentResult()
     if is_job(doc):
-        carried, doc = bookkeeping.split(doc)  # a renderer's (kustomize, Helm 4) annotations: not the job's
+        carried, doc = renderer_annotations.split(doc)  # a renderer's (kustomize, Helm 4) annotations: not the job's
         try:
             conv = convert_job(doc, options)
         except Kf2JobSetError as err:
@@ -191,7 +191,7 @@ def convert_document(doc: Any, options: ConvertOptions) -> DocumentResult:
         except RecursionError:  # bounded at the parse boundary; a last guard, never a traceback
             return DocumentResult(errors=[InvalidJobError(Problem("the document is nested too deeply to convert", Location(),
                                                                   rule="nesting"))])
-        return DocumentResult(outputs=[bookkeeping.give_back(o, carried) for o in conv.objects], conversions=[conv])
+        return DocumentResult(outputs=[renderer_annotations.give_back(o, carried) for o in conv.objects], conversions=[conv])
     if kubeflow_job_kind(doc):
         return DocumentResult(errors=[unsupported_job_version(doc)])
     if doc.get("kind") == "List" and isinstance(doc.get("items"), list):
@@ -538,7 +538,7 @@ def _katib_fields(template: dict, conv: Conversion) -> None:
 
 def katib_trial_fields(template: dict, names: dict, master_role) -> dict | None:
     """Set the fields Katib reads from the trial for a JobSet trial (`names`: replica type -> replicatedJob);
-    also used for Experiments whose trial template sits in a ConfigMap (kf2jobset/jobtext.py)."""
+    also used for Experiments whose trial template sits in a ConfigMap (kf2jobset/jobs_in_strings.py)."""
     labels = template.get("primaryPodLabels")
     selector = None
 

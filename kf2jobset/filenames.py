@@ -1,5 +1,5 @@
 """What a file's name says it holds: a manifest, a YAML template, a Markdown page. Names only, no
-file is opened (the walk that uses them is kf2jobset/files.py)."""
+file is opened (the walk that uses them is kf2jobset/manifest_walk.py)."""
 from __future__ import annotations
 
 # YAML templates filled in by envsubst (or sed) keep a YAML name with a template suffix:

@@ -18,7 +18,7 @@ from .yamlio import dump_documents, parse_documents
 RESOURCE_LIST = ("config.kubernetes.io/v1", "ResourceList")
 
 # The function runtime's bookkeeping (kyaml kioutil): where an item came from. A job's outputs get it
-# back from convert_document (kf2jobset/bookkeeping.py).
+# back from convert_document (kf2jobset/renderer_annotations.py).
 _PATH = ("config.kubernetes.io/path", "internal.config.kubernetes.io/path")
 _INDEX = ("config.kubernetes.io/index", "internal.config.kubernetes.io/index")
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from .resources import data_dir
+from .data_dirs import data_dir
 
 
 @dataclass(frozen=True)

@@ -137,22 +137,22 @@ def _configmaps(docs: list[Document]) -> tuple:
 
 def _held_text(doc: Document, path: str, options: ConvertOptions, docs: list[Document]) -> DocumentResult | None:
     """Job text inside a string scalar (Argo resource manifests; Katib trial templates in ConfigMaps and the
-    Experiments reading them, with --katib): kf2jobset/jobtext.py, the inner text converted like a file."""
-    from . import jobtext
+    Experiments reading them, with --katib): kf2jobset/jobs_in_strings.py, the inner text converted like a file."""
+    from . import jobs_in_strings
 
-    if not jobtext.may_hold(doc.data, options):
+    if not jobs_in_strings.may_hold(doc.data, options):
         return None
 
     def templates():  # the run's (repo mode gathers them from every file) and this file's own
         unparsed = [d.text for d in docs if d.data is None and "ConfigMap" in d.text]  # no job kind: not parsed
-        return (options.katib_trial_templates + jobtext.trial_templates([d.data for d in docs], options)
-                + (jobtext.trial_templates_in_texts(unparsed, options) if unparsed else ()))
+        return (options.katib_trial_templates + jobs_in_strings.trial_templates([d.data for d in docs], options)
+                + (jobs_in_strings.trial_templates_in_texts(unparsed, options) if unparsed else ()))
 
-    return jobtext.convert_document_text(doc, path, options, convert_text, templates)
+    return jobs_in_strings.convert_document_text(doc, path, options, convert_text, templates)
 
 
 def _render_converted(doc: Document, res: DocumentResult, style, options: ConvertOptions, final: bool) -> tuple[str, int]:
-    from .placement import path_map
+    from .output_paths import path_map
 
     return render_document(doc, res.outputs, lambda: path_map(doc.data, res, options), style, final)
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kf2jobset.errors import format_path
-from kf2jobset.resources import data_dir
+from kf2jobset.data_dirs import data_dir
 from kf2jobset.jobset_api import API_VERSION, KIND
 from kf2jobset.mappings import mapping_for
 from kf2jobset.schemacheck import Compiler, NotCompilable, Unsure, go_pattern, is_integer

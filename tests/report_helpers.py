@@ -8,7 +8,7 @@ from kf2jobset.options import ConvertOptions
 from kf2jobset.pipeline import convert_text
 from kf2jobset.report import build_report
 from kf2jobset.report.build import job_report
-from kf2jobset.resources import data_dir
+from kf2jobset.data_dirs import data_dir
 
 
 @functools.lru_cache(maxsize=None)

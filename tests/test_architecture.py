@@ -105,7 +105,7 @@ def test_the_core_never_imports_the_shells():
 # Every module of the package is in exactly one (test_every_module_has_a_layer).
 LAYERS = {
     "foundation": ("kf2jobset.version", "kf2jobset.errors", "kf2jobset.exitcodes", "kf2jobset.options", "kf2jobset.notes",
-                   "kf2jobset.claims", "kf2jobset.quantity", "kf2jobset.resources", "kf2jobset.mappings",
+                   "kf2jobset.claims", "kf2jobset.quantity", "kf2jobset.data_dirs", "kf2jobset.mappings",
                    "kf2jobset.model", "kf2jobset.schemas", "kf2jobset.schemacheck", "kf2jobset.jobset_api",
                    "kf2jobset.treecopy", "kf2jobset.cpus", "kf2jobset.filenames", "kf2jobset.choices", "kf2jobset.categories",
                    "kf2jobset.crdnulls"),
@@ -116,19 +116,20 @@ LAYERS = {
     "core": ("kf2jobset.parse", "kf2jobset.plan", "kf2jobset.emit", "kf2jobset.addresses", "kf2jobset.envmerge",
              "kf2jobset.frameworks",
              "kf2jobset.validate", "kf2jobset.podrules", "kf2jobset.objectrules", "kf2jobset.upgrade",
-             "kf2jobset.upgrade_moves", "kf2jobset.upgrade_mpi", "kf2jobset.upgrade_mxnet", "kf2jobset.envsubst", "kf2jobset.bookkeeping",
-             "kf2jobset.runtime", "kf2jobset.targets", "kf2jobset.convert", "kf2jobset.katib_files", "kf2jobset.appwrapper",
+             "kf2jobset.upgrade_moves", "kf2jobset.upgrade_mpi", "kf2jobset.upgrade_mxnet", "kf2jobset.envsubst",
+             "kf2jobset.renderer_annotations", "kf2jobset.runtime", "kf2jobset.targets", "kf2jobset.convert",
+             "kf2jobset.katib_files", "kf2jobset.appwrapper",
              "kf2jobset.sizes", "kf2jobset.staleness", "kf2jobset.scheduling", "kf2jobset.gang",
              "kf2jobset.yunikorn", "kf2jobset.progtemplate", "kf2jobset.images", "kf2jobset.selectorfix"),
     # the file forms, text in and text out on the core: a file's documents spliced (pipeline), job text
-    # inside other objects (jobtext: Argo, Katib ConfigMaps), where outputs go (placement), a Markdown
+    # inside other objects (jobs_in_strings: Argo, Katib ConfigMaps), where outputs go (output_paths), a Markdown
     # page, a Helm chart, a kustomize ResourceList (krm)
-    "file forms": ("kf2jobset.pipeline", "kf2jobset.jobtext", "kf2jobset.placement", "kf2jobset.markdown",
+    "file forms": ("kf2jobset.pipeline", "kf2jobset.jobs_in_strings", "kf2jobset.output_paths", "kf2jobset.markdown",
                    "kf2jobset.chart", "kf2jobset.krm"),
     "report": ("kf2jobset.report",),
     # the shells: the Python API, command lines, the files they walk and read, the cluster
     "front ends": ("kf2jobset", "kf2jobset.api", "kf2jobset.cli", "kf2jobset.clioptions", "kf2jobset.commands",
-                   "kf2jobset.repo", "kf2jobset.live", "kf2jobset.files", "kf2jobset.__main__"),
+                   "kf2jobset.repo", "kf2jobset.live", "kf2jobset.manifest_walk", "kf2jobset.__main__"),
 }
 
 

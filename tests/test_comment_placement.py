@@ -366,7 +366,7 @@ def test_comments_anywhere_never_change_what_the_outputs_say():
     for path in sorted(FIXTURES.glob("*/*/input.yaml"))[::2]:  # half of them keeps it quick
         plain = convert_text(path.read_text(), "input.yaml", options)
         if plain.errors or plain.new_text is None or any(res.new_text is not None for res in plain.results):
-            continue  # job text inside a block scalar (kf2jobset/jobtext.py): a `#` line there is text, or ends it
+            continue  # job text inside a block scalar (kf2jobset/jobs_in_strings.py): a `#` line there is text, or ends it
         r = convert_text(_sprinkled(path.read_text(), rng), "input.yaml", options)
         assert not r.errors, path
         # as the API server reads them: a key with no value is an absent key (kf2jobset/crdnulls.py; the

@@ -68,7 +68,7 @@ def test_golden_jobsets_pass_our_validator_and_the_real_crd(case, crd_validator)
             jobsets.append(data)
         elif isinstance(data, dict) and data.get("kind") == "Experiment" and "trialSpec" in data["spec"]["trialTemplate"]:
             jobsets.append(data["spec"]["trialTemplate"]["trialSpec"])
-        elif isinstance(data, dict):  # job text in a string (kf2jobset/jobtext.py): Argo placeholders filled
+        elif isinstance(data, dict):  # job text in a string (kf2jobset/jobs_in_strings.py): Argo placeholders filled
             jobsets += held_jobsets(data)
     for js in jobsets:
         js["metadata"].setdefault("name", "trial-abcdefgh")

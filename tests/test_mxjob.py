@@ -197,7 +197,7 @@ def _v181_module():
 def test_our_schema_has_the_fields_of_the_real_v181_crd():
     import yaml
 
-    from kf2jobset.resources import data_dir
+    from kf2jobset.data_dirs import data_dir
 
     crd = yaml.safe_load((_v181_module() / "manifests/base/crds/kubeflow.org_mxjobs.yaml").read_text())
     (version,) = crd["spec"]["versions"]

@@ -448,7 +448,7 @@ def test_argo_templates_are_not_helm_and_their_jobs_are_named(tmp_path):
     assert classify(str(f), "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: {{ .Release.Name }}\n") == HELM
     res = CliRunner().invoke(main, ["convert", str(tmp_path), "--check"])
     assert res.exit_code == exitcodes.FINDINGS
-    # converted where it lives (kf2jobset/jobtext.py, tests/test_argo.py); here the placeholders sit where the
+    # converted where it lives (kf2jobset/jobs_in_strings.py, tests/test_argo.py); here the placeholders sit where the
     # values are needed, so it is listed as a template with the placeholders named
     assert f"{f}:16:11: PyTorchJob {{{{workflow.name}}}}- (kubeflow.org/v1): template: Argo placeholder " \
            "{{workflow.name}} where kf2jobset needs the value" in res.stdout

@@ -17,15 +17,15 @@ from collections import Counter
 import pytest
 from click.testing import CliRunner
 
-from kf2jobset import exitcodes
+from kf2jobset import categories, exitcodes
 from kf2jobset.cli import main
-from kf2jobset.repo import left
+from kf2jobset.repo import check_listing
 
 from .conftest import FIXTURES, repo_fixture_tree
 
 LEFT = FIXTURES / "repo-mode" / "left"
 LINE = re.compile(r"^(?P<file>[^:\s]+):(?P<line>\d+)(?::\d+)?: (?P<job>[^:]+): (?P<category>{}):".format(
-    "|".join(re.escape(c) for c in left.ORDER)))
+    "|".join(re.escape(c) for c in categories.ORDER)))
 SUMMARY = re.compile(r"(\d+) files? scanned, (\d+) to convert, (\d+) skipped.*?, (\d+) failed; (\d+) left(?:: (.*))?$")
 
 
@@ -49,8 +49,8 @@ def check(*flags):
     for part in (m[6] or "").split(", "):
         if part:
             n, category = part.split(" ", 1)
-            counts[{"need a decision": left.DECISION, "kustomize patches": left.PATCH,
-                    "stale copies": left.STALE}.get(category, category)] += int(n)
+            counts[{"need a decision": categories.DECISION, "kustomize patches": categories.PATCH,
+                    "stale copies": categories.STALE}.get(category, category)] += int(n)
     assert counts == Counter(c for cats in listed.values() for c in cats), (summary, res.stdout)
     assert int(m[5]) == sum(counts.values())
     failed = int(m[4])
@@ -66,17 +66,17 @@ def test_every_job_is_listed_with_its_reason(tree):
     code, listed, counts = check()
     assert code == exitcodes.UNSUPPORTED
     assert listed == {
-        "argo/pipeline.yaml": [left.TO_CONVERT],
-        "chart/templates/job.yaml": [left.TO_CONVERT],
-        "deploy/job.yaml": [left.HELM],
-        "envsubst/scale.yaml.tmpl": [left.TEMPLATE],
-        "envsubst/train.yaml-template": [left.TO_CONVERT],
-        "hpc/lammps-v1.yaml": [left.DECISION],
-        "hpc/legacy-tf.yaml": [left.TO_CONVERT],
-        "hpc/paddle-beta.yaml": [left.REFUSED],
-        "jobs/allreduce.yaml": [left.TO_CONVERT],
-        "jobs/bert.yaml": [left.TO_CONVERT],
-        "katib/trial-templates.yaml": [left.EMBEDDED],
+        "argo/pipeline.yaml": [categories.TO_CONVERT],
+        "chart/templates/job.yaml": [categories.TO_CONVERT],
+        "deploy/job.yaml": [categories.HELM],
+        "envsubst/scale.yaml.tmpl": [categories.TEMPLATE],
+        "envsubst/train.yaml-template": [categories.TO_CONVERT],
+        "hpc/lammps-v1.yaml": [categories.DECISION],
+        "hpc/legacy-tf.yaml": [categories.TO_CONVERT],
+        "hpc/paddle-beta.yaml": [categories.REFUSED],
+        "jobs/allreduce.yaml": [categories.TO_CONVERT],
+        "jobs/bert.yaml": [categories.TO_CONVERT],
+        "katib/trial-templates.yaml": [categories.EMBEDDED],
     }
     res = CliRunner().invoke(main, ["convert", ".", "--check"])
     assert "hpc/lammps-v1.yaml:1:1: MPIJob lammps (kubeflow.org/v1): needs a decision: " in res.stdout
@@ -108,7 +108,8 @@ def test_after_in_place_only_what_could_not_be_converted_is_left(tree):
 
     code, listed, counts = check()
     assert code == exitcodes.UNSUPPORTED
-    assert counts == Counter({left.DECISION: 1, left.REFUSED: 1, left.EMBEDDED: 1, left.TEMPLATE: 1, left.HELM: 1})
+    assert counts == Counter({categories.DECISION: 1, categories.REFUSED: 1, categories.EMBEDDED: 1, categories.TEMPLATE: 1,
+                              categories.HELM: 1})
 
     # the decisions taken, the refused job rewritten by hand (here: removed)
     (tree / "hpc" / "paddle-beta.yaml").unlink()
@@ -116,14 +117,15 @@ def test_after_in_place_only_what_could_not_be_converted_is_left(tree):
     assert res.exit_code == exitcodes.OK, res.output
     code, listed, counts = check("--accept-mpi-ssh")
     assert code == exitcodes.FINDINGS
-    assert counts == Counter({left.EMBEDDED: 1, left.TEMPLATE: 1, left.HELM: 1})
+    assert counts == Counter({categories.EMBEDDED: 1, categories.TEMPLATE: 1, categories.HELM: 1})
 
     # a job inside a ConfigMap value is counted without --katib: exit 1 says so, and the summary with it
     for gone in ("deploy", "envsubst/scale.yaml.tmpl"):
         path = tree / gone
         shutil.rmtree(path) if path.is_dir() else path.unlink()
     code, listed, counts = check()
-    assert (code, listed, counts) == (exitcodes.FINDINGS, {"katib/trial-templates.yaml": [left.EMBEDDED]}, Counter({left.EMBEDDED: 1}))
+    assert (code, listed, counts) == (exitcodes.FINDINGS, {"katib/trial-templates.yaml": [categories.EMBEDDED]},
+                                      Counter({categories.EMBEDDED: 1}))
     # with --katib it converts in place, and nothing is left
     res = CliRunner().invoke(main, ["convert", ".", "--in-place", "--katib"])
     assert (res.exit_code, res.stdout) == (exitcodes.OK, "Rewriting katib/trial-templates.yaml\n"), res.output
@@ -148,6 +150,6 @@ def test_a_template_that_is_not_yaml_is_listed_not_failed(tree):
 
 
 def test_summary_counts_read_naturally():
-    assert left.counted({}) == "0 left"
-    assert left.counted({left.DECISION: 1, left.TO_CONVERT: 2}) == "3 left: 2 to convert, 1 needs a decision"
-    assert left.counted({left.DECISION: 2, left.STALE: 1}) == "3 left: 2 need a decision, 1 stale copy"
+    assert check_listing.counted({}) == "0 left"
+    assert check_listing.counted({categories.DECISION: 1, categories.TO_CONVERT: 2}) == "3 left: 2 to convert, 1 needs a decision"
+    assert check_listing.counted({categories.DECISION: 2, categories.STALE: 1}) == "3 left: 2 need a decision, 1 stale copy"

@@ -14,7 +14,7 @@ from kf2jobset.cli import main
 from kf2jobset.pipeline import convert_text
 from kf2jobset.options import ConvertOptions
 from kf2jobset.report import build_report
-from kf2jobset.report.common import apart, by_code, job_id
+from kf2jobset.report.render_helpers import apart, by_code, job_id
 from kf2jobset.report.render_markdown import _one_by_one
 
 from .conftest import FIXTURES

@@ -9,7 +9,7 @@ import json
 import pytest
 from ruamel.yaml import YAML
 
-from kf2jobset.resources import data_dir
+from kf2jobset.data_dirs import data_dir
 from kf2jobset.errors import format_path
 from kf2jobset.schemas import SchemaIssue, schema_name_for, schema_names, validate
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from kf2jobset.resources import data_dir
+from kf2jobset.data_dirs import data_dir
 from kf2jobset.schemas import SchemaIssue, schema_name_for, validate
 
 from . import upstream

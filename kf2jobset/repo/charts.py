@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .. import exitcodes
 from ..chart.source import convert_chart_template
-from . import left
+from . import check_listing
 from .outcome import CHECK, CONVERTED, FAILED, Outcome, Settings, deliver
 
 
@@ -45,7 +45,7 @@ def convert_chart_file(task, settings: Settings, pending=None) -> Outcome:
             out.codes.append(exitcodes.for_error(err))
         if check:
             detail = result.errors[0].problems[0].message
-            for category, line in left.unparsed_lines(task.path, task.text, left.REFUSED, detail):
+            for category, line in check_listing.unparsed_lines(task.path, task.text, check_listing.REFUSED, detail):
                 out.finding(category, line)
         return out
     out.warnings += [(task.path, name, note) for name, note in result.notes]
@@ -55,7 +55,7 @@ def convert_chart_file(task, settings: Settings, pending=None) -> Outcome:
     if check and task.target is None:
         out.status = CONVERTED
         detail = "a Helm chart template, converted at the source: run kf2jobset convert --in-place"
-        for category, line in left.unparsed_lines(task.path, task.text, left.TO_CONVERT, detail):
+        for category, line in check_listing.unparsed_lines(task.path, task.text, check_listing.TO_CONVERT, detail):
             out.finding(category, line)
         return out
     deliver(out, task.path, data, task.target, settings, pending)

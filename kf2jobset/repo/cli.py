@@ -107,7 +107,7 @@ def stream_files(paths, walk_options: WalkOptions) -> list[tuple[str, bool]]:
     """The stream mode's files, each with whether a directory walk found it: the same walk as repo
     mode (excludes, .gitignore, no symlinks); templates of Helm charts found in directories are
     skipped with one note on stderr."""
-    from ..files import walk
+    from ..manifest_walk import walk
     from ..text.classify import is_helm_template
 
     found = walk(paths, walk_options.excludes, gitignore=walk_options.gitignore)
@@ -144,7 +144,7 @@ def walk_for_jobs(paths, excludes=(), *, gitignore: bool = True, katib: bool = F
     """What `report` reads: explicit files always; under directories the same walk and text
     pre-filter as `convert --check` (files that cannot hold a job are never parsed; Helm templates
     are skipped and counted)."""
-    from ..files import walk
+    from ..manifest_walk import walk
     from ..runtime.selectors import SELECTING_TEXT
     from ..text.classify import CANDIDATE, HELM, classify, may_hold_job
 

@@ -32,7 +32,7 @@ from .fsio import read_source
 from .kustomize_rewrite import patch_entry
 from .kustomize_tree import PATCH_SECTIONS, family_extras, patch_owner, patch_files
 from .kustomize_unit import Context, Problem, Unit, Unmappable
-from .left import PATCH
+from .check_listing import PATCH
 from .outcome import CHECK, CONVERTED, FAILED, Outcome, deliver
 
 __all__ = ["run_units", "analyse", "family_extras", "patch_owner"]  # repo/run.py and repo/cli.py call these here

@@ -50,7 +50,7 @@ class Outcome:
     status: str = UNCHANGED
     written: str | None = None  # the file written (in-place: path; out-dir: the mirror)
     findings: list[str] = field(default_factory=list)  # check: what is still in the tree, one line each
-    left: list[str] = field(default_factory=list)  # the category of each finding (repo.left)
+    left: list[str] = field(default_factory=list)  # the category of each finding (repo.check_listing)
     problems: list[str] = field(default_factory=list)  # errors, formatted file:line:col: ...
     codes: list[int] = field(default_factory=list)
     reason: str | None = None  # skip reason

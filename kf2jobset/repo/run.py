@@ -1,7 +1,7 @@
 """Repo mode: convert manifests in place (--in-place), into a mirror tree (--out-dir), or check only.
 
 One run:
-1. walk the arguments (kf2jobset.files: .gitignore and --exclude, no symlinks);
+1. walk the arguments (kf2jobset.manifest_walk: .gitignore and --exclude, no symlinks);
 2. read every file and classify it from its text (classify: no YAML parsing for files that cannot
    hold a v1 job; Helm templates are skipped and counted);
 3. kustomizations that point at v1 kinds/fields, with their patch files, are handled as units
@@ -26,14 +26,14 @@ from typing import TextIO
 from .. import exitcodes
 from ..convert import KATIB_EXPERIMENT, is_job
 from ..filenames import is_template_name
-from ..files import Found, walk
+from ..manifest_walk import Found, walk
 from ..notes import warning_lines
 from ..text import classify as cls
 from ..runtime.selectors import SELECTING_TEXT
 from ..staleness import may_hold_record
 from ..targets.bundle_gang import GANG_ANNOTATION
 
-from . import left
+from . import check_listing
 from .fsio import read_source
 from .outcome import (CHECK, CONVERTED, ENVSUBST_HINT, ENVSUBST_TEMPLATE, FAILED, HELM_HINT, IN_PLACE, OUT_DIR, PARALLEL_MIN_FILES,  # noqa: F401
                       SKIPPED, UNCHANGED, UNPARSABLE, Outcome, PendingWrites, Settings, deliver, read_bytes)
@@ -96,7 +96,7 @@ def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
         # A template file that is not YAML (another template syntax) is skipped the same way.
         out.status, out.reason = SKIPPED, ENVSUBST_TEMPLATE
         if check:
-            for category, line in left.file_lines(task.path, result, template=True):
+            for category, line in check_listing.file_lines(task.path, result, template=True):
                 out.finding(category, line)
         else:
             out.notes += [f"skipped ({'envsubst ' if _needs_values(result) else ''}template): {p}"
@@ -108,14 +108,14 @@ def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
             out.problems += [str(p) for p in err.problems]
             out.codes.append(exitcodes.for_error(err))
         if check:  # every job of the file is still there: each is listed with its reason
-            for category, line in left.file_lines(task.path, result, template):
+            for category, line in check_listing.file_lines(task.path, result, template):
                 out.finding(category, line)
         return out
     if not settings.options.katib:
         out.katib_unconverted = katib_embedded(result)
-    lines = left.file_lines(task.path, result, template)
+    lines = check_listing.file_lines(task.path, result, template)
     if not check:
-        out.notes += [f"warning: {line}" for category, line in lines if category == left.EMBEDDED]
+        out.notes += [f"warning: {line}" for category, line in lines if category == check_listing.EMBEDDED]
     if not result.changed:
         if check:
             for category, line in lines:
@@ -137,7 +137,7 @@ def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
         return out
     if check:  # --check --out-dir: jobs embedded in other objects stay in the copy too
         for category, line in lines:
-            if category == left.EMBEDDED:
+            if category == check_listing.EMBEDDED:
                 out.finding(category, line)
     deliver(out, task.path, data, task.target, settings, pending)
     return out
@@ -217,7 +217,7 @@ class _Sorted:
             return None
         kind = cls.classify(f.path, src.text, settings.options.katib)
         if kind != cls.HELM and may_hold_record(src.text):
-            self.resized[f.path] = left.resized_lines(f.path, src.text)
+            self.resized[f.path] = check_listing.resized_lines(f.path, src.text)
         if kind not in (cls.HELM, cls.MARKDOWN) and SELECTING_TEXT.search(src.text):
             self.selecting.append((f.path, src.text))
         if kind == cls.SKIP and settings.options.katib and "ConfigMap" in src.text and "kf2jobset.dev/source" in src.text:
@@ -248,7 +248,7 @@ class _Sorted:
         if holds_job:
             self.helm_with_jobs.append(f.path)
             if self.settings.mode == CHECK:
-                for category, line in left.unparsed_lines(f.path, src.text, left.HELM, f"not converted: {HELM_HINT}"):
+                for category, line in check_listing.unparsed_lines(f.path, src.text, check_listing.HELM, f"not converted: {HELM_HINT}"):
                     out.finding(category, line)
         self.outcomes.append(out)
         return cls.HELM
@@ -337,7 +337,7 @@ def _run_kustomize_units(run_files: _Sorted, families: list[set[str]]) -> None:
             f"{t.path}: not converted: it belongs to a kustomize unit that could not be rewritten (see that kustomization's message); "
             "base and overlays are converted together or not at all"])
         if settings.mode == CHECK:
-            for category, line in left.unparsed_lines(t.path, t.text, left.REFUSED,
+            for category, line in check_listing.unparsed_lines(t.path, t.text, check_listing.REFUSED,
                                                       "its kustomize unit could not be rewritten (see stderr)"):
                 held.finding(category, line)
         run_files.outcomes.append(held)
@@ -346,8 +346,8 @@ def _run_kustomize_units(run_files: _Sorted, families: list[set[str]]) -> None:
 
 def _with_trial_templates(settings: Settings, run_files: _Sorted) -> Settings:
     """Experiments that read a trial template from a ConfigMap are updated with it, in whichever file
-    of the run it sits (kf2jobset/jobtext.py): the templates are gathered before any file converts."""
-    from ..jobtext import trial_templates_in_texts
+    of the run it sits (kf2jobset/jobs_in_strings.py): the templates are gathered before any file converts."""
+    from ..jobs_in_strings import trial_templates_in_texts
 
     found_templates = trial_templates_in_texts([t.text for t in run_files.tasks if "ConfigMap" in t.text]
                                                + run_files.converted_templates, settings.options)
@@ -553,7 +553,7 @@ def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_
             f"{name} ({describe(name, parse(gang))})" for name, gang in sorted(needed, key=str)), file=stderr)
     line = _summary_line(summary, settings)
     if settings.mode == CHECK:  # the lines above, by category: exit 0 only when nothing is left and nothing failed
-        line += "; " + left.counted(left_counts)
+        line += "; " + check_listing.counted(left_counts)
     print("kf2jobset: " + line, file=stderr)
     if codes:
         return exitcodes.worst(codes)

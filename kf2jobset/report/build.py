@@ -316,7 +316,7 @@ def _locate(f: Finding, doc, embedded: tuple) -> None:
         parts = ["spec"] + parts
         text = "spec." + text
     base = _subtree(doc.data, embedded) if embedded else doc.data
-    if embedded and isinstance(base, str):  # job text inside a string scalar (kf2jobset/jobtext.py): its line
+    if embedded and isinstance(base, str):  # job text inside a string scalar (kf2jobset/jobs_in_strings.py): its line
         f.source_path = f"{format_path(embedded)}.{text}"
         f.line, f.column = position(doc.data, tuple(embedded), doc.start_line)
         return

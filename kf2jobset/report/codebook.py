@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import textwrap
 
-from ..resources import data_dir
+from ..data_dirs import data_dir
 from .codes import Code, codes, families
 
 WIDTH = 80

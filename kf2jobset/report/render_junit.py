@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from .common import counts_text
+from .render_helpers import counts_text
 from .model import Report, fails
 
 

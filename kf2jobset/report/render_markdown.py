@@ -8,7 +8,7 @@ action), then per job only what sets it apart from those rows: ten alike jobs re
 """
 from __future__ import annotations
 
-from .common import (EXAMPLE_ONLY, HEADLINE, apart, by_code, evidence_lines, generic, job_names, job_title,
+from .render_helpers import (EXAMPLE_ONLY, HEADLINE, apart, by_code, evidence_lines, generic, job_names, job_title,
                      runtime_lines, verdict)
 from .model import RANK, Report
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 
-from .common import (
+from .render_helpers import (
     EXAMPLE_ONLY,
     apart,
     by_code,

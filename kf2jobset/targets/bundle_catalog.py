@@ -11,7 +11,7 @@ from ..emit import emit
 from ..mappings import all_mappings
 from ..options import ConvertOptions
 from ..parse import parse_job
-from ..resources import data_dir
+from ..data_dirs import data_dir
 
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 GROUP = "trainer.kubeflow.org"

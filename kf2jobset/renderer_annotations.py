@@ -15,7 +15,7 @@ IDS = frozenset({"internal.config.kubernetes.io/id", "config.k8s.io/id", "kustom
                  "internal.config.kubernetes.io/annotations-migration-resource-id"})
 
 
-def is_bookkeeping(key) -> bool:
+def is_renderer_annotation(key) -> bool:
     return isinstance(key, str) and (key in IDS or key.startswith(_PREFIXES))
 
 
@@ -23,10 +23,10 @@ def split(doc: dict) -> tuple[dict, dict]:
     """(the renderer's annotations to give back to the outputs, the document without any of them)."""
     meta = doc.get("metadata")
     ann = meta.get("annotations") if isinstance(meta, dict) else None
-    if not isinstance(ann, dict) or not any(is_bookkeeping(k) for k in ann):
+    if not isinstance(ann, dict) or not any(is_renderer_annotation(k) for k in ann):
         return {}, doc
-    carried = {k: v for k, v in ann.items() if is_bookkeeping(k) and k not in IDS}
-    user = {k: v for k, v in ann.items() if not is_bookkeeping(k)}
+    carried = {k: v for k, v in ann.items() if is_renderer_annotation(k) and k not in IDS}
+    user = {k: v for k, v in ann.items() if not is_renderer_annotation(k)}
     clean_meta = {k: v for k, v in meta.items() if k != "annotations"}
     if user:
         clean_meta["annotations"] = user

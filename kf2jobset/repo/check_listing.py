@@ -124,7 +124,7 @@ def _item(data, path) -> object:
         held = held.get(part) if isinstance(held, dict) else held[part] if isinstance(held, list) and \
             isinstance(part, int) and part < len(held) else None
         if isinstance(held, str):
-            from ..jobtext import job_in_text
+            from ..jobs_in_strings import job_in_text
 
             return job_in_text(held) or data
     if isinstance(data, dict) and data.get("kind") == "Experiment":
