@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from .convert import convert_document, is_job
+from .convert import is_job
+from .document_routing import convert_document
 from .errors import InvalidJobError, Location, Problem, UsageError
 from .notes import Note
 from .options import ConvertOptions, parse_trainer_version, parse_version

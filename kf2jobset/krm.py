@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .convert import Conversion, convert_document
+from .document_routing import convert_document
+from .emit import Conversion
 from .errors import InputError, Kf2JobSetError, Location, Problem, UsageError, format_path
 from .options import ConvertOptions
 from .targets import target_of

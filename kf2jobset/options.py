@@ -67,7 +67,7 @@ class ConvertOptions:
     target: str = TARGETS[0]  # what the output is: jobset | trainjob (kf2jobset/targets)
     trainer_version: tuple[int, int] = TRAINER_VERSIONS[-1]  # --target trainjob: the Trainer API written
     trainer_runtime: str = TRAINER_RUNTIMES[0]  # --target trainjob: auto | per-job (TRAINER_RUNTIMES)
-    # --katib: trial templates held in ConfigMaps elsewhere in the run (jobs_in_strings.TrialTemplate), so that
+    # --katib: trial templates held in ConfigMaps elsewhere in the run (katib_configmaps.TrialTemplate), so that
     # Experiments naming them are updated too; repo mode fills it, not the user
     katib_trial_templates: tuple = ()
     # ConfigMaps of the file being converted (their parsed objects): the v1 pod addresses they name get

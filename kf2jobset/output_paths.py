@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .convert import KATIB_EXPERIMENT, is_job
+from .convert import is_job
+from .katib_trials import KATIB_EXPERIMENT
 from .targets import comment_relocation
 from .text.comment_targets import JobPlace, PathMap
 

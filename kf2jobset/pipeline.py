@@ -8,7 +8,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from .convert import DocumentResult, convert_document, is_job
+from .convert import is_job
+from .document_result import DocumentResult
+from .document_routing import convert_document
 from .errors import Kf2JobSetError, Location, Problem
 from .options import ConvertOptions
 from .targets import target_of
@@ -138,15 +140,15 @@ def _configmaps(docs: list[Document]) -> tuple:
 def _held_text(doc: Document, path: str, options: ConvertOptions, docs: list[Document]) -> DocumentResult | None:
     """Job text inside a string scalar (Argo resource manifests; Katib trial templates in ConfigMaps and the
     Experiments reading them, with --katib): kf2jobset/jobs_in_strings.py, the inner text converted like a file."""
-    from . import jobs_in_strings
+    from . import jobs_in_strings, katib_configmaps
 
     if not jobs_in_strings.may_hold(doc.data, options):
         return None
 
     def templates():  # the run's (repo mode gathers them from every file) and this file's own
         unparsed = [d.text for d in docs if d.data is None and "ConfigMap" in d.text]  # no job kind: not parsed
-        return (options.katib_trial_templates + jobs_in_strings.trial_templates([d.data for d in docs], options)
-                + (jobs_in_strings.trial_templates_in_texts(unparsed, options) if unparsed else ()))
+        return (options.katib_trial_templates + katib_configmaps.trial_templates([d.data for d in docs], options)
+                + (katib_configmaps.trial_templates_in_texts(unparsed, options) if unparsed else ()))
 
     return jobs_in_strings.convert_document_text(doc, path, options, convert_text, templates)
 

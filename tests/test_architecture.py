@@ -11,7 +11,8 @@ from .conftest import REPO
 
 PACKAGE = REPO / "kf2jobset"
 SHELLS = ("kf2jobset.cli", "kf2jobset.clioptions", "kf2jobset.live", "kf2jobset.repo.cli", "kf2jobset.repo.run")
-CORE = ("kf2jobset.parse", "kf2jobset.plan", "kf2jobset.emit", "kf2jobset.convert", "kf2jobset.validate",
+CORE = ("kf2jobset.parse", "kf2jobset.plan", "kf2jobset.emit", "kf2jobset.convert", "kf2jobset.document_routing",
+        "kf2jobset.katib_trials", "kf2jobset.validate",
         "kf2jobset.frameworks", "kf2jobset.runtime", "kf2jobset.envmerge", "kf2jobset.model", "kf2jobset.mappings")
 
 
@@ -118,11 +119,12 @@ LAYERS = {
              "kf2jobset.validate", "kf2jobset.podrules", "kf2jobset.objectrules", "kf2jobset.upgrade",
              "kf2jobset.upgrade_moves", "kf2jobset.upgrade_mpi", "kf2jobset.upgrade_mxnet", "kf2jobset.envsubst",
              "kf2jobset.renderer_annotations", "kf2jobset.runtime", "kf2jobset.targets", "kf2jobset.convert",
-             "kf2jobset.katib_files", "kf2jobset.appwrapper",
+             "kf2jobset.document_result", "kf2jobset.held_jobs", "kf2jobset.argo_steps", "kf2jobset.katib_trials",
+             "kf2jobset.katib_configmaps", "kf2jobset.katib_files", "kf2jobset.appwrapper", "kf2jobset.document_routing",
              "kf2jobset.sizes", "kf2jobset.staleness", "kf2jobset.scheduling", "kf2jobset.gang",
              "kf2jobset.yunikorn", "kf2jobset.progtemplate", "kf2jobset.images", "kf2jobset.selectorfix"),
     # the file forms, text in and text out on the core: a file's documents spliced (pipeline), job text
-    # inside other objects (jobs_in_strings: Argo, Katib ConfigMaps), where outputs go (output_paths), a Markdown
+    # inside other objects (jobs_in_strings), where outputs go (output_paths), a Markdown
     # page, a Helm chart, a kustomize ResourceList (krm)
     "file forms": ("kf2jobset.pipeline", "kf2jobset.jobs_in_strings", "kf2jobset.output_paths", "kf2jobset.markdown",
                    "kf2jobset.chart", "kf2jobset.krm"),

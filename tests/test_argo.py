@@ -16,7 +16,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from kf2jobset import exitcodes, jobs_in_strings
+from kf2jobset import argo_steps, exitcodes
 from kf2jobset.cli import main
 from kf2jobset.validate import check_jobset
 
@@ -250,19 +250,19 @@ def test_a_json_workflow_stays_json(tmp_path):
 
 
 def test_condition_translation():
-    t = jobs_in_strings.translate_condition
-    assert t("successCondition", "status.replicaStatuses.Worker.succeeded > 0") == jobs_in_strings.JOBSET_SUCCESS
+    t = argo_steps.translate_condition
+    assert t("successCondition", "status.replicaStatuses.Worker.succeeded > 0") == argo_steps.JOBSET_SUCCESS
     assert t("successCondition", "status.replicaStatuses.Worker.succeeded = 2, status.replicaStatuses.PS.succeeded == 1") \
-        == jobs_in_strings.JOBSET_SUCCESS
-    assert t("successCondition", "status.replicaStatuses.Worker.succeeded in (2, 3)") == jobs_in_strings.JOBSET_SUCCESS
-    assert t("failureCondition", "status.replicaStatuses.Launcher.failed > 0") == jobs_in_strings.JOBSET_FAILURE
+        == argo_steps.JOBSET_SUCCESS
+    assert t("successCondition", "status.replicaStatuses.Worker.succeeded in (2, 3)") == argo_steps.JOBSET_SUCCESS
+    assert t("failureCondition", "status.replicaStatuses.Launcher.failed > 0") == argo_steps.JOBSET_FAILURE
     # a failure counter in a success condition, an upper bound, conditions, anything else: not said
     for kept in ("status.replicaStatuses.Worker.failed > 0", "status.replicaStatuses.Worker.succeeded < 2",
                  "status.replicaStatuses.Worker.active > 0", "status.conditions.0.type == Succeeded",
                  "status.replicaStatuses.Worker.succeeded > 0, status.phase == Done"):
         assert t("successCondition", kept) is None, kept
-    notes = jobs_in_strings.condition_notes({"successCondition": ("status.phase == Done", None),
-                                     "failureCondition": ("status.replicaStatuses.Worker.failed > 0", jobs_in_strings.JOBSET_FAILURE)},
+    notes = argo_steps.condition_notes({"successCondition": ("status.phase == Done", None),
+                                     "failureCondition": ("status.replicaStatuses.Worker.failed > 0", argo_steps.JOBSET_FAILURE)},
                                     ("spec", "templates", 0, "resource"))
     assert [(n.code, n.category) for n in notes] == [("AR001", "approximated"), ("AR002", "breaking")]
     assert "status.terminalState == Completed" in notes[1].action

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from kf2jobset.convert import convert_document, convert_job
+from kf2jobset.convert import convert_job
+from kf2jobset.document_routing import convert_document
 from kf2jobset.options import ConvertOptions
 from kf2jobset.runtime.compare import compare_env
 from kf2jobset.runtime.jobset_view import jobset_world

@@ -1,5 +1,5 @@
-"""Katib trial templates held as YAML text in ConfigMap values (`--katib`, kf2jobset/jobs_in_strings.py): the value's
-v1 job becomes a JobSet in place, and Experiments of the same run whose `trialTemplate.configMap` names it
+"""Katib trial templates held as YAML text in ConfigMap values (`--katib`, kf2jobset/katib_configmaps.py and
+jobs_in_strings.py): the value's v1 job becomes a JobSet in place, and Experiments of the same run whose `trialTemplate.configMap` names it
 get the fields Katib reads from the trial (primaryPodLabels, success/failure conditions), as the inline
 `trialSpec` path writes them. Without --katib the ConfigMap is left and listed.
 

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import TextIO
 
 from .. import exitcodes
-from ..convert import KATIB_EXPERIMENT, is_job
+from ..convert import is_job
+from ..katib_trials import KATIB_EXPERIMENT
 from ..filenames import is_template_name
 from ..manifest_walk import Found, walk
 from ..notes import warning_lines
@@ -346,8 +347,8 @@ def _run_kustomize_units(run_files: _Sorted, families: list[set[str]]) -> None:
 
 def _with_trial_templates(settings: Settings, run_files: _Sorted) -> Settings:
     """Experiments that read a trial template from a ConfigMap are updated with it, in whichever file
-    of the run it sits (kf2jobset/jobs_in_strings.py): the templates are gathered before any file converts."""
-    from ..jobs_in_strings import trial_templates_in_texts
+    of the run it sits (kf2jobset/katib_configmaps.py): the templates are gathered before any file converts."""
+    from ..katib_configmaps import trial_templates_in_texts
 
     found_templates = trial_templates_in_texts([t.text for t in run_files.tasks if "ConfigMap" in t.text]
                                                + run_files.converted_templates, settings.options)
