@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import categories as left
+from . import categories
 from .errors import Location, Problem
 from .filenames import is_doc_name as is_markdown
 from .pipeline import FileResult, convert_text
@@ -76,13 +76,13 @@ def convert_markdown(text: str, path: str, options) -> MarkdownResult:
             continue
         if fence.info not in YAML_INFO or ("{{" in content and _helm(content)):  # Helm actions: not YAML
             if has_job_evidence(content, options.katib):
-                result.left_lines += _unconverted(path, content, fence, left)
+                result.left_lines += _unconverted(path, content, fence)
             continue
         block = convert_text(content, path, options)
         if block.errors and _not_yaml(block) and (not fence.info or not has_job_evidence(content, options.katib)):
             # not YAML and naming no job: left alone; an untagged block that names one (a heredoc) is listed
             if has_job_evidence(content, options.katib):
-                result.left_lines += _unconverted(path, content, fence, left)
+                result.left_lines += _unconverted(path, content, fence)
             continue
         _shift(block, fence)
         result.documents += block.documents
@@ -152,18 +152,18 @@ def _moved(p: Problem, fence: Fence) -> Problem:
                                        None if loc.column is None else loc.column + fence.indent, loc.path), p.rule, p.hint)
 
 
-def _unconverted(path: str, content: str, fence: Fence, left) -> list[tuple[str, str]]:
+def _unconverted(path: str, content: str, fence: Fence) -> list[tuple[str, str]]:
     """--check lines for jobs in a block that is never rewritten, at the .md file's lines."""
     if not fence.info and not ("{{" in content and _helm(content)):
-        category, why = left.EMBEDDED, ("in an untagged block that is not YAML (a shell heredoc?): never rewritten; convert "
-                                         "the YAML (kf2jobset convert - reads stdin) and paste it back")
+        category, why = categories.EMBEDDED, ("in an untagged block that is not YAML (a shell heredoc?): never rewritten; convert "
+                                               "the YAML (kf2jobset convert - reads stdin) and paste it back")
     elif fence.info in YAML_INFO:
-        category, why = left.HELM, "a YAML block with Helm template actions: not converted; render it first, then edit the block"
+        category, why = categories.HELM, "a YAML block with Helm template actions: not converted; render it first, then edit the block"
     elif fence.info in SHELL_INFO:
-        category, why = left.EMBEDDED, (f"in a ```{fence.info} block (a shell heredoc?): never rewritten; convert the "
-                                         "YAML (kf2jobset convert - reads stdin) and paste it back")
+        category, why = categories.EMBEDDED, (f"in a ```{fence.info} block (a shell heredoc?): never rewritten; convert the "
+                                               "YAML (kf2jobset convert - reads stdin) and paste it back")
     else:
-        category, why = left.EMBEDDED, f"in a ```{fence.info} block: never rewritten; convert it by hand"
+        category, why = categories.EMBEDDED, f"in a ```{fence.info} block: never rewritten; convert it by hand"
 
     out = []
     for line, kind in kinds_in(content):

@@ -164,21 +164,21 @@ def render_document(doc: Document, outputs: list, path_map, style, final: bool) 
     and trailing lines (comments, `...`) stay verbatim around the dumped objects, and comments inside
     move with their fields (`path_map()` says where each source field went). Returns the text and
     how many comments had no field to go to."""
-    from .text import comments as cm
+    from .text import comments
     from .text.comment_attach import attach, commented
 
-    layout = cm.scan(doc.text)
+    layout = comments.scan(doc.text)
     outputs = [commented(o) for o in outputs]
     trailing: dict[int, list] = {}
     if layout is None or layout.first_content is None:  # the scanner disagrees with the parser
         prefix, suffix, inline, dropped = _leading_comments(doc.text), "", True, 0
     else:
-        lines = cm.split_lines(doc.text)
-        tail = cm.trailing_end(layout, lines, doc.data)
+        lines = comments.split_lines(doc.text)
+        tail = comments.trailing_end(layout, lines, doc.data)
         prefix = "".join(lines[:layout.first_content])
         suffix = "".join(lines[tail:])
         inline = layout.separator_inline
-        owned = cm.own(layout, doc.data, tail)
+        owned = comments.own(layout, doc.data, tail)
         dropped, trailing = attach(outputs, owned, path_map(), style, doc.data) if owned else (0, {})
     body = "".join(dump_documents([o], style) + _comment_lines(trailing.get(i, ()), style)
                    for i, o in enumerate(outputs))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import claims as c
+from . import claims as claim
 from .claims import pod_path
 from .frameworks import profile as get_profile
 from .model import TrainingJob, default_container
@@ -152,8 +152,8 @@ def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
                 replica_type=rule.type, explains=(("start", rule.type),),
                 action=f"make {rule.type} wait for {rule.after} in its own start-up if it must, or lower "
                        "schedulingPolicy.minAvailable to the pods that start first",
-                claims=tuple(c.absent(f"spec.replicatedJobs[{t.name}].dependsOn") for t in rjobs if t.rtype == rule.type)
-                + (c.absent("spec.startupPolicy"),)))
+                claims=tuple(claim.absent(f"spec.replicatedJobs[{t.name}].dependsOn") for t in rjobs if t.rtype == rule.type)
+                + (claim.absent("spec.startupPolicy"),)))
             continue
         targets_of_rule = [r for r in rjobs if r.rtype == rule.type]
         if options.has("dependsOn"):
@@ -163,10 +163,10 @@ def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
             in_order = True  # replicatedJobs are already listed in start order
         if not rule.noted_by_profile:
             if options.has("dependsOn"):
-                claims = tuple(c.equals(f"spec.replicatedJobs[{t.name}].dependsOn[{r.name}].status", rule.status)
+                claims = tuple(claim.equals(f"spec.replicatedJobs[{t.name}].dependsOn[{r.name}].status", rule.status)
                                for t in targets_of_rule for r in rjobs if r.rtype == rule.after)
             else:
-                claims = (c.equals("spec.startupPolicy.startupPolicyOrder", "InOrder"),)
+                claims = (claim.equals("spec.startupPolicy.startupPolicyOrder", "InOrder"),)
             notes.append(Note(
                 "JS010", "rewritten" if options.has("dependsOn") else "approximated",
                 f"{rule.type} starts after {rule.after} is {rule.status}"
@@ -227,7 +227,7 @@ def _backoff_note(job: TrainingJob, rjobs: list[ReplicatedJobPlan]) -> Note:
     return Note("JS034", category, text, source_path="runPolicy.backoffLimit",
                 target_path="spec.replicatedJobs[*].template.spec.backoffLimit",
                 explains=(("lifecycle", "backoffLimit"),),
-                claims=tuple(c.equals(f"spec.replicatedJobs[{r.name}].template.spec.backoffLimit", r.backoff_limit)
+                claims=tuple(claim.equals(f"spec.replicatedJobs[{r.name}].template.spec.backoffLimit", r.backoff_limit)
                              for r in rjobs))
 
 
@@ -256,8 +256,6 @@ def _split_first(rjobs: list[ReplicatedJobPlan], rtype: str) -> list[ReplicatedJ
 
 
 def _plan_rjob(job: TrainingJob, rtype: str, options: ConvertOptions, notes: list[Note]) -> ReplicatedJobPlan:
-    from . import claims as c
-
     spec = job.replicas[rtype]
     rp = job.run_policy
     policy = spec.restart_policy
@@ -271,7 +269,7 @@ def _plan_rjob(job: TrainingJob, rtype: str, options: ConvertOptions, notes: lis
             "(a Job pod that exits 0 is done instead of restarted)",
             source_path=src, target_path=f"spec.replicatedJobs[{spec.rjob_name}].template.spec.template.spec.restartPolicy",
             replica_type=rtype, explains=(("restartPolicy", rtype),),
-            claims=(c.equals(pod_path(spec.rjob_name) + ".spec.restartPolicy", "OnFailure"),),
+            claims=(claim.equals(pod_path(spec.rjob_name) + ".spec.restartPolicy", "OnFailure"),),
         ))
     elif policy == "ExitCode":
         pod_policy = "Never"
@@ -322,17 +320,17 @@ def _plan_rjob(job: TrainingJob, rtype: str, options: ConvertOptions, notes: lis
                         "and so does any other failure (runPolicy.backoffLimit 0: the Job retries nothing)" if backoff == 0 else
                         "other failures (exit >= 128, evictions) are retried by the Job under a new pod name, after the "
                         "Job controller's back-off (10 s, doubling up to 6 min)"))
-            claims = (c.equals(f"{rjob}.podFailurePolicy.rules[0].onExitCodes.containerName", rule["containerName"]),
-                      c.equals(f"{rjob}.podFailurePolicy.rules[0].onExitCodes.values", rule["values"]),
-                      c.equals(f"{rjob}.podFailurePolicy.rules[0].action", "FailJob"))
+            claims = (claim.equals(f"{rjob}.podFailurePolicy.rules[0].onExitCodes.containerName", rule["containerName"]),
+                      claim.equals(f"{rjob}.podFailurePolicy.rules[0].onExitCodes.values", rule["values"]),
+                      claim.equals(f"{rjob}.podFailurePolicy.rules[0].action", "FailJob"))
         notes.append(Note(
             "JS021", "rewritten" if backoff == 0 else "approximated",
             f"{rtype}: restartPolicy ExitCode becomes pod restartPolicy {text}; " + (
                 "v1 too failed the job on its first failed pod" if backoff == 0 else
                 "v1 recreated the pod at once under the same name"), source_path=src, target_path=f"{rjob}.podFailurePolicy",
             replica_type=rtype, explains=(("restartPolicy", rtype),),
-            claims=claims + (c.equals(pod_path(spec.rjob_name) + ".spec.restartPolicy", "Never"),
-                             c.equals(f"{rjob}.backoffLimit", backoff)),
+            claims=claims + (claim.equals(pod_path(spec.rjob_name) + ".spec.restartPolicy", "Never"),
+                             claim.equals(f"{rjob}.backoffLimit", backoff)),
         ))
     return ReplicatedJobPlan(
         rtype=rtype,

@@ -33,7 +33,7 @@ from .notes import Note
 from .runtime import selectors as sel
 from .runtime.jobset_view import jobset_pod_labels
 from .runtime.operator_view import operator_pod_labels
-from .text import yamledit as ye
+from .text import yamledit
 from .yamlio import to_plain
 
 
@@ -439,23 +439,23 @@ def edit_peers(docs, edits: list) -> dict:
     out = {}
     for i, mine in by_doc.items():
         text = docs[i].text
-        root = ye.compose(text)
+        root = yamledit.compose(text)
         changes = []
         for e in dict.fromkeys(mine):
             node = root
             for p in e.path:
-                node = ye.items(node)[p] if isinstance(p, int) else ye.get(node, p)
+                node = yamledit.items(node)[p] if isinstance(p, int) else yamledit.get(node, p)
             kind, ref = e.old.origin
             if kind in ("map", "matchLabels"):
-                m = node if kind == "map" else ye.get(node, "matchLabels")
+                m = node if kind == "map" else yamledit.get(node, "matchLabels")
                 for k, v in (m.value if m is not None else ()):
-                    if ye.scalar(k) == str(ref):
+                    if yamledit.scalar(k) == str(ref):
                         changes += [_scalar(k, e.new.key), _scalar(v, e.new.values[0])]
             else:
-                entry = ye.items(ye.get(node, "matchExpressions"))[ref]
-                changes.append(_scalar(ye.get(entry, "key"), e.new.key))
-                changes += [_scalar(v, new) for v, new in zip(ye.items(ye.get(entry, "values")), e.new.values)]
-        out[i] = ye.apply_edits(text, changes)
+                entry = yamledit.items(yamledit.get(node, "matchExpressions"))[ref]
+                changes.append(_scalar(yamledit.get(entry, "key"), e.new.key))
+                changes += [_scalar(v, new) for v, new in zip(yamledit.items(yamledit.get(entry, "values")), e.new.values)]
+        out[i] = yamledit.apply_edits(text, changes)
     return out
 
 
@@ -466,7 +466,7 @@ def _scalar(node, value: str):
     style = node.style
     if not style and re.fullmatch(r"[-+]?[0-9][0-9_.eExXoObB]*|true|false|yes|no|on|off|null|~|y|n", value, re.I):
         style = '"'
-    return ye.Edit(node.start_mark.index, node.end_mark.index, ye.quote(value, style))
+    return yamledit.Edit(node.start_mark.index, node.end_mark.index, yamledit.quote(value, style))
 
 
 def peers_in(objects: list) -> tuple:

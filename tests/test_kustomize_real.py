@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kf2jobset.repo import patches as P
+from kf2jobset.repo import patches
 
 from .ground_truth_tools import KUSTOMIZE_VERSION
 from .jobs import pytorchjob_text, replica_text
@@ -137,7 +137,7 @@ def test_a_strategic_merge_patch_on_a_crd_replaces_lists_in_real_kustomize_as_in
     job = _objects(built.stdout)[0]
     assert job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"] == [
         {"name": "pytorch", "image": "registry.example.com/train:2"}]  # command gone: the list was replaced
-    assert P.apply_smp(yaml.safe_load(BASE), yaml.safe_load(SMP_CONTAINERS)) == job
+    assert patches.apply_smp(yaml.safe_load(BASE), yaml.safe_load(SMP_CONTAINERS)) == job
 
 
 def test_the_guards_stop_the_build_when_the_base_order_changes(kustomize, tmp_path):

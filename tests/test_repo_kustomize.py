@@ -11,7 +11,7 @@ from ruamel.yaml import YAML
 from kf2jobset import exitcodes
 from kf2jobset.options import ConvertOptions
 from kf2jobset.pipeline import convert_text
-from kf2jobset.repo import patches as P
+from kf2jobset.repo import patches
 from kf2jobset.repo.run import CHECK, IN_PLACE
 
 from .jobs import job_text, replica_text
@@ -48,7 +48,7 @@ def test_replicas_patch_also_patches_what_derives_from_replicas(tmp_path):
     # independent check: the rewritten patch on the converted base == the converted patched base
     base_js = converted(PYTORCHJOB)
     expected = converted(PYTORCHJOB.replace("replicas: 2", "replicas: 4"))
-    assert P.apply_json_patch(base_js, ops) == expected
+    assert patches.apply_json_patch(base_js, ops) == expected
     assert "kind: JobSet" in (root / "overlay" / "kustomization.yaml").read_text()
 
 
@@ -87,7 +87,7 @@ def test_strategic_merge_replicas_becomes_guarded_json6902_operations(tmp_path):
     ops = safe.load((root / "overlay" / "smp.yaml").read_text())
     assert {"op": "test", "path": "/spec/replicatedJobs/1/name", "value": "worker"} in ops
     assert {"op": "replace", "path": "/spec/replicatedJobs/1/replicas", "value": 3} in ops
-    assert P.apply_json_patch(converted(PYTORCHJOB), ops) == converted(PYTORCHJOB.replace("replicas: 2", "replicas: 3"))
+    assert patches.apply_json_patch(converted(PYTORCHJOB), ops) == converted(PYTORCHJOB.replace("replicas: 2", "replicas: 3"))
     kustomization = safe.load((root / "overlay" / "kustomization.yaml").read_text())
     assert "patchesStrategicMerge" not in kustomization
     assert kustomization["patches"] == [{"path": "smp.yaml", "target": {"group": "jobset.x-k8s.io", "version": "v1alpha2",
@@ -141,7 +141,7 @@ def test_patch_that_changes_a_companion_is_reported(tmp_path):
     patched = jobsets(convert_text(mpi.replace("replicas: 2", "replicas: 4"), "m.yaml", opts).new_text)[0]
     workers = [i for i, rj in enumerate(base["spec"]["replicatedJobs"]) if rj["name"] == "worker"]
     assert {"op": "replace", "path": f"/spec/replicatedJobs/{workers[0]}/replicas", "value": 4} in ops
-    assert P.apply_json_patch(base, ops) == patched
+    assert patches.apply_json_patch(base, ops) == patched
 
 
 def test_check_lists_overlays_and_base_already_converted_is_reported(tmp_path):
@@ -170,7 +170,7 @@ def test_a_unit_that_fails_leaves_its_base_untouched_too(tmp_path):
 
 def test_json_patch_operations():
     doc = {"a": {"b": [1, 2]}, "c": 1}
-    out = P.apply_json_patch(doc, [
+    out = patches.apply_json_patch(doc, [
         {"op": "add", "path": "/a/b/-", "value": 3},
         {"op": "add", "path": "/a/b/0", "value": 0},
         {"op": "replace", "path": "/c", "value": 2},
@@ -183,14 +183,14 @@ def test_json_patch_operations():
     assert doc == {"a": {"b": [1, 2]}, "c": 1}, "input untouched"
     for bad in ({"op": "replace", "path": "/x", "value": 1}, {"op": "test", "path": "/c", "value": 9},
                 {"op": "remove", "path": "/a/b/5"}, {"op": "frob", "path": "/c"}):
-        with pytest.raises(P.PatchError):
-            P.apply_json_patch(doc, [bad])
+        with pytest.raises(patches.PatchError):
+            patches.apply_json_patch(doc, [bad])
 
 
 def test_strategic_merge_semantics_on_custom_resources():
     # kustomize has no schema for CRDs: maps merge, null deletes, every list is replaced whole
     dest = {"m": {"x": 1, "y": 2}, "named": [{"name": "a", "v": 1}, {"name": "b", "v": 2}], "plain": [1, 2]}
-    out = P.apply_smp(dest, {"m": {"y": None, "z": 3}, "named": [{"name": "b", "v": 9}, {"name": "c"}], "plain": [3]})
+    out = patches.apply_smp(dest, {"m": {"y": None, "z": 3}, "named": [{"name": "b", "v": 9}, {"name": "c"}], "plain": [3]})
     assert out == {"m": {"x": 1, "z": 3}, "named": [{"name": "b", "v": 9}, {"name": "c"}], "plain": [3]}
 
 
@@ -203,8 +203,8 @@ def test_computed_patches_reproduce_the_target(b_change):
     a = converted(PYTORCHJOB)
     b = copy.deepcopy(a)
     b_change(b)
-    ops = P.json_diff(a, b)
-    assert P.apply_json_patch(a, P.guard_ops(a, ops) + ops) == b
+    ops = patches.json_diff(a, b)
+    assert patches.apply_json_patch(a, patches.guard_ops(a, ops) + ops) == b
 
 
 @pytest.mark.parametrize("path, expected", [
@@ -224,9 +224,9 @@ def test_computed_patches_reproduce_the_target(b_change):
 ])
 def test_map_job_path(path, expected):
     index = {"Master": 0, "Worker": 1}
-    parts = P.map_job_path(P.parse_pointer(path), "pytorchReplicaSpecs",
+    parts = patches.map_job_path(patches.parse_pointer(path), "pytorchReplicaSpecs",
                            lambda k: next((v for t, v in index.items() if t.lower() == k.lower()), None))
-    assert (None if parts is None else P.format_pointer(parts)) == expected
+    assert (None if parts is None else patches.format_pointer(parts)) == expected
 
 
 def _replicas_overlay(tmp_path):

@@ -26,7 +26,7 @@ from typing import Any
 
 from .. import exitcodes
 from ..mappings import JOB_KINDS
-from ..text import yamledit as Y
+from ..text import yamledit
 from ..text.classify import JOB_KIND_RE
 from .fsio import read_source
 from .kustomize_rewrite import patch_entry
@@ -87,7 +87,7 @@ def _display(kfile: Path, near: str) -> str:
 
 def analyse(unit: Unit, ctx: Context) -> None:
     try:
-        root = Y.compose(unit.text)
+        root = yamledit.compose(unit.text)
     except Exception as exc:
         mark = getattr(exc, "problem_mark", None)
         unit.problems.append(Problem(unit.path, mark.line + 1 if mark else None, mark.column + 1 if mark else None,
@@ -97,11 +97,11 @@ def analyse(unit: Unit, ctx: Context) -> None:
         return
     unit.owned |= patch_files(root, unit.directory)
     for section in PATCH_SECTIONS:
-        for item in Y.items(Y.get(root, section)):
+        for item in yamledit.items(yamledit.get(root, section)):
             try:
                 patch_entry(unit, ctx, section, item)
             except Unmappable as exc:
-                line, col = Y.pos(exc.node) if exc.node is not None else (None, None)
+                line, col = yamledit.pos(exc.node) if exc.node is not None else (None, None)
                 unit.problems.append(Problem(exc.file or unit.path, line, col, exc.message))
     _references(unit, root)
 
@@ -113,8 +113,8 @@ def _references(unit: Unit, root) -> None:
         if section in _NOT_REFERENCES:
             continue
         if section in ("configurations", "crds", "transformers", "generators", "validators"):
-            for item in Y.items(value):
-                ref = Y.scalar(item)
+            for item in yamledit.items(value):
+                ref = yamledit.scalar(item)
                 if not ref or "\n" in ref:
                     continue
                 try:
@@ -122,18 +122,18 @@ def _references(unit: Unit, root) -> None:
                 except OSError:
                     continue
                 if JOB_KIND_RE.search(text) or re.search(r"[a-z]+ReplicaSpecs\b", text):
-                    unit.problems.append(Problem(unit.path, *Y.pos(item),
+                    unit.problems.append(Problem(unit.path, *yamledit.pos(item),
                                                  f"{section}: {ref} refers to v1 job kinds or field paths; "
                                                  "update it for JobSet by hand"))
         for node, message in _mentions(value):
-            unit.problems.append(Problem(unit.path, *Y.pos(node), f"{section}: {message}; update it for JobSet by hand"))
+            unit.problems.append(Problem(unit.path, *yamledit.pos(node), f"{section}: {message}; update it for JobSet by hand"))
 
 
 def _mentions(node):
     kind = type(node).__name__
     if kind == "MappingNode":
         for k, v in node.value:
-            if getattr(k, "value", None) == "kind" and Y.scalar(v) in JOB_KINDS:
+            if getattr(k, "value", None) == "kind" and yamledit.scalar(v) in JOB_KINDS:
                 yield v, f"selects kind {v.value}, which becomes a JobSet"
             else:
                 yield from _mentions(v)
@@ -154,7 +154,7 @@ def _outcomes(unit: Unit, settings, targets) -> list:
         return [out]
     changes = {}
     if unit.edits:
-        changes[unit.path] = (Y.apply_edits(unit.text, unit.edits), unit.bom)
+        changes[unit.path] = (yamledit.apply_edits(unit.text, unit.edits), unit.bom)
     changes.update(unit.files)
     outcomes = []
     for path, (text, bom) in changes.items():

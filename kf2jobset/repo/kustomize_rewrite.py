@@ -20,8 +20,8 @@ from ..errors import Kf2JobSetError
 from ..jobset_api import GROUP as JOBSET_GROUP, VERSION as JOBSET_VERSION
 from ..mappings import JOB_KINDS
 from ..yamlio import Style, detect_style, dump_documents, first_content_line, parse_documents, to_plain
-from . import patches as P
-from ..text import yamledit as Y
+from . import patches
+from ..text import yamledit
 from ..text.classify import JOB_KIND_RE
 from .fsio import read_source
 from .kustomize_unit import Context, Unit, Unmappable
@@ -38,19 +38,19 @@ class _Content:
 def patch_entry(unit: Unit, ctx: Context, section: str, item) -> None:
     target = None
     if section == "patchesStrategicMerge":
-        value = Y.scalar(item)
+        value = yamledit.scalar(item)
         if value is None:
             return
         content = _load(unit, value, item, inline="\n" in value)
         ptype = "smp"
     else:
-        target = Y.get(item, "target")
-        inline = Y.get(item, "patch")
-        ref = Y.get(item, "path")
-        if Y.scalar(inline) is not None:
-            content = _Content(Y.scalar(inline), None, inline)
-        elif Y.scalar(ref) is not None:
-            content = _load(unit, Y.scalar(ref), ref, inline=False)
+        target = yamledit.get(item, "target")
+        inline = yamledit.get(item, "patch")
+        ref = yamledit.get(item, "path")
+        if yamledit.scalar(inline) is not None:
+            content = _Content(yamledit.scalar(inline), None, inline)
+        elif yamledit.scalar(ref) is not None:
+            content = _load(unit, yamledit.scalar(ref), ref, inline=False)
         else:
             return
         ptype = "json" if section == "patchesJson6902" else None
@@ -59,7 +59,7 @@ def patch_entry(unit: Unit, ctx: Context, section: str, item) -> None:
     if ptype is None:
         stripped = re.sub(r"(?m)^\s*#.*$", "", content.text).strip()
         ptype = "json" if stripped.startswith(("[", "-")) else "smp"
-    tkind = Y.scalar(Y.get(target, "kind"))
+    tkind = yamledit.scalar(yamledit.get(target, "kind"))
     if ptype == "json":
         _json_patch(unit, ctx, content, target, tkind)
     else:
@@ -83,16 +83,17 @@ def _load(unit: Unit, value: str, node, inline: bool) -> _Content | None:
 
 def _target_edits(unit: Unit, target) -> None:
     for key, new in (("kind", "JobSet"), ("group", JOBSET_GROUP), ("version", JOBSET_VERSION)):
-        node = Y.get(target, key)
-        if Y.scalar(node) is not None and Y.scalar(node) != new:
-            unit.edits.append(Y.scalar_edit(node, new))
+        node = yamledit.get(target, key)
+        if yamledit.scalar(node) is not None and yamledit.scalar(node) != new:
+            unit.edits.append(yamledit.scalar_edit(node, new))
 
 
 def _job_identity(target, partial: dict | None, node, what: str):
-    kind = Y.scalar(Y.get(target, "kind")) or (partial or {}).get("kind")
-    name = Y.scalar(Y.get(target, "name")) or ((partial or {}).get("metadata") or {}).get("name")
-    namespace = Y.scalar(Y.get(target, "namespace")) or ((partial or {}).get("metadata") or {}).get("namespace")
-    if Y.scalar(Y.get(target, "name")) is None and any(Y.get(target, k) is not None for k in ("labelSelector", "annotationSelector")):
+    kind = yamledit.scalar(yamledit.get(target, "kind")) or (partial or {}).get("kind")
+    name = yamledit.scalar(yamledit.get(target, "name")) or ((partial or {}).get("metadata") or {}).get("name")
+    namespace = yamledit.scalar(yamledit.get(target, "namespace")) or ((partial or {}).get("metadata") or {}).get("namespace")
+    if yamledit.scalar(yamledit.get(target, "name")) is None and any(yamledit.get(target, k) is not None
+                                                                     for k in ("labelSelector", "annotationSelector")):
         raise Unmappable(node, f"{what} selects {kind} objects by label/annotation; kf2jobset rewrites patches aimed at one named job only")
     if not name:
         raise Unmappable(node, f"{what} targets {kind} without a name; kf2jobset rewrites patches aimed at one named job only")
@@ -134,7 +135,7 @@ def _expected(ctx: Context, base_doc, apply, node, what: str):
     base = to_plain(base_doc)
     try:
         patched = apply(base)
-    except P.PatchError as exc:
+    except patches.PatchError as exc:
         raise Unmappable(node, f"{what} does not apply to its v1 job: {exc}")
     conv, base_js, base_comp = _convert(base, ctx.options, node, what)
     _, exp_js, exp_comp = _convert(patched, ctx.options, node, what)
@@ -178,42 +179,42 @@ def _json_patch(unit: Unit, ctx: Context, content: _Content, target, tkind) -> N
     what = f"JSON6902 patch {content.file or '(inline)'}"
     kind, name, namespace = _job_identity(target, None, target, what)
     try:
-        root = Y.compose(content.text)
+        root = yamledit.compose(content.text)
         ops = to_plain(_yaml_load(content.text))
     except Exception as exc:
         raise Unmappable(content.node, f"{what} is not valid YAML/JSON: {exc}")
     if not isinstance(ops, list):
         raise Unmappable(content.node, f"{what} is not a list of operations")
     _file, base_doc = _base(unit, ctx, kind, name, namespace, target, what)
-    conv, base_js, exp_js = _expected(ctx, base_doc, lambda job: P.apply_json_patch(job, ops), content.node, what)
+    conv, base_js, exp_js = _expected(ctx, base_doc, lambda job: patches.apply_json_patch(job, ops), content.node, what)
     specs_field = conv.job.mapping.replica_specs_field
     index_of = _index_of(conv)
 
     mapped, edits = [], []
-    for op, op_node in zip(ops, Y.items(root)):
+    for op, op_node in zip(ops, yamledit.items(root)):
         new_op = dict(op)
         for key in ("path", "from"):
             if key not in op:
                 continue
-            parts = P.map_job_path(P.parse_pointer(op[key]), specs_field, index_of)
+            parts = patches.map_job_path(patches.parse_pointer(op[key]), specs_field, index_of)
             if parts is None:
                 new_op = None
                 break
-            new_op[key] = P.format_pointer(parts)
-            node = Y.get(op_node, key)
+            new_op[key] = patches.format_pointer(parts)
+            node = yamledit.get(op_node, key)
             if new_op[key] != op[key] and node is not None:
-                edits.append(Y.scalar_edit(node, new_op[key]))
+                edits.append(yamledit.scalar_edit(node, new_op[key]))
         if new_op is None:
             mapped = None
             break
         mapped.append(new_op)
     new_text = None
-    if mapped is not None and _verifies(lambda: P.apply_json_patch(base_js, mapped), exp_js):
-        new_text = Y.apply_edits(content.text, edits)
+    if mapped is not None and _verifies(lambda: patches.apply_json_patch(base_js, mapped), exp_js):
+        new_text = yamledit.apply_edits(content.text, edits)
     else:
-        generated = P.json_diff(base_js, exp_js)
-        generated = P.guard_ops(base_js, generated) + generated
-        if not _verifies(lambda: P.apply_json_patch(base_js, generated), exp_js):
+        generated = patches.json_diff(base_js, exp_js)
+        generated = patches.guard_ops(base_js, generated) + generated
+        if not _verifies(lambda: patches.apply_json_patch(base_js, generated), exp_js):
             raise Unmappable(content.node, f"{what} cannot be expressed for the JobSet; rewrite it by hand")
         new_text = _render_ops(content.text, generated)
     _target_edits(unit, target)
@@ -223,7 +224,7 @@ def _json_patch(unit: Unit, ctx: Context, content: _Content, target, tkind) -> N
 def _verifies(apply, expected) -> bool:
     try:
         return apply() == expected
-    except P.PatchError:
+    except patches.PatchError:
         return False
 
 
@@ -264,8 +265,8 @@ def _store(unit: Unit, content: _Content, new_text: str) -> None:
     if new_text == content.text:
         return
     if content.file is None:
-        unit.edits.append(Y.embed(unit.text, content.node, new_text))
-        unit.rewrites.append(f"{unit.path}:{Y.pos(content.node)[0]}: inline patch aims at a v1 job")
+        unit.edits.append(yamledit.embed(unit.text, content.node, new_text))
+        unit.rewrites.append(f"{unit.path}:{yamledit.pos(content.node)[0]}: inline patch aims at a v1 job")
     else:
         unit.files[content.file] = (new_text, content.bom)
         unit.rewrites.append(f"{content.file}: kustomize patch aims at a v1 job")
@@ -301,7 +302,7 @@ def _smp_patch(unit: Unit, ctx: Context, content: _Content, target, tkind, secti
     _file, base_doc = _base(unit, ctx, kind, name, namespace, content.node, what)
     partial = to_plain(data)
     try:
-        conv, base_js, exp_js = _expected(ctx, base_doc, lambda job: P.apply_smp(job, partial), content.node, what)
+        conv, base_js, exp_js = _expected(ctx, base_doc, lambda job: patches.apply_smp(job, partial), content.node, what)
     except Unmappable as exc:
         lists = _list_paths(partial)
         if lists and "does not convert" in exc.message:
@@ -313,9 +314,9 @@ def _smp_patch(unit: Unit, ctx: Context, content: _Content, target, tkind, secti
     index_of = _index_of(conv)
     atomic = frozenset(filter(None, (_jobset_list_path(p, conv.job.mapping.replica_specs_field, index_of)
                                      for p in _list_paths(partial))))
-    ops = P.json_diff(base_js, exp_js, atomic=atomic)
-    ops = P.guard_ops(base_js, ops) + ops
-    if not _verifies(lambda: P.apply_json_patch(base_js, ops), exp_js):
+    ops = patches.json_diff(base_js, exp_js, atomic=atomic)
+    ops = patches.guard_ops(base_js, ops) + ops
+    if not _verifies(lambda: patches.apply_json_patch(base_js, ops), exp_js):
         raise Unmappable(content.node, f"{what} cannot be expressed for the JobSet; rewrite it by hand")
     new_text = _render_ops(content.text, ops, was="a strategic merge patch")
     js_meta = base_js["metadata"]
@@ -325,7 +326,7 @@ def _smp_patch(unit: Unit, ctx: Context, content: _Content, target, tkind, secti
         return
     if target is not None:
         _target_edits(unit, target)
-        if Y.scalar(Y.get(target, "name")) is None:
+        if yamledit.scalar(yamledit.get(target, "name")) is None:
             unit.edits.append(_insert_key(unit.text, target, "name", js_meta.get("name")))
     else:
         unit.edits.append(_insert_key(unit.text, item, "target", jobset_target))
@@ -353,20 +354,20 @@ def _jobset_list_path(path: tuple, specs_field: str, index_of) -> tuple | None:
 
 
 def _flow_target(name, namespace) -> str:
-    fields = [f"group: {JOBSET_GROUP}", f"version: {JOBSET_VERSION}", "kind: JobSet", f"name: {Y.quote(str(name), None)}"]
+    fields = [f"group: {JOBSET_GROUP}", f"version: {JOBSET_VERSION}", "kind: JobSet", f"name: {yamledit.quote(str(name), None)}"]
     if namespace:
-        fields.append(f"namespace: {Y.quote(str(namespace), None)}")
+        fields.append(f"namespace: {yamledit.quote(str(namespace), None)}")
     return "{" + ", ".join(fields) + "}"
 
 
-def _insert_key(text: str, mapping, key: str, value: str) -> Y.Edit:
+def _insert_key(text: str, mapping, key: str, value: str) -> yamledit.Edit:
     """A new first key in a mapping node, in its own style (block or flow)."""
     start = mapping.start_mark.index
     if getattr(mapping, "flow_style", False) or text[start:start + 1] == "{":
-        return Y.Edit(start + 1, start + 1, f"{key}: {value}, ")
+        return yamledit.Edit(start + 1, start + 1, f"{key}: {value}, ")
     newline = "\r\n" if "\r\n" in text else "\n"
     indent = " " * mapping.start_mark.column
-    return Y.Edit(start, start, f"{key}: {value}{newline}{indent}")
+    return yamledit.Edit(start, start, f"{key}: {value}{newline}{indent}")
 
 
 def _move_to_patches(unit: Unit, item, content: _Content, new_text: str, jobset_target: str) -> None:
@@ -374,9 +375,9 @@ def _move_to_patches(unit: Unit, item, content: _Content, new_text: str, jobset_
     joins `patches` (created at the end of the file if missing) as `path` or inline `patch`."""
     text = unit.text
     newline = "\r\n" if "\r\n" in text else "\n"
-    root = Y.compose(text)
-    psm = Y.get(root, "patchesStrategicMerge")
-    entries = Y.items(psm)
+    root = yamledit.compose(text)
+    psm = yamledit.get(root, "patchesStrategicMerge")
+    entries = yamledit.items(psm)
     if getattr(psm, "flow_style", False):
         raise Unmappable(item, "patchesStrategicMerge written as a flow list [..]: move the entry to `patches` by hand")
     if len(entries) == 1:  # the whole key goes
@@ -386,29 +387,31 @@ def _move_to_patches(unit: Unit, item, content: _Content, new_text: str, jobset_
     else:
         start = text.rfind("\n", 0, item.start_mark.index) + 1
         end = _line_end(text, item.end_mark.index)
-    unit.edits.append(Y.Edit(start, end, ""))
+    unit.edits.append(yamledit.Edit(start, end, ""))
     if content.file is None:
         body = "".join("      " + ln + newline if ln else newline for ln in new_text.rstrip("\n").split("\n"))
         entry = f"- patch: |-{newline}{body}  target: {jobset_target}{newline}"
     else:
         unit.files[content.file] = (new_text, content.bom)
         unit.rewrites.append(f"{content.file}: kustomize patch aims at a v1 job")
-        entry = f"- path: {Y.quote(Y.scalar(item), None)}{newline}  target: {jobset_target}{newline}"
-    patches = Y.get(root, "patches")
-    if patches is not None and type(patches).__name__ == "SequenceNode" and not getattr(patches, "flow_style", False) and Y.items(patches):
-        last = Y.items(patches)[-1]
+        entry = f"- path: {yamledit.quote(yamledit.scalar(item), None)}{newline}  target: {jobset_target}{newline}"
+    patch_list = yamledit.get(root, "patches")
+    if (patch_list is not None and type(patch_list).__name__ == "SequenceNode" and not getattr(patch_list, "flow_style", False)
+            and yamledit.items(patch_list)):
+        last = yamledit.items(patch_list)[-1]
         at = _line_end(text, last.end_mark.index)
-        col = text.rfind("- ", text.rfind("\n", 0, Y.items(patches)[0].start_mark.index) + 1, Y.items(patches)[0].start_mark.index)
+        first = yamledit.items(patch_list)[0].start_mark.index
+        col = text.rfind("- ", text.rfind("\n", 0, first) + 1, first)
         indent = " " * (col - (text.rfind("\n", 0, col) + 1)) if col >= 0 else ""
         entry = "".join(indent + ln + newline for ln in entry.rstrip(newline).split(newline))
-        unit.edits.append(Y.Edit(at, at, entry))
-    elif patches is not None:
+        unit.edits.append(yamledit.Edit(at, at, entry))
+    elif patch_list is not None:
         raise Unmappable(item, "`patches` is not a block list; move this patchesStrategicMerge entry to it by hand")
     else:
         at = len(text)
         lead = "" if text.endswith(("\n", "\r\n")) or not text else newline
-        unit.edits.append(Y.Edit(at, at, f"{lead}patches:{newline}{entry}"))
-    unit.rewrites.append(f"{unit.path}:{Y.pos(item)[0]}: patchesStrategicMerge entry aims at a v1 job")
+        unit.edits.append(yamledit.Edit(at, at, f"{lead}patches:{newline}{entry}"))
+    unit.rewrites.append(f"{unit.path}:{yamledit.pos(item)[0]}: patchesStrategicMerge entry aims at a v1 job")
 
 
 def _line_end(text: str, index: int) -> int:

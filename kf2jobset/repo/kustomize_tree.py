@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from ..manifest_walk import walk
-from ..text import yamledit as Y
+from ..text import yamledit
 from ..text.classify import KUSTOMIZATION_NAMES, V1_REFERENCE_RE, may_hold_job
 from .fsio import read_source
 
@@ -56,7 +56,7 @@ def family_extras(paths: list[str], taken: set[str]) -> tuple[dict[str, list[str
         for kfile in _kustomizations_below(root):
             try:
                 src = read_source(str(kfile))
-                node = Y.compose(src.text)
+                node = yamledit.compose(src.text)
             except Exception:  # unreadable or invalid: reported when it is converted itself
                 continue
             d = str(kfile.parent.resolve())
@@ -112,7 +112,7 @@ _PATCH_CACHE: dict[str, set[str]] = {}
 def _named_patches(kfile: str) -> set[str]:
     if kfile not in _PATCH_CACHE:
         try:
-            _PATCH_CACHE[kfile] = patch_files(Y.compose(read_source(kfile).text), Path(kfile).parent)
+            _PATCH_CACHE[kfile] = patch_files(yamledit.compose(read_source(kfile).text), Path(kfile).parent)
         except Exception:  # an unreadable kustomization names nothing we can trust
             _PATCH_CACHE[kfile] = set()
     return _PATCH_CACHE[kfile]
@@ -152,8 +152,8 @@ def _references_of(node, directory: Path) -> tuple[set[str], set[str]]:
     """(files, kustomization directories) a kustomization names."""
     files, dirs = set(), set()
     for section in ("resources", "bases", "components"):
-        for item in Y.items(Y.get(node, section)):
-            ref = Y.scalar(item)
+        for item in yamledit.items(yamledit.get(node, section)):
+            ref = yamledit.scalar(item)
             if not ref or "://" in ref or ref.startswith(("github.com/", "git@")):
                 continue  # remote bases are not ours to convert
             target = (directory / ref).resolve()
@@ -168,8 +168,8 @@ def _references_of(node, directory: Path) -> tuple[set[str], set[str]]:
 def patch_files(root, directory: Path) -> set[str]:
     out = set()
     for section in PATCH_SECTIONS:
-        for item in Y.items(Y.get(root, section)):
-            ref = Y.scalar(item) if section == "patchesStrategicMerge" else Y.scalar(Y.get(item, "path"))
+        for item in yamledit.items(yamledit.get(root, section)):
+            ref = yamledit.scalar(item) if section == "patchesStrategicMerge" else yamledit.scalar(yamledit.get(item, "path"))
             if ref and "\n" not in ref:
                 out.add(os.path.realpath(directory / ref))
     return out

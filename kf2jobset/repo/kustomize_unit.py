@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..text import yamledit as Y
+from ..text import yamledit
 from ..yamlio import parse_documents
 from .fsio import read_text
 from .kustomize_tree import find_kustomization
@@ -33,7 +33,7 @@ class Unit:
     text: str
     bom: bool
     directory: Path
-    edits: list[Y.Edit] = field(default_factory=list)  # in the kustomization
+    edits: list[yamledit.Edit] = field(default_factory=list)  # in the kustomization
     files: dict = field(default_factory=dict)  # display path of a patch file -> (new text, bom)
     owned: set = field(default_factory=set)  # real paths of the patch files it names
     problems: list[Problem] = field(default_factory=list)
@@ -74,13 +74,13 @@ class Context:
         if kfile is None:
             return []
         try:
-            root = Y.compose(read_text(str(kfile)))
+            root = yamledit.compose(read_text(str(kfile)))
         except Exception:
             return []
         out = []
         for section in ("resources", "bases"):
-            for item in Y.items(Y.get(root, section)):
-                ref = Y.scalar(item)
+            for item in yamledit.items(yamledit.get(root, section)):
+                ref = yamledit.scalar(item)
                 if not ref or "://" in ref or ref.startswith(("github.com/", "git@")):
                     continue
                 p = directory / ref

@@ -188,7 +188,7 @@ class Summary:
 
 @dataclass
 class _Sorted:
-    """The run's files, read and sorted (`take`): what converts, the kustomize units, what is already
+    """The run's files, read and sorted (`read_and_sort`): what converts, the kustomize units, what is already
     decided, and what the run as a whole needs to know before any file converts."""
 
     settings: Settings
@@ -203,7 +203,7 @@ class _Sorted:
     resized: dict[str, list] = field(default_factory=dict)  # path -> converted JobSets edited away from their recorded sizes
     selecting: list = field(default_factory=list)  # (path, text) of files with Services, PDBs, NetworkPolicies, PodMonitors
 
-    def take(self, f) -> str | None:
+    def read_and_sort(self, f) -> str | None:
         """Read and sort one file into tasks / kustomize units; returns its class (None: failed)."""
         settings = self.settings
         self.summary.scanned += 1
@@ -272,7 +272,7 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
     if found.symlinks:
         run_files.summary.skipped["symlinks"] = len(found.symlinks)
 
-    relevant = [f.path for f in found.files if run_files.take(f) not in (None, cls.SKIP, cls.HELM, cls.MARKDOWN)]
+    relevant = [f.path for f in found.files if run_files.read_and_sort(f) not in (None, cls.SKIP, cls.HELM, cls.MARKDOWN)]
     if run_files.selecting and relevant:
         # a job's conversion keeps the labels that objects anywhere in the run select its pods by (selectorfix)
         settings = run_files.settings = _with_selector_peers(settings, run_files.selecting)
@@ -308,7 +308,7 @@ def _take_family_members(run_files: _Sorted, found, relevant: list[str], stderr)
     extras, families = kustomize.family_extras(relevant, {os.path.realpath(f.path) for f in found.files})
     for extra, with_files in sorted(extras.items()):
         shown = os.path.relpath(extra) if not os.path.relpath(extra).startswith("..") else extra
-        if run_files.take(Found(shown, None, shown)) in (cls.CANDIDATE, cls.KUSTOMIZATION, cls.PATCH_LIKE):
+        if run_files.read_and_sort(Found(shown, None, shown)) in (cls.CANDIDATE, cls.KUSTOMIZATION, cls.PATCH_LIKE):
             found.files.append(Found(shown, None, shown))
             print(f"kf2jobset: note: {shown} is {'checked' if run_files.settings.mode == CHECK else 'converted'} too: "
                   f"it forms one kustomize unit with "

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from .pods import Pod, Resolver, dns_names
 
-P = "jobset.sigs.k8s.io/"
+JOBSET_KEY_PREFIX = "jobset.sigs.k8s.io/"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 
 
@@ -69,18 +69,18 @@ def jobset_world(jobset: dict, *, name: str | None = None, namespace: str | None
         for j in range(replicas):
             job_name = f"{name}-{rname}-{j}"
             controller = {
-                P + "jobset-name": name,
-                P + "jobset-uid": "00000000-0000-0000-0000-000000000000",
-                P + "replicatedjob-name": rname,
-                P + "replicatedjob-replicas": str(replicas),
-                P + "global-replicas": str(global_replicas),
-                P + "job-index": str(j),
-                P + "job-global-index": str(global_index),
-                P + "job-key": hashlib.sha1(f"{namespace}/{job_name}".encode()).hexdigest(),
-                P + "restart-attempt": "0",
-                P + "group-name": group,
-                P + "group-replicas": str(groups[group]),
-                P + "job-group-index": str(group_index.get(group, 0)),
+                JOBSET_KEY_PREFIX + "jobset-name": name,
+                JOBSET_KEY_PREFIX + "jobset-uid": "00000000-0000-0000-0000-000000000000",
+                JOBSET_KEY_PREFIX + "replicatedjob-name": rname,
+                JOBSET_KEY_PREFIX + "replicatedjob-replicas": str(replicas),
+                JOBSET_KEY_PREFIX + "global-replicas": str(global_replicas),
+                JOBSET_KEY_PREFIX + "job-index": str(j),
+                JOBSET_KEY_PREFIX + "job-global-index": str(global_index),
+                JOBSET_KEY_PREFIX + "job-key": hashlib.sha1(f"{namespace}/{job_name}".encode()).hexdigest(),
+                JOBSET_KEY_PREFIX + "restart-attempt": "0",
+                JOBSET_KEY_PREFIX + "group-name": group,
+                JOBSET_KEY_PREFIX + "group-replicas": str(groups[group]),
+                JOBSET_KEY_PREFIX + "job-group-index": str(group_index.get(group, 0)),
             }
             global_index += 1
             group_index[group] = group_index.get(group, 0) + 1
@@ -91,7 +91,8 @@ def jobset_world(jobset: dict, *, name: str | None = None, namespace: str | None
                 labels = {**(tmeta.get("labels") or {}), **controller, COMPLETION_INDEX: str(c),
                           "batch.kubernetes.io/job-name": job_name, "job-name": job_name}
                 # JobSet's pod webhook records the pod's priority (0 without a PriorityClass; else the class's value).
-                labels[P + "priority"] = "0" if not pod_spec.get("priorityClassName") else f"<priority of {pod_spec['priorityClassName']}>"
+                priority_class = pod_spec.get("priorityClassName")
+                labels[JOBSET_KEY_PREFIX + "priority"] = "0" if not priority_class else f"<priority of {priority_class}>"
                 annotations = {**(tmeta.get("annotations") or {}), **controller, COMPLETION_INDEX: str(c)}
                 hostname = f"{job_name}-{c}"
                 if dns:
@@ -143,20 +144,21 @@ def jobset_pod_labels(jobset: dict, *, name: str | None = None, namespace: str |
         for j in range(replicas):
             job_name = f"{name}-{rname}-{j}"
             controller = {
-                P + "jobset-name": name, P + "jobset-uid": "00000000-0000-0000-0000-000000000000",
-                P + "replicatedjob-name": rname, P + "replicatedjob-replicas": str(replicas),
-                P + "global-replicas": str(global_replicas), P + "job-index": str(j),
-                P + "job-global-index": str(global_index),
-                P + "job-key": hashlib.sha1(f"{namespace}/{job_name}".encode()).hexdigest(),
-                P + "restart-attempt": "0", P + "group-name": group, P + "group-replicas": str(groups[group]),
-                P + "job-group-index": str(group_index.get(group, 0)),
+                JOBSET_KEY_PREFIX + "jobset-name": name, JOBSET_KEY_PREFIX + "jobset-uid": "00000000-0000-0000-0000-000000000000",
+                JOBSET_KEY_PREFIX + "replicatedjob-name": rname, JOBSET_KEY_PREFIX + "replicatedjob-replicas": str(replicas),
+                JOBSET_KEY_PREFIX + "global-replicas": str(global_replicas), JOBSET_KEY_PREFIX + "job-index": str(j),
+                JOBSET_KEY_PREFIX + "job-global-index": str(global_index),
+                JOBSET_KEY_PREFIX + "job-key": hashlib.sha1(f"{namespace}/{job_name}".encode()).hexdigest(),
+                JOBSET_KEY_PREFIX + "restart-attempt": "0", JOBSET_KEY_PREFIX + "group-name": group,
+                JOBSET_KEY_PREFIX + "group-replicas": str(groups[group]),
+                JOBSET_KEY_PREFIX + "job-group-index": str(group_index.get(group, 0)),
             }
             global_index += 1
             group_index[group] = group_index.get(group, 0) + 1
             for c in range(completions):
                 labels = {**own, **controller, COMPLETION_INDEX: str(c), "batch.kubernetes.io/job-name": job_name,
                           "job-name": job_name,
-                          P + "priority": "0" if not priority else f"<priority of {priority}>"}
+                          JOBSET_KEY_PREFIX + "priority": "0" if not priority else f"<priority of {priority}>"}
                 role, index = role_of(roles.get(rname, (rname, 0)), j * completions + c)
                 out.append(((role.lower(), index), labels))
     return out
