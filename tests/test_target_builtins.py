@@ -216,3 +216,21 @@ def test_a_trainjob_whose_values_all_follow_numnodes_may_be_resized(tmp_path):
     (work / "job.yaml").write_text(text.replace("numNodes: 3", "numNodes: 6"))
     check = CliRunner().invoke(main, ["convert", "--check", "--target", "trainjob", str(work)])
     assert check.exit_code == 0 and check.stdout == "", check.stdout + check.stderr
+
+
+def test_a_ttl_and_cleanpodpolicy_all_are_decided_alike_on_a_built_in_and_a_bundle_runtime():
+    """Issue 31: a TTL no TrainJob carries does not keep a job off a built-in runtime any more than off a
+    bundle one; both say the same (TJ031, TJ036) in place of the JobSet's notes (JS032, JS036)."""
+    said = {}
+    for case, runtime in (("xgboost-ttl", "xgboost-distributed"), ("tfjob-bundle-ttl", "kf2jobset-tensorflow-chief-ps")):
+        conv, trainjob = _convert((TARGETS / case / "input.yaml").read_text())
+        assert trainjob["spec"]["runtimeRef"] == {"apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime",
+                                                  "name": runtime}
+        assert "ttlSecondsAfterFinished" not in conv.jobset["spec"] and "ttlSecondsAfterFinished" not in trainjob["spec"]
+        codes = {n.code: n for n in conv.notes}
+        assert not {"JS032", "JS036"} & set(codes)
+        said[case] = [(codes[c].code, codes[c].category, codes[c].message, codes[c].action) for c in ("TJ031", "TJ036")]
+    built_in, bundle = said.values()
+    ttl = "ttlSecondsAfterFinished 3600"
+    assert [(c, k, m.replace(ttl, "ttlSecondsAfterFinished 86400"), a) for c, k, m, a in built_in] == bundle
+    assert [k for _, k, _, _ in built_in] == ["dropped", "approximated"]

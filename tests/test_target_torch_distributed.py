@@ -187,7 +187,6 @@ def test_rank_world_size_and_master_address_are_v1s_on_every_pod(name, conv):
 @pytest.mark.parametrize("case, words", [
     ("pytorchjob/env-override", "Master and Worker templates differ"),
     ("pytorchjob/elastic-hpa", "elasticPolicy"),
-    ("xgboostjob/run-policy", "ttlSecondsAfterFinished (a TrainJob has no TTL"),
     ("pytorchjob/sidecar", "init or sidecar containers"),
     ("pytorchjob/keep-kubeflow-labels", "pod templates differ"),
     ("scheduling/kueue", "priorityClassName"),

@@ -44,6 +44,8 @@ GLOBAL_REPLICAS = "metadata.labels['jobset.sigs.k8s.io/global-replicas']"
 JOBSET_NAME = "metadata.labels['jobset.sigs.k8s.io/jobset-name']"
 NODE_CONTAINER = ("name", "image", "command", "args", "env", "resources", "volumeMounts", "securityContext", "ports")
 JOBSET_FIELDS = ("replicatedJobs", "network", "successPolicy", "startupPolicy", "suspend", "managedBy")
+# decided from the v1 job on every shared runtime (builtin_notes.lifetime_notes: TJ031)
+DROPPED_JOBSET_FIELDS = ("ttlSecondsAfterFinished",)
 JOB_FIELDS = ("completionMode", "completions", "parallelism", "backoffLimit", "activeDeadlineSeconds", "template")
 DEFAULT_NETWORK = {"enableDNSHostnames": True, "publishNotReadyAddresses": True}
 KUEUE_LABELS = ("kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class")
@@ -101,9 +103,6 @@ def source_misfits(plugin: Plugin, job, options) -> list[str]:
     templates = [job.replicas[t].template for t in types]
     if any(t != templates[0] for t in templates[1:]):
         why.append(f"{' and '.join(types)} templates differ (Trainer runs one template for every node)")
-    if job.run_policy.ttl_seconds_after_finished is not None:
-        why.append("runPolicy.ttlSecondsAfterFinished (a TrainJob has no TTL in Trainer v2.3: the finished TrainJob "
-                   "stays, and creating the job again under its name fails until it is deleted)")
     if options.subdomain:
         why.append(f"--subdomain (Trainer's {plugin.runtime} plugin writes node 0's address with the TrainJob's name)")
     pod = (templates[0] or {}).get("spec") or {}
@@ -137,10 +136,10 @@ def _writes_pod_addresses(job, options) -> bool:
 def jobset_misfits(plugin: Plugin, jobset: dict) -> list[str]:
     """What in the JobSet kf2jobset built (the v1 contract) a built-in runtime cannot reproduce. The Job and
     pod fields that carry v1's restart rules (restartPolicy, backoffLimit, podFailurePolicy) are decided
-    from the v1 job instead (TJ010, TJ021, TJ022)."""
+    from the v1 job instead (TJ010, TJ021, TJ022), and so is its TTL (TJ031)."""
     why = []
     spec = jobset.get("spec") or {}
-    extra = sorted(set(spec) - set(JOBSET_FIELDS))
+    extra = sorted(set(spec) - set(JOBSET_FIELDS) - set(DROPPED_JOBSET_FIELDS))
     if extra:
         why.append(f"JobSet fields {extra} (a built-in runtime's JobSet has only Trainer's)")
     if (spec.get("network") or {}) not in ({}, DEFAULT_NETWORK):

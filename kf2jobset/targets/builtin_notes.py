@@ -19,8 +19,10 @@ NODE_ENV = f"{NODE_CONTAINER_PATH}.env"
 
 # JobSet notes that still hold on the JobSet Trainer builds, and those this path replaces.
 KEPT_NOTES = re.compile(r"^(JS001|JS002|JS030|JS031|JS040|JS042|JS051|JS080|JS003|UP\d+|K8S\d+|TPL\d+|RT\d+)$")
+# What every shared runtime (built-in or bundle) says instead of the JobSet's TTL and cleanup notes
+LIFETIME_NOTES = {"JS032": "TJ031", "JS036": "TJ036"}
 REPLACED_NOTES = {"JS004": "TJ005", "PT001": "TJ008", "JS033": "TJ011", "JS041": "TJ003", "JS021": "TJ021",
-                  "JS034": "TJ022", "XGB001": "TJ010"}
+                  "JS034": "TJ022", "XGB001": "TJ010", **LIFETIME_NOTES}
 # About kf2jobset's JobSet only: on the built-in path Trainer builds the JobSet, the pod count is numNodes
 # and the size-derived env is written for it (TJ016, TJ017).
 JOBSET_ONLY_NOTES = {"SZ001", "SZ002"}
@@ -81,7 +83,37 @@ def notes(plugin: Plugin, conversion, trainjob: dict, predicted: dict) -> list[N
         claims=(equals("spec.runtimeRef.name", plugin.runtime, "TrainJob"),)))
     out += size_notes(plugin, trainjob)
     out += field_notes(plugin, conversion)
+    out += lifetime_notes(job)
     return out
+
+
+def lifetime_notes(job) -> list[Note]:
+    """TJ031, TJ036: what deletes a finished TrainJob and its pods, the same on every shared runtime. Trainer
+    v2.3 has no TrainJob TTL, sets no JobSet TTL and deletes nothing of a finished TrainJob (its reconciler
+    stops at the finished condition); the JobSet it owns deletes its still-active Jobs when it finishes, and
+    goes, with its Jobs and pods, when the TrainJob is deleted (owner reference)."""
+    rp = job.run_policy
+    said = []  # (code, category, v1 field, lifecycle rule, message, action)
+    if rp.ttl_seconds_after_finished is not None:
+        said.append((
+            "TJ031", "dropped", "ttlSecondsAfterFinished", "ttl",
+            f"ttlSecondsAfterFinished {rp.ttl_seconds_after_finished}: a TrainJob has no TTL (Trainer v2.3) and a shared "
+            "runtime cannot hold this job's, so nothing deletes the finished TrainJob or its finished pods, and "
+            "creating the job again under its name fails until it is deleted; v1 deleted the job that long after "
+            "it finished",
+            "delete finished TrainJobs (kubectl delete trainjob <name>) or let the platform's cleanup do it; "
+            "--trainer-runtime per-job deletes the JobSet and its pods after the TTL (the TrainJob stays)"))
+    if rp.clean_pod_policy == "All":
+        said.append((
+            "TJ036", "approximated", "cleanPodPolicy", "cleanPodPolicy",
+            "cleanPodPolicy All: v1 deleted every pod when the job finished; the TrainJob's JobSet deletes only its "
+            "still-running pods (its active Jobs) and the finished pods stay, with their logs, until the TrainJob "
+            "is deleted (Trainer v2.3 deletes nothing of a finished TrainJob and sets no TTL)",
+            "delete the TrainJob when its pods are no longer needed (kubectl delete trainjob <name>): its "
+            "JobSet, Jobs and pods go with it"))
+    return [Note(code, category, message, source_path=f"spec.runPolicy.{field}", explains=(("lifecycle", rule),),
+                 action=action, claims=(absent("spec.ttlSecondsAfterFinished"),))
+            for code, category, field, rule, message, action in said]
 
 
 def _retry_notes(job) -> list[Note]:

@@ -38,7 +38,8 @@ DEFAULT_NETWORK = builtin.DEFAULT_NETWORK
 RUNTIME_JOB_FIELDS = ("completionMode", "backoffLimit", "podFailurePolicy")
 TRAINER_CONTAINER = ("image", "command", "args", "resources")
 PATCHED_CONTAINER = ("volumeMounts", "securityContext")
-JOBSET_FIELDS = ("network", "successPolicy", "replicatedJobs", "suspend", "managedBy", "ttlSecondsAfterFinished")
+JOBSET_FIELDS = ("network", "successPolicy", "replicatedJobs", "suspend", "managedBy",
+                 *builtin.DROPPED_JOBSET_FIELDS)  # (the TTL: builtin_notes.lifetime_notes)
 TEMPLATED = ("command", "args")  # may differ between roles by the role's name
 # The JobSet's own annotations kept off the runtime patch: about the TrainJob (the size record) or the job
 from ..staleness import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION  # noqa: E402
@@ -67,7 +68,6 @@ class Derived:
     container_names: dict = field(default_factory=dict)  # v1 container name per role
     pull_policy: str | None = None  # the v1 imagePullPolicy no TrainJob carries (the API server's default applies)
     pull_source: str | None = None  # where the v1 job says it
-    ttl: int | None = None  # runPolicy.ttlSecondsAfterFinished, which no TrainJob carries
     overprovisioned: list = field(default_factory=list)  # roles that run the sized role's resources (bundle_fit)
     sized_role: str | None = None  # the role numNodes sizes, whose resources every role runs
     retries: list = field(default_factory=list)  # retry limits that are the runtime's (bundle_fit.RetryChange)
@@ -143,7 +143,6 @@ def derive(conversion, options) -> Derived:
         i = next((k for k, c in enumerate(cs) if c.get("name") == _main(rjobs[0]).get("name")), 0)
         derived.pull_source = (f"spec.{conversion.job.mapping.replica_specs_field}.{spec0.source_key}"
                                f".template.spec.containers[{i}].imagePullPolicy")
-    derived.ttl = spec.get("ttlSecondsAfterFinished")
     return derived
 
 

@@ -10,7 +10,7 @@ from .. import claims as claim
 from ..frameworks.base import LABEL_JOB_INDEX, LABEL_RJOB_NAME
 from ..notes import Note
 from ..staleness import NUM_NODES, SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION
-from . import builtin, bundle, bundle_catalog, bundle_fit, bundle_gang, trainer_build
+from . import builtin, builtin_notes, bundle, bundle_catalog, bundle_fit, bundle_gang, trainer_build
 from .bundle import SH
 from .trainer_build import NODE
 
@@ -21,7 +21,7 @@ _WHY = ("about the TrainJob on a runtime of kf2jobset's bundle; the predicted Jo
 # its size contract (the pod count is numNodes here: TJ028 says which values are literals).
 _ENV_ENTRY = re.compile(r"\.env\[[^\]]+\]$")
 REPLACED_NOTES = {"JS004": "TJ026", "JS033": "TJ011", "JS041": "TJ003", "SZ001": "TJ028", "SZ002": "TJ028",
-                  "JS032": "TJ031"}
+                  **builtin_notes.LIFETIME_NOTES}
 # in one `node` Job: the start order (PyTorch's init container became dependsOn) is gone (TJ008)
 NODE_REPLACED_NOTES = {"PT001": "TJ008", "JS010": "TJ008"}
 
@@ -204,8 +204,6 @@ def _moved(note: Note, derived, planned: dict, predicted: dict) -> Note:
             p = re.sub(r"replicatedJobs\[[^\]*]+\]", f"replicatedJobs[{NODE}]", p)
         return p
 
-    if not note.claims:
-        return note
     def value(c):
         if c.op == "equals" and isinstance(c.value, dict) and _ENV_ENTRY.search(c.path):
             was = claim.resolve(planned, c.path)
@@ -221,6 +219,9 @@ def _moved(note: Note, derived, planned: dict, predicted: dict) -> Note:
             return v
         return [renamed(x) for x in v] if isinstance(v, list) else v
 
+    message = renamed(note.message)  # (JS065 names the address it wrote)
+    if not note.claims:
+        return replace(note, message=message)
     claims = tuple(claim.Claim(path(c.path), c.op, renamed(value(c)), c.target) if c.target == "JobSet" else
                    claim.Claim(c.path, c.op, renamed(c.value), c.target) if c.target != "TrainJob" else c
                    for c in note.claims)
@@ -229,7 +230,7 @@ def _moved(note: Note, derived, planned: dict, predicted: dict) -> Note:
     # a retry limit that is the runtime's: TJ033 says it
     changed = {f"spec.replicatedJobs[{r.rjob}].template.spec.backoffLimit" for r in derived.retries}
     claims = tuple(c for c in claims if c.path not in changed)
-    return replace(note, claims=claims)
+    return replace(note, message=message, claims=claims)
 
 
 def _entry_argv(c, entry: str, planned: dict) -> list:
@@ -337,6 +338,7 @@ def notes(conversion, derived, runtime, trainjob: dict, planned: dict) -> list[N
                                  list(bundle.ENTRY_COMMAND)),
                     claim.absent("spec.trainer.command", "TrainJob"))))
     out += dropped_notes(derived)
+    out += builtin_notes.lifetime_notes(conversion.job)
     restart = {rj["name"]: rj["template"]["spec"]["template"]["spec"].get("restartPolicy")
                for rj in runtime.spec["template"]["spec"]["replicatedJobs"]}
     roles: dict = {}
@@ -399,7 +401,8 @@ def default_pull_policy(image: str) -> str:
 
 
 def dropped_notes(derived) -> list[Note]:
-    """What no TrainJob carries and the job runs on a shared runtime without: the pull policy, the TTL."""
+    """What no TrainJob carries and the job runs on a shared runtime without: the pull policy (the TTL:
+    builtin_notes.lifetime_notes, the same on every shared runtime)."""
     out = []
     policy = derived.pull_policy
     if policy:
@@ -416,15 +419,6 @@ def dropped_notes(derived) -> list[Note]:
             source_path=derived.pull_source, target_path="spec.trainer.image",
             action=None if same else "pin the image by digest or a tag you never push twice, or use --trainer-runtime per-job",
             claims=(claim.absent(f"spec.replicatedJobs[*].template.spec.template.spec.containers[{NODE}].imagePullPolicy"),)))
-    if derived.ttl is not None:
-        out.append(Note(
-            "TJ031", "dropped",
-            f"ttlSecondsAfterFinished {derived.ttl}: a TrainJob has no TTL (Trainer v2.3), so nothing deletes the finished "
-            "TrainJob and its pods; v1 deleted the job that long after it finished",
-            source_path="spec.runPolicy.ttlSecondsAfterFinished", explains=(("lifecycle", "ttl"),),
-            action="delete finished TrainJobs (kubectl delete trainjob <name>) or let the platform's cleanup do it; "
-                   "--trainer-runtime per-job keeps the TTL",
-            claims=(claim.absent("spec.ttlSecondsAfterFinished"),)))
     return out
 
 

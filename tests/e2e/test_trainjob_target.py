@@ -447,7 +447,7 @@ def test_a_tfjob_on_the_bundle_gives_every_pod_its_task_and_runs_to_complete(cus
 
 
 def test_a_pytorchjob_on_the_bundle_keeps_ranks_and_the_masters_success_rule(custom, core, tns, agent_for, bundle):
-    """fixtures/targets/trainjob/pytorch-bundle (TTL and imagePullPolicy keep it off torch-distributed) on
+    """fixtures/targets/trainjob/pytorch-bundle (its init method names the master's pod: off torch-distributed) on
     kf2jobset-pytorch: ranks are completion indexes in v1's order, RANK/WORLD_SIZE/MASTER_ADDR are v1's, and
     the TrainJob completes when the master (index 0) has succeeded."""
     import json
