@@ -19,7 +19,8 @@ from .conftest import FIXTURES
 PACKAGE = Path(__file__).resolve().parent.parent / "kf2jobset"
 # The modules between a v1 document and a JobSet: parse -> plan -> emit -> validate, the object and
 # pod rules, the framework profiles and the document dispatcher.
-MODULES = ("parse.py", "k8syaml.py", "objectrules.py", "podrules.py", "validate.py", "convert.py", "emit.py",
+MODULES = ("parse.py", "k8syaml.py", "objectrules.py", "podrules.py", "validate.py", "convert.py", "document_routing.py",
+           "katib_trials.py", "emit.py",
            "scheduling.py", "plan.py", "upgrade*.py", "envsubst.py", "frameworks/*.py")
 BUILDERS = ("Problem", "_problem", "problem_at")
 REFUSALS = ("InvalidJobError", "UnsupportedError", "RejectedJobSetError")
