@@ -42,7 +42,8 @@ PARALLEL = int(os.environ.get("KF2JOBSET_FW_PARALLEL", "4"))
 PROG_TIMEOUT = 120  # seconds a program waits for its peers (rendezvous, connections)
 CASE_TIMEOUT = 420.0  # per case, both worlds
 MUTATION_TIMEOUT = 30  # the same for a mutated conversion: it is expected to fail
-STUCK_GRACE = 15.0  # a side whose every pod already printed its verdict but is not terminal: waited this long
+STUCK_GRACE = 40.0  # a side whose every pod already printed its verdict but is not terminal: waited this long (a loaded
+# machine: the JobSet controller may take tens of seconds to mark a finished JobSet)
 
 
 # A real difference -> the report codes any one of which names it (in the conversion's notes or the report's
