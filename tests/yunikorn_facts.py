@@ -15,19 +15,12 @@ import re
 import subprocess
 from pathlib import Path
 
+from . import upstream
+
 RECORDED = Path(__file__).resolve().parent / "facts" / "yunikorn-k8shim.json"
 SOURCES = {"constants": "pkg/common/constants/constants.go", "amprotocol": "pkg/cache/amprotocol.go",
            "parser": "pkg/cache/utils.go", "utils": "pkg/common/utils/utils.go", "gang": "pkg/cache/gang_utils.go"}
 DEFAULT_TAG = "v1.9.0"
-
-
-def _module_roots() -> list[Path]:
-    roots = [os.environ.get("GOMODCACHE"), str(Path(os.environ.get("GOPATH") or Path.home() / "go") / "pkg" / "mod")]
-    try:
-        roots.insert(0, subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True, timeout=30).stdout.strip())
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return [Path(r) for r in dict.fromkeys(filter(None, roots))]
 
 
 def _newest(paths: list[Path]) -> Path | None:
@@ -52,7 +45,7 @@ def source_from_clone(spec: str) -> tuple[dict, dict[str, str]]:
 
 def source_at_hand() -> tuple[dict, dict[str, str]] | None:
     """k8shim's source from the Go module cache, else from KF2JOBSET_YUNIKORN_K8SHIM; None when neither."""
-    for root in _module_roots():
+    for root in (upstream.module_cache(),):
         module = _newest([p for p in (root / "github.com" / "apache").glob("yunikorn-k8shim@v*")
                           if (p / SOURCES["parser"]).is_file()])
         if module:

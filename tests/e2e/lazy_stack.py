@@ -43,7 +43,7 @@ class LazyStack:
         return stack
 
     def _down(self) -> None:
-        pass
+        """Nothing to stop unless a subclass started something of its own."""
 
     def _start(self):
         from .stack import start_stack

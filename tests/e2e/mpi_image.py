@@ -47,5 +47,5 @@ def release_mount_points(made: list) -> None:
         if created:
             try:
                 d.rmdir()
-            except OSError:
+            except OSError:  # another process's keep file is still in it: that process removes it
                 pass
