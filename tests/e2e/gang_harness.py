@@ -3,6 +3,8 @@ scheduler-plugins' PodGroup resource, a conversion for the operator run with --g
 taken apart and applied as a user would, and the operator's PodGroup compared with kf2jobset's."""
 from __future__ import annotations
 
+import time
+
 import yaml
 
 from .stack import wait_for
@@ -66,8 +68,49 @@ def podgroup_diffs(label: str, real_pg: dict, pg_model: dict, job: dict, jobset:
     return diffs
 
 
-def pods_of(core, ns: str, n: int, what: str) -> list:
+def pods_of(core, ns: str, n: int, what: str, nudge=None, explain=None) -> list:
+    """The first ``n`` pods in ``ns``. ``nudge()`` runs every NUDGE_EVERY seconds while they are missing;
+    ``explain()`` says more when the wait ends without them."""
+    started = time.monotonic()
+    nudged = [0]
+
     def pods():
         items = core.list_namespaced_pod(ns).items
-        return items if len(items) >= n else None
-    return wait_for(pods, timeout=180, what=what)
+        if len(items) >= n:
+            return items
+        due = int((time.monotonic() - started) // NUDGE_EVERY)
+        if nudge and due > nudged[0]:
+            nudged[0] = due
+            nudge(due)
+        return None
+    try:
+        return wait_for(pods, timeout=180, what=what)
+    except TimeoutError as e:
+        raise TimeoutError(f"{e}; nudged {nudged[0]} times" + (f"\n{explain()}" if explain else "")) from None
+
+
+# The Training Operator (v1.9 common/scheduling.go SyncPodGroup) reads the PodGroup it just created from its
+# informer cache; on a loaded machine the cache can lag, the reconcile ends without pods, and the PodGroup's
+# create event does not requeue the job (reconciler.go OnDependentCreateFuncGeneric: no replica-type label).
+# Its status update (LastReconcileTime, whole seconds) can be a no-op, so nothing comes back to the job: a
+# change to the job's annotations is the event a user's edit would be. The objects compared stay the same.
+NUDGE_EVERY = 30
+
+
+def nudge_job(custom, group_version: tuple, ns: str, plural: str, name: str):
+    """A ``nudge`` for pods_of: an annotation change on the v1 job (an update event for its operator)."""
+    def nudge(n: int) -> None:
+        custom.patch_namespaced_custom_object(*group_version, ns, plural, name,
+                                              {"metadata": {"annotations": {"kf2jobset.test/nudge": str(n)}}})
+    return nudge
+
+
+def operator_said(stack, custom, ns: str, job: dict) -> str:
+    """The v1 job's status and what the Training Operator logged about it: why no pods came."""
+    name, plural = job["metadata"]["name"], job["kind"].lower() + "s"
+    try:
+        status = custom.get_namespaced_custom_object("kubeflow.org", "v1", ns, plural, name).get("status")
+    except Exception as e:  # noqa: BLE001 - a diagnostic: say what the read met instead
+        status = f"unreadable: {e}"
+    lines = [ln for ln in stack.log_tail("training-operator", 4000).splitlines() if ns in ln]
+    return f"{job['kind']} status: {status}\noperator log lines for {ns}:\n" + "\n".join(lines[-40:])

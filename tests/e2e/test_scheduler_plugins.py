@@ -21,7 +21,8 @@ import yaml
 
 from ..conftest import FIXTURES
 from .conftest import running_stack
-from .gang_harness import FLAG, PG, apply_conversion, conversion_parts, convert_for_gang, podgroup_diffs, pods_of
+from .gang_harness import (FLAG, PG, apply_conversion, conversion_parts, convert_for_gang, nudge_job, operator_said,
+                           podgroup_diffs, pods_of)
 from .stack import GroundTruthStack, wait_for
 
 LABEL = "scheduling.x-k8s.io/pod-group"
@@ -58,7 +59,9 @@ def test_operator_podgroup_and_pods_match_kf2jobset(gang_stack: GroundTruthStack
             custom.create_namespaced_custom_object("kubeflow.org", "v1", v1_ns, PLURALS[job["kind"]], job)
             real_pg = wait_for(lambda: (custom.list_namespaced_custom_object(*PG[:2], v1_ns, PG[2])["items"] or [None])[0],
                                timeout=120, what="the operator's PodGroup")
-            real_pods = pods_of(core, v1_ns, n, f"{n} operator pods")
+            real_pods = pods_of(core, v1_ns, n, f"{n} operator pods",
+                                nudge=nudge_job(custom, ("kubeflow.org", "v1"), v1_ns, PLURALS[job["kind"]], job["metadata"]["name"]),
+                                explain=lambda: operator_said(gang_stack, custom, v1_ns, job))
             # the conversion, applied as a user would: the PodGroup (real CRD schema) and the JobSet (webhooks)
             js_pods = apply_conversion(core, custom, PG, pg_model, conv.jobset, js_ns)
             stored_pg = custom.get_namespaced_custom_object(*PG[:2], js_ns, PG[2], pg_model["metadata"]["name"])

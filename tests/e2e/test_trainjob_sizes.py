@@ -55,13 +55,14 @@ def _pod(container: str, image: str, **fields) -> dict:
     return {"spec": {"containers": [{"name": container, "image": image, **fields}]}}
 
 
-def pytorchjob(name: str, nodes: int, ttl: bool = False) -> dict:
-    """A master and nodes-1 workers; a TTL keeps it off torch-distributed (the bundle's kf2jobset-pytorch)."""
+def pytorchjob(name: str, nodes: int, master_address: bool = False) -> dict:
+    """A master and nodes-1 workers; an init method naming the master's pod keeps it off torch-distributed (whose
+    pods are named by Trainer's `node` Job): the bundle's kf2jobset-pytorch points it at node 0."""
     pod = _pod("pytorch", "kf2jobset.test/torch-probe:1", command=["python", "train.py"])
+    if master_address:
+        pod["spec"]["containers"][0]["env"] = [{"name": "INIT_METHOD", "value": f"tcp://{name}-master-0:23456"}]
     spec: dict = {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": copy.deepcopy(pod)},
                                           "Worker": {"replicas": nodes - 1, "template": copy.deepcopy(pod)}}}
-    if ttl:
-        spec["runPolicy"] = {"ttlSecondsAfterFinished": 600}
     return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": name}, "spec": spec}
 
 
@@ -93,7 +94,7 @@ def mpijob(name: str, workers: int, version: str = "v2beta1", mpiuser: bool = Fa
 # runtime -> the v1 job of `nodes` nodes (numNodes counts the master on torch, the workers on TF and MPI)
 JOBS = {
     "torch-distributed": lambda n: pytorchjob("tdist", n),
-    "kf2jobset-pytorch": lambda n: pytorchjob("tbundle", n, ttl=True),
+    "kf2jobset-pytorch": lambda n: pytorchjob("tbundle", n, master_address=True),
     "kf2jobset-tensorflow": lambda n: tfjob("tfw", n),
     "kf2jobset-tensorflow-onfailure": lambda n: tfjob("tfo", n, restart="OnFailure"),
     "kf2jobset-tensorflow-ps": lambda n: tfjob("tfps", n, ("PS",)),

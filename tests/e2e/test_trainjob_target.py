@@ -289,7 +289,8 @@ def test_real_torch_runs_a_converted_pytorchjob_on_torch_distributed(custom, cor
     world = nodes * per_node
     reports = []
     for host, run in runs.items():
-        lines = [ln.split("KF2JS-V1DDP ", 1)[1] for ln in agent.log(tns, run.pod, "node").splitlines() if "KF2JS-V1DDP " in ln]
+        # torchrun's processes share one stdout: a report can land on another's line, so find each whole one
+        lines = re.findall(r"KF2JS-V1DDP (\{[^{}]*\})", agent.log(tns, run.pod, "node"))
         assert len(lines) == per_node, agent.log(tns, run.pod, "node")[-3000:]
         node = int(host.rsplit("-", 1)[1])
         for r in map(json.loads, lines):
