@@ -336,3 +336,26 @@ def test_the_census_of_every_fixture_and_the_corpus():
     shared = sum(data["cluster runtimes referenced"].values())
     assert shared == data["trainer image+numNodes"] >= 60  # every TrainJob on a shared runtime has both
     assert data["namespaced runtimes"] <= data["trainjobs"] - shared  # only jobs on no shared runtime write one
+
+
+def test_the_census_shapes_are_the_jobs_refused_for_their_shape_alone():
+    """`trainjob_census.py --shapes` (what one more runtime would take): every job it lists is refused by default,
+    its one bundle reason is the missing shape, no job is listed twice, and the count is the census's count of
+    that reason, the biggest group first."""
+    import importlib.util
+
+    from . import upstream
+    from .conftest import REPO
+
+    upstream.need(*upstream.CORPUS)
+    spec = importlib.util.spec_from_file_location("trainjob_census", REPO / "tools" / "trainjob_census.py")
+    census = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(census)
+    corpus = census.corpus_files()
+    groups = census.shapes(corpus)
+    data = census.census(corpus)
+    listed = [job for _, jobs in groups for job in jobs]
+    assert len(listed) == len(set(listed)) > 0
+    assert set(listed) <= set(data["refused jobs"])
+    assert len(listed) == sum(n for why, n in data["why per-job or refused"].items() if why.split(": ", 1)[1] == census.NO_SHAPE)
+    assert [len(jobs) for _, jobs in groups] == sorted((len(jobs) for _, jobs in groups), reverse=True)

@@ -1,7 +1,9 @@
 """Count what `--target trainjob` (defaults) writes over every fixture and the upstream corpus (issue 31):
 namespaced TrainingRuntimes, ClusterTrainingRuntimes referenced, the share of TrainJobs whose
 `spec.trainer` holds the image and numNodes, and the jobs the default refuses because no shared runtime
-takes them (`--why`: each with its reason; `--per-job` counts `--trainer-runtime per-job` instead).
+takes them (`--why`: each with its reason; `--per-job` counts `--trainer-runtime per-job` instead;
+`--shapes`: the job shapes no runtime holds, by how many refused jobs one more runtime of that shape would
+take — what raising issue 31's bound of 12 ClusterTrainingRuntimes would buy).
 
     PYTHONPATH=$PWD python tools/trainjob_census.py [--corpus DIR] [--why] [--json]
 
@@ -104,6 +106,32 @@ def census(corpus: list[tuple[str, Path]] | None) -> dict:
             "why per-job or refused": dict(why.most_common())}
 
 
+NO_SHAPE = "no runtime of kf2jobset's bundle has this shape"
+
+
+def shapes(corpus: list[tuple[str, Path]] | None) -> list[tuple[str, list[str]]]:
+    """(shape, the jobs refused only for it), most jobs first: the jobs whose one reason to stay off the bundle
+    is that no runtime of its has their shape, grouped by the runtime they would need (its spec as derived)."""
+    global MODE
+    mode, MODE = MODE, "per-job"  # the per-job path keeps the conversion the bundle was asked about
+    try:
+        groups: dict[str, tuple[str, list[str]]] = {}
+        for label, text, options in sources(corpus):
+            default = dataclasses.replace(options, trainer_runtime=mode)
+            if not any(p.rule == NO_SHARED_RUNTIME for e in convert_text(text, label, default).errors for p in e.problems):
+                continue  # on a shared runtime already
+            for conv in convert_text(text, label, options).conversions:
+                derived, runtime, reasons = bundle_target.misfits(conv, default)
+                if runtime is not None or len(reasons) != 1 or not reasons[0].startswith(NO_SHAPE):
+                    continue
+                key = json.dumps(derived.runtime_spec, sort_keys=True)
+                shape = reasons[0][len(NO_SHAPE):].split("; the bundle's", 1)[0].strip(" ()")
+                groups.setdefault(key, (f"{conv.job.kind}: {shape}", []))[1].append(f"{label}: {conv.job.name!r}")
+    finally:
+        MODE = mode
+    return sorted(groups.values(), key=lambda g: (-len(g[1]), g[0]))
+
+
 def _first_reason(message: str) -> str:
     """The bundle's first reason in a refusal (the built-in's are in the message too): the class it falls in."""
     bundle = message.split("not kf2jobset's bundle (", 1)[-1]
@@ -116,7 +144,16 @@ def main(argv=None) -> int:
     ap.add_argument("--why", action="store_true", help="list the jobs on a namespaced runtime and why")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--per-job", action="store_true", help="count --trainer-runtime per-job, not the default")
+    ap.add_argument("--shapes", action="store_true", help="the shapes no runtime holds and the jobs each would take")
     args = ap.parse_args(argv)
+    if args.shapes:
+        total = 0
+        for i, (shape, jobs) in enumerate(shapes(corpus_files(args.corpus)), 1):
+            total += len(jobs)
+            print(f"runtime +{i}: {len(jobs)} jobs (cumulative {total}): {shape}")
+            for job in jobs:
+                print(f"    {job}")
+        return 0
     global MODE
     MODE = "per-job" if args.per_job else ConvertOptions.trainer_runtime
     data = census(corpus_files(args.corpus))
