@@ -104,3 +104,29 @@ class ConvertOptions:
             object.__setattr__(self, "trainer_runtime", "per-job")
         if self.mpi_hostfile not in MPI_HOSTFILE_MODES:
             raise UsageError(f"--mpi-hostfile {self.mpi_hostfile!r}: choose one of {', '.join(MPI_HOSTFILE_MODES)}")
+
+
+# ConvertOptions field -> the flag that sets it (clioptions.py); fields the pipeline fills have none
+FLAGS = {"jobset_version": "--jobset-version", "scheduler": "--scheduler", "gang_scheduler_name": "--gang-scheduler-name",
+         "name": "--name", "subdomain": "--subdomain", "keep_kubeflow_labels": "--keep-kubeflow-labels",
+         "ssh_secret": "--ssh-secret", "accept_mpi_ssh": "--accept-mpi-ssh", "mpi_hostfile": "--mpi-hostfile",
+         "cluster_domain": "--cluster-domain", "v1_pod_services": "--v1-pod-services", "katib": "--katib",
+         "target": "--target", "trainer_version": "--trainer-version", "trainer_runtime": "--trainer-runtime"}
+
+
+def command_line(options: ConvertOptions) -> list[str]:
+    """The flags that give ``options`` (those off their default, in the CLI's spelling): what a hint telling
+    the user to run kf2jobset again must repeat, or the run writes another output (a JobSet for a TrainJob)."""
+    default = ConvertOptions()
+    out: list[str] = []
+    for field, flag in FLAGS.items():
+        value = getattr(options, field)
+        if value == getattr(default, field) or value is None:
+            continue
+        if isinstance(value, bool):
+            out.append(flag)
+        elif isinstance(value, tuple):  # a release: (major, minor)
+            out += [flag, "v{}.{}".format(*value)]
+        else:
+            out += [flag, str(value)]
+    return out

@@ -135,15 +135,15 @@ def test_check_lists_each_job_at_the_manifest_line_of_the_outer_file(tree):
     assert res.exit_code == exitcodes.FINDINGS
     lines = res.stdout.splitlines()
     assert "./cron-mpijob.yaml:18: MPIJob allreduce- (kubeflow.org/v2beta1) in spec.workflowSpec.templates[0].resource." \
-           "manifest: to convert: run kf2jobset convert --in-place" in lines
+           "manifest: to convert: run kf2jobset convert --in-place --ssh-secret osu-ssh" in lines
     assert "./kfp-resourceop.yaml:24: TFJob mnist- (kubeflow.org/v1) in spec.templates[1].resource.manifest: to convert: " \
-           "run kf2jobset convert --in-place" in lines
+           "run kf2jobset convert --in-place --ssh-secret osu-ssh" in lines
     assert "./workflow-template.yaml:27: PyTorchJob {{workflow.name}}-bert (kubeflow.org/v1) in spec.templates[0]." \
-           "resource.manifest: to convert: run kf2jobset convert --in-place" in lines
+           "resource.manifest: to convert: run kf2jobset convert --in-place --ssh-secret osu-ssh" in lines
     assert "./num-nodes-parameter.yaml:24: PyTorchJob pretrain- (kubeflow.org/v1) in spec.templates[0].resource." \
-           "manifest: to convert: run kf2jobset convert --in-place" in lines
+           "manifest: to convert: run kf2jobset convert --in-place --ssh-secret osu-ssh" in lines
     assert "./mpi-size-parameter-generated.yaml:19: MPIJob hvd-bench- (kubeflow.org/v2beta1) in spec.templates[0]." \
-           "resource.manifest: to convert: run kf2jobset convert --in-place" in lines
+           "resource.manifest: to convert: run kf2jobset convert --in-place --ssh-secret osu-ssh" in lines
     assert len(lines) == 6  # and the delete step, embedded
     assert res.stderr.splitlines()[-1].endswith("5 files scanned, 5 to convert, 0 skipped, 0 failed; "
                                                 "6 left: 5 to convert, 1 embedded")

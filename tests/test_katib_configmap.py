@@ -86,7 +86,7 @@ def test_check_counts_the_template_at_its_value_line(tree):
         "trial-templates/pytorchTemplate.yaml is (or becomes) a JobSet and its Katib fields follow: run kf2jobset "
         "convert --in-place --katib",
         f"katib/trial-templates.yaml:{line}: PyTorchJob (unnamed) (kubeflow.org/v1) in data[\"pytorchTemplate.yaml\"]: "
-        "to convert: run kf2jobset convert --in-place"]
+        "to convert: run kf2jobset convert --in-place --katib"]  # the hint repeats the run's options
     assert res.stderr.splitlines()[-1].endswith("2 to convert, 0 skipped, 0 failed; 2 left: 2 to convert")
     # without --katib: found, named, not converted
     res = run("convert", ".", "--check")

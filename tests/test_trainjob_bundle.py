@@ -359,3 +359,46 @@ def test_the_census_shapes_are_the_jobs_refused_for_their_shape_alone():
     assert set(listed) <= set(data["refused jobs"])
     assert len(listed) == sum(n for why, n in data["why per-job or refused"].items() if why.split(": ", 1)[1] == census.NO_SHAPE)
     assert [len(jobs) for _, jobs in groups] == sorted((len(jobs) for _, jobs in groups), reverse=True)
+
+
+def test_mpi008_offers_subdomain_only_where_it_keeps_the_job_converting():
+    """MPI008's action: `--subdomain` on the JobSet target and the per-job runtime; on a shared runtime (which
+    refuses --subdomain) only deleting the MPIJob first — and that advice, followed, still converts."""
+    from kf2jobset.options import ConvertOptions
+    from kf2jobset.pipeline import convert_text
+
+    text = (FIXTURES / "mpijob-v2beta1" / "openmpi" / "input.yaml").read_text()
+
+    def mpi008(**kw):
+        result = convert_text(text, "job.yaml", ConvertOptions(ssh_secret="mpi-ssh", **kw))
+        (note,) = [n for c in result.conversions for n in c.notes if n.code == "MPI008"]
+        return note.action, result
+
+    shared, _ = mpi008(target="trainjob")
+    assert "--subdomain" not in shared and "TrainJob" in shared
+    for kw in ({}, {"target": "trainjob", "trainer_runtime": "per-job"}):
+        action, _ = mpi008(**kw)
+        assert "--subdomain" in action
+        assert not convert_text(text, "job.yaml", ConvertOptions(ssh_secret="mpi-ssh", subdomain="pi-hosts", **kw)).errors
+
+
+@pytest.mark.parametrize("args", [[], ["--gang", "volcano"], ["--gang", "coscheduling"],
+                                  ["--gang", "coscheduling", "--gang-scheduler-name", "scheduler-plugins-scheduler"],
+                                  ["--gang", "yunikorn"]])
+def test_the_install_command_in_the_header_prints_this_very_stream(args):
+    """A platform re-runs the command the stream's header names (on upgrade): it must print the same flavour."""
+    import shlex
+
+    from click.testing import CliRunner
+
+    from kf2jobset.cli import main
+
+    out = CliRunner().invoke(main, ["runtimes", *args])
+    assert out.exit_code == 0, out.output
+    (line,) = [ln for ln in out.output.splitlines() if "install once: " in ln]
+    command, _, rest = line.split("install once: ", 1)[1].partition(" | ")
+    assert rest == "kubectl apply -f -"
+    words = shlex.split(command)
+    assert words[:2] == ["kf2jobset", "runtimes"]
+    again = CliRunner().invoke(main, words[1:])
+    assert again.exit_code == 0 and again.output == out.output

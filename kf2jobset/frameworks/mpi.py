@@ -49,6 +49,14 @@ def dns_search(job, ctx) -> str:
     return f"{sub}.{job.namespace or 'default'}.svc.{ctx.options.cluster_domain or 'cluster.local'}"
 
 
+def _service_clash_action(options) -> str:
+    """MPI008's way out: --subdomain renames the JobSet's Service, but a shared Trainer runtime refuses it (its
+    pods are named under the TrainJob's name), so there only deleting the MPIJob first is offered."""
+    if options.target == "trainjob" and options.trainer_runtime != "per-job":
+        return "delete the MPIJob (and its Service) before applying the TrainJob"
+    return "delete the MPIJob (and its Service) before applying the JobSet, or pass --subdomain"
+
+
 def launcher_env(job, side: Side) -> list[dict]:
     """v2beta1 launcher env (also what a v1 job gets once it moves to SSH)."""
     slots = job.framework["slotsPerWorker"]
@@ -357,7 +365,7 @@ class MPIProfile(Profile):
                     "same name, and JobSet reuses an existing Service as it is (with the MPIJob's selector), so "
                     "hostnames would not resolve while the old Service exists", warn=True,
                     target_path="spec.network.subdomain",
-                    action="delete the MPIJob (and its Service) before applying the JobSet, or pass --subdomain",
+                    action=_service_clash_action(ctx.options),
                     claims=(claims.equals("metadata.name", ctx.jobset_name), claims.absent("spec.network.subdomain")),
                 ))
             ctx.note(Note(

@@ -54,7 +54,7 @@ def convert_chart_file(task, settings: Settings, pending=None) -> Outcome:
     data = (b"\xef\xbb\xbf" if task.bom else b"") + result.new_text.encode("utf-8")
     if check and task.target is None:
         out.status = CONVERTED
-        detail = "a Helm chart template, converted at the source: run kf2jobset convert --in-place"
+        detail = f"a Helm chart template, converted at the source: run {settings.again}"
         for category, line in check_listing.unparsed_lines(task.path, task.text, check_listing.TO_CONVERT, detail):
             out.finding(category, line)
         return out

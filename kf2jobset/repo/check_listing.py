@@ -55,9 +55,22 @@ def doc_line(doc) -> int:
     return doc.start_line + first_content_line(doc.text) + 1
 
 
-def file_lines(path: str, result, template: bool = False) -> list[tuple[str, str]]:
+CONVERT_AGAIN = "kf2jobset convert --in-place"
+
+
+def convert_again(options) -> str:
+    """The command a `to convert` line names: --in-place with the run's own options (--target trainjob ...)."""
+    import shlex
+
+    from ..options import command_line
+
+    return shlex.join([*CONVERT_AGAIN.split(), *command_line(options)])
+
+
+def file_lines(path: str, result, template: bool = False, again: str = CONVERT_AGAIN) -> list[tuple[str, str]]:
     """(category, line) for every job of a converted file: jobs that convert, jobs that did not (with
-    their error), documents that did not parse but name a job kind, and jobs embedded in other objects."""
+    their error), documents that did not parse but name a job kind, and jobs embedded in other objects.
+    ``again``: the command that converts them (convert_again)."""
     out: list[tuple[str, str]] = []
     held_back = bool(result.errors)
     located = iter(result.errors)  # in document order: a parse error, or each of res.errors with its line
@@ -83,9 +96,9 @@ def file_lines(path: str, result, template: bool = False) -> list[tuple[str, str
             if held_back:
                 why = f"{TO_CONVERT}: once this file's other problems are fixed (see stderr)"
             elif template:
-                why = f"{TO_CONVERT}: a template, its placeholders are kept; run kf2jobset convert --in-place"
+                why = f"{TO_CONVERT}: a template, its placeholders are kept; run {again}"
             else:
-                why = f"{TO_CONVERT}: run kf2jobset convert --in-place"
+                why = f"{TO_CONVERT}: run {again}"
             out.append((TO_CONVERT, f"{path}:{at or line}: {label}: {why}"))
         for err in res.errors:
             item = _item(doc.data, err.problems[0].location.path)
@@ -99,7 +112,7 @@ def file_lines(path: str, result, template: bool = False) -> list[tuple[str, str
             ref = ((doc.data.get("spec") or {}).get("trialTemplate") or {}).get("configMap") or {}
             out.append((TO_CONVERT, f"{path}:{line}: {job_label(doc.data)}: {TO_CONVERT}: its trial template "
                                     f"{ref.get('configMapName')}/{ref.get('templatePath')} is (or becomes) a JobSet and "
-                                    "its Katib fields follow: run kf2jobset convert --in-place --katib"))
+                                    f"its Katib fields follow: run {again}{'' if '--katib' in again.split() else ' --katib'}"))
         for emb in res.unconverted:
             at, _ = position(doc.data, emb.path, doc.start_line)
             out.append((EMBEDDED, f"{path}:{at or line}: {emb.kind} ({emb.api_version}): {EMBEDDED}: {emb.message()}"))

@@ -41,6 +41,13 @@ class Settings:
     verbose: bool = False  # every job's own warning lines, not one per code
     docs: bool = False  # directory walks take Markdown files too (--docs; named .md files are always taken)
 
+    @property
+    def again(self) -> str:
+        """The command `--check` names for what is left to convert: --in-place with this run's options."""
+        from .check_listing import convert_again
+
+        return convert_again(self.options)
+
 
 @dataclass
 class Outcome:

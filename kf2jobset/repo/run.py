@@ -97,7 +97,7 @@ def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
         # A template file that is not YAML (another template syntax) is skipped the same way.
         out.status, out.reason = SKIPPED, ENVSUBST_TEMPLATE
         if check:
-            for category, line in check_listing.file_lines(task.path, result, template=True):
+            for category, line in check_listing.file_lines(task.path, result, template=True, again=settings.again):
                 out.finding(category, line)
         else:
             out.notes += [f"skipped ({'envsubst ' if _needs_values(result) else ''}template): {p}"
@@ -109,12 +109,12 @@ def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
             out.problems += [str(p) for p in err.problems]
             out.codes.append(exitcodes.for_error(err))
         if check:  # every job of the file is still there: each is listed with its reason
-            for category, line in check_listing.file_lines(task.path, result, template):
+            for category, line in check_listing.file_lines(task.path, result, template, again=settings.again):
                 out.finding(category, line)
         return out
     if not settings.options.katib:
         out.katib_unconverted = katib_embedded(result)
-    lines = check_listing.file_lines(task.path, result, template)
+    lines = check_listing.file_lines(task.path, result, template, again=settings.again)
     if not check:
         out.notes += [f"warning: {line}" for category, line in lines if category == check_listing.EMBEDDED]
     if not result.changed:

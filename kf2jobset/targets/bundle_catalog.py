@@ -102,9 +102,14 @@ def runtime_objects(gang=None) -> list[dict]:
     return [r.object(gang) for r in catalog()]
 
 
-HEADER = ("# kf2jobset's compat bundle of ClusterTrainingRuntimes for Kubeflow Trainer v2.3 (kf2jobset runtimes):\n"
-          "# what TrainJobs converted with --target trainjob run on where no Trainer built-in runtime keeps the\n"
-          "# v1 contract. Review, then install once: kf2jobset runtimes | kubectl apply -f -\n")
+PLAIN_INSTALL = "kf2jobset runtimes | kubectl apply -f -"
+
+
+def header(install: str = PLAIN_INSTALL) -> str:
+    """The stream's opening comment; ``install`` is the command that prints this very stream (its flavour)."""
+    return ("# kf2jobset's compat bundle of ClusterTrainingRuntimes for Kubeflow Trainer v2.3 (kf2jobset runtimes):\n"
+            "# what TrainJobs converted with --target trainjob run on where no Trainer built-in runtime keeps the\n"
+            f"# v1 contract. Review, then install once: {install}\n")
 
 
 def _chosen(names) -> list[BundleRuntime]:
@@ -119,10 +124,10 @@ def bundle_stream(names=(), gang=None) -> str:
     """The runtimes as one YAML stream (all of them, or those named; in `gang`'s flavour)."""
     from ..yamlio import dump_documents
 
-    header = HEADER if gang is None else HEADER + (
+    top = header() if gang is None else header(gang.command) + (
         f"# Flavour {gang.flavour}: the same runtimes, for a platform whose pods are gang-scheduled by "
-        f"{gang.scheduler_name}\n# (kf2jobset runtimes --gang {gang.flavour}); install one flavour only.\n")
-    return header + dump_documents([r.object(gang) for r in _chosen(names)])
+        f"{gang.scheduler_name}; install one flavour only.\n")
+    return top + dump_documents([r.object(gang) for r in _chosen(names)])
 
 
 def bundle_listing(names=()) -> str:
