@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from .convert import is_job
 from .document_result import DocumentResult
@@ -43,6 +44,15 @@ class FileResult:
             for emb in res.unconverted:
                 out.append(f"{self.path}:{doc.start_line + 1}: document {i + 1}: {emb.message()}")
         return out
+
+    @cached_property
+    def resized(self) -> list:
+        """The converted JobSets and TrainJobs of the file whose sizes were edited away from the sizes their
+        literals were written for (kf2jobset/staleness.py): converting leaves them as they are, so every
+        mode warns of them."""
+        from .staleness import may_hold_record, resized_jobsets
+
+        return resized_jobsets(self.text) if may_hold_record(self.text) else []
 
 
 def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:

@@ -6,7 +6,8 @@ replica count of every replicatedJob (`kf2jobset.dev/sized-for`) and the values
 --check` (and so the pre-commit hook) reads every JobSet and TrainJob that carries the record, also after
 the last v1 job of the tree is gone, and lists those whose sizes no longer match it: their TF_CONFIG,
 WORKER_ADDRS, ... still describe the old size. A TrainJob on a runtime of kf2jobset's bundle records
-`numNodes=N` the same way (TJ028; its literals sit in spec.trainer.env).
+`numNodes=N` the same way (TJ028; its literals sit in spec.trainer.env). Every other mode (`convert` to
+stdout, `--in-place`, `--out-dir`, `report`) says the same as a warning: `listing` is the one wording.
 
 Light to import (the hook reads every staged file): the YAML reader is loaded only for a file that holds
 a record.
@@ -14,6 +15,8 @@ a record.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from .categories import RESIZED
 
 SIZED_FOR_ANNOTATION = "kf2jobset.dev/sized-for"
 SIZE_LITERALS_ANNOTATION = "kf2jobset.dev/size-literals"
@@ -44,6 +47,10 @@ class Resized:
     literals: str
     source: str | None  # the v1 job it was converted from (kf2jobset.dev/source)
     sizes: str = "replicas"  # what was edited: a JobSet's replicas, a TrainJob's numNodes
+
+    def listing(self, path: str) -> str:
+        """`FILE:LINE: KIND NAME (APIVERSION): resized: ...`, as --check lists it and the other modes warn."""
+        return f"{path}:{self.line}: {self.label}: {RESIZED}: {self.message()}"
 
     def message(self) -> str:
         moved = ", ".join(f"{name} {was} -> {now if now is not None else 'removed'}" for name, was, now in self.changes)

@@ -67,8 +67,8 @@ def _convert_files(files, options):
         r = convert_file_text(text, shown, options)  # a named .md file: its YAML blocks, at its own lines
         for line in r.unconverted_lines():  # jobs inside AppWrappers, ConfigMaps, Argo templates
             click.echo(f"kf2jobset: warning: {line}", err=True)
-        if from_dir and not r.conversions and not r.errors:
-            continue  # found by the walk, mentions a job kind, holds none (a CRD, docs): not news
+        if from_dir and not r.conversions and not r.errors and not r.resized:
+            continue  # found by the walk, holds no job (a CRD, docs, a JobSet still of its recorded size): not news
         if from_dir and r.errors and unparsable_without_job(r, options.katib):
             skipped.unparsable += 1  # not YAML and no `kind:` names a job: a file that cannot hold a job fails nothing
             click.echo(f"kf2jobset: skipped (not YAML, and no Kubeflow job in it): {r.errors[0].problems[0]}", err=True)
@@ -98,6 +98,8 @@ def _summary(walked, results, skipped: _Skipped) -> None:
         line += f", {skipped.unparsable} skipped (not YAML, no job)"
     failed = sum(1 for r in results if r.errors)
     line += f", {failed} failed" if failed else ""
+    resized = sum(len(r.resized) for r in results)
+    line += f", {resized} resized (see the report)" if resized else ""
     click.echo(line, err=True)
     if walked.helm_jobs:
         click.echo("kf2jobset: hint: Helm templates are not reported; render the chart (helm template CHART | "

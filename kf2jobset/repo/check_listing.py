@@ -150,7 +150,7 @@ def _item(data, path) -> object:
 
 def resized_lines(path: str, text: str) -> list[tuple[str, str]]:
     """Converted JobSets of a file whose replicas were edited away from their recorded sizes (SZ002)."""
-    return [(RESIZED, f"{path}:{r.line}: {r.label}: {RESIZED}: {r.message()}") for r in resized_jobsets(text)]
+    return [(RESIZED, r.listing(path)) for r in resized_jobsets(text)]
 
 
 def unparsed_lines(path: str, text: str, category: str, detail: str) -> list[tuple[str, str]]:

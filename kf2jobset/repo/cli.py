@@ -143,9 +143,10 @@ class JobFiles:
 def walk_for_jobs(paths, excludes=(), *, gitignore: bool = True, katib: bool = False) -> JobFiles:
     """What `report` reads: explicit files always; under directories the same walk and text
     pre-filter as `convert --check` (files that cannot hold a job are never parsed; Helm templates
-    are skipped and counted)."""
+    are skipped and counted), and the files holding a size record kf2jobset wrote (`resized`)."""
     from ..manifest_walk import walk
     from ..runtime.selectors import SELECTING_TEXT
+    from ..staleness import may_hold_record
     from ..text.classify import CANDIDATE, HELM, classify, may_hold_job
 
     found = walk(paths, tuple(excludes or ()), gitignore=gitignore)
@@ -170,6 +171,8 @@ def walk_for_jobs(paths, excludes=(), *, gitignore: bool = True, katib: bool = F
             out.helm_jobs += 1 if may_hold_job(text, katib) else 0
         elif kind == CANDIDATE and not _is_patch(f.path, text, kustomization_in):
             out.files.append((f.path, None, True))
+        elif may_hold_record(text):  # a converted JobSet or TrainJob: reported when resized since (staleness)
+            out.files.append((f.path, text, True))
     out.files += [(m, None, False) for m in found.missing]
     return out
 

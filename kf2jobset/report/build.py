@@ -10,6 +10,7 @@ import re
 from functools import partial
 
 from .. import k8syaml
+from ..categories import RESIZED
 from ..claims import equals
 from ..errors import format_path
 from ..frameworks import profile as get_profile
@@ -29,7 +30,7 @@ from ..runtime.structure import (
 from ..targets import target_of
 from ..yamlio import first_content_line, position
 from .explain import explain
-from .model import FileError, FileReport, Finding, JobReport, Report, sort_findings
+from .model import FileError, FileReport, FileWarning, Finding, JobReport, Report, sort_findings
 
 # Numbers kf2jobset itself reads (the others are copied as written, so Kubernetes reads the copy alike).
 NUMBERS_READ = {"replicas", "containerPort", "slotsPerWorker", "backoffLimit", "activeDeadlineSeconds",
@@ -91,6 +92,7 @@ def file_report(result, options) -> FileReport:
             msg = p.message + (f" (hint: {p.hint})" if p.hint else "")
             out.errors.append(FileError(msg, loc.line, loc.column, loc.document, getattr(err, "kind", "input"),
                                         format_path(loc.path) if loc.path else None, p.rule or None))
+    out.warnings = [FileWarning(RESIZED, r.label, r.message(), r.line, r.listing(result.path)) for r in result.resized]
     for doc, res in zip(result.documents, result.results):
         for i, conv in enumerate(res.conversions):
             embedded = _embedded_path(doc.data, conv.job.source, res.embedded_paths, i)

@@ -125,11 +125,24 @@ class FileError:
         return self.message + (f" [{self.rule}]" if self.rule else "")
 
 
+@dataclass(frozen=True)
+class FileWarning:
+    """Something of the file no conversion changes, said beside the jobs: a converted JobSet or TrainJob
+    whose sizes were edited since conversion (`resized`, in --check's words). Fails no --fail-on."""
+
+    category: str  # resized
+    object: str  # KIND NAME (APIVERSION)
+    message: str
+    line: int | None
+    listing: str  # FILE:LINE: OBJECT: CATEGORY: MESSAGE, the line `convert --check` lists and `convert` warns with
+
+
 @dataclass
 class FileReport:
     path: str
     jobs: list[JobReport] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
+    warnings: list[FileWarning] = field(default_factory=list)
 
 
 @dataclass
@@ -157,6 +170,10 @@ class Report:
     @property
     def errors(self) -> list[FileError]:
         return [e for f in self.files for e in f.errors]
+
+    @property
+    def warnings(self) -> list[FileWarning]:
+        return [w for f in self.files for w in f.warnings]
 
     def failing(self) -> list[Finding]:
         return [f for f in self.findings if fails(f.category, self.fail_on)]

@@ -27,6 +27,9 @@ def render(report: Report) -> str:
             props = f"file={_escape_prop(fr.path)}" + (f",line={err.line}" if err.line else "")
             props += f",col={err.column}" if err.line and err.column else ""
             lines.append(f"::error {props},title=kf2jobset::{_escape_data((f'{err.path}: ' if err.path else '') + err.text())}")
+        for w in fr.warnings:
+            props = f"file={_escape_prop(fr.path)}" + (f",line={w.line}" if w.line else "")
+            lines.append(f"::warning {props},title={_escape_prop(f'{w.category}: {w.object}')}::{_escape_data(w.message)}")
         for job in fr.jobs:
             for f in job.findings:
                 level = _LEVEL.get(f.category)

@@ -46,6 +46,17 @@ def counts_text(counts: dict, sep: str = ", ") -> str:
     return sep.join(parts) if parts else "no changes"
 
 
+def warnings_text(report: Report) -> str | None:
+    """`1 resized (warning)`: what the files hold that no --fail-on counts, or None."""
+    by: dict[str, int] = {}
+    for w in report.warnings:
+        by[w.category] = by.get(w.category, 0) + 1
+    if not by:
+        return None
+    n = sum(by.values())
+    return ", ".join(f"{k} {c}" for c, k in by.items()) + f" (warning{'s' if n != 1 else ''})"
+
+
 def group_name(f: Finding) -> str:
     return f.replica_type or "whole job"
 

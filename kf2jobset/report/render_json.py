@@ -41,6 +41,8 @@ def as_dict(report: Report) -> dict:
             "errors": [{"message": e.message, "kind": e.kind, "document": e.document, "line": e.line, "column": e.column,
                         "path": e.path, "rule": e.rule} for e in fr.errors],
             "jobs": jobs,
+            **({"warnings": [{"category": w.category, "object": w.object, "line": w.line, "message": w.message}
+                             for w in fr.warnings]} if fr.warnings else {}),
         })
     counts = report.counts()
     return {
@@ -56,6 +58,7 @@ def as_dict(report: Report) -> dict:
             "counts": {c: counts[c] for c in CATEGORIES},
             "worst": report.worst(),
             "failing": len(report.failing()),
+            **({"warnings": len(report.warnings)} if report.warnings else {}),
         },
         "files": files,
         **({"runtimes": [{"name": n, "kind": k, "install": how, "trainJobs": c} for n, k, how, c in report.runtimes]}

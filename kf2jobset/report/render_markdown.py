@@ -9,7 +9,7 @@ action), then per job only what sets it apart from those rows: ten alike jobs re
 from __future__ import annotations
 
 from .render_helpers import (EXAMPLE_ONLY, HEADLINE, apart, by_code, evidence_lines, generic, job_names, job_title,
-                     runtime_lines, verdict)
+                     runtime_lines, verdict, warnings_text)
 from .model import RANK, Report
 
 _MARK = {
@@ -65,9 +65,16 @@ def render(report: Report) -> str:
     kinds = sorted({j.written_kind for f in report.files for j in f.jobs}) or ["JobSet"]
     out = [f"## kf2jobset: what changes when these jobs run as {' and '.join(k + 's' for k in kinds)}", ""]
     headline = " · ".join(f"**{counts[c]}** {_MARK[c].split(' ', 1)[0]} {c}" for c in HEADLINE if counts.get(c))
+    warned = warnings_text(report)
     out.append(f"{len(jobs)} job{'s' if len(jobs) != 1 else ''} in {len(report.files)} file"
-               f"{'s' if len(report.files) != 1 else ''}: {headline or 'no changes'}. Result: {verdict(report)}.")
+               f"{'s' if len(report.files) != 1 else ''}: {headline or 'no changes'}"
+               f"{'; ⚠️ ' + warned if warned else ''}. Result: {verdict(report)}.")
     out.append("")
+    if warned:  # edits since conversion that no conversion repairs: before anything the jobs need
+        out += ["### Warnings", ""]
+        out += [f"- ⚠️ `{_cell(fr.path)}`" + (f" line {w.line}" if w.line else "") + f": {_cell(w.object)}: "
+                f"{_cell(w.category)}: {_cell(w.message)}" for fr in report.files for w in fr.warnings]
+        out.append("")
     if report.runtimes:
         out += ["Runtimes the TrainJobs need:", ""]
         out += [f"- {_cell(line)}" for line in runtime_lines(report.runtimes)]

@@ -16,6 +16,7 @@ from .render_helpers import (
     job_title,
     runtime_lines,
     verdict,
+    warnings_text,
 )
 from .model import Report
 
@@ -61,6 +62,8 @@ def render(report: Report, *, color: bool = False) -> str:
     for fr in report.files:
         for err in fr.errors:
             out.append(paint(f"{err.where(fr.path)}: error: {err.text()}", _COLORS["breaking"]))
+        for w in fr.warnings:
+            out.append(paint(f"warning: {w.listing}", _COLORS["approximated"]))
         if not fr.jobs and not fr.errors and len(report.jobs) <= 1:
             out.append(paint(f"{fr.path}: no Kubeflow jobs", _DIM))
     jobs = report.jobs
@@ -97,8 +100,9 @@ def render(report: Report, *, color: bool = False) -> str:
                         out += finding(f, name)
     files = len(report.files)
     out.append("")
+    warned = warnings_text(report)
     summary = (f"{len(jobs)} job{'s' if len(jobs) != 1 else ''} in {files} file{'s' if files != 1 else ''}: "
-               f"{counts_text(report.counts())}; {verdict(report)}")
+               f"{counts_text(report.counts())}; {warned + '; ' if warned else ''}{verdict(report)}")
     out.append(paint(summary, _BOLD))
     if report.runtimes:
         out.append("Runtimes the TrainJobs need:")
