@@ -50,9 +50,11 @@ class FileResult:
         """The converted JobSets and TrainJobs of the file whose sizes were edited away from the sizes their
         literals were written for (kf2jobset/staleness.py): converting leaves them as they are, so every
         mode warns of them."""
+        from .layout_guard import may_hold_layout, reshaped_jobsets
         from .staleness import may_hold_record, resized_jobsets
 
-        return resized_jobsets(self.text) if may_hold_record(self.text) else []
+        return ((resized_jobsets(self.text) if may_hold_record(self.text) else [])
+                + (reshaped_jobsets(self.text) if may_hold_layout(self.text) else []))
 
 
 def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from . import claims
 from .frameworks.base import LABEL_GLOBAL_REPLICAS
+from .layout_guard import LAYOUT_ANNOTATION, layout_record
 from .notes import Note
 from .staleness import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION, sized_for
 
@@ -48,6 +49,8 @@ def size_contract(job, ctx, profile_literals: list[str], jobset: dict) -> None:
             target_path="initContainers",  # explains no difference: the files are v1's
             claims=tuple(dict.fromkeys(claim for _, claim in ctx.follows_files)),
         ))
+    if follows or files:  # what the size label counts: --check tells a replicatedJob added beside them (layout_guard)
+        jobset["metadata"].setdefault("annotations", {})[LAYOUT_ANNOTATION] = layout_record(jobset)
     if not literals:
         return
     annotations = jobset["metadata"].setdefault("annotations", {})

@@ -98,8 +98,11 @@ def _summary(walked, results, skipped: _Skipped) -> None:
         line += f", {skipped.unparsable} skipped (not YAML, no job)"
     failed = sum(1 for r in results if r.errors)
     line += f", {failed} failed" if failed else ""
-    resized = sum(len(r.resized) for r in results)
-    line += f", {resized} resized (see the report)" if resized else ""
+    by_category: dict[str, int] = {}
+    for stale in (s for r in results for s in r.resized):
+        category = getattr(stale, "category", "resized")
+        by_category[category] = by_category.get(category, 0) + 1
+    line += "".join(f", {n} {category} (see the report)" for category, n in by_category.items())
     click.echo(line, err=True)
     if walked.helm_jobs:
         click.echo("kf2jobset: hint: Helm templates are not reported; render the chart (helm template CHART | "

@@ -52,9 +52,12 @@ def dns_search(job, ctx) -> str:
 def _service_clash_action(options) -> str:
     """MPI008's way out: --subdomain renames the JobSet's Service, but a shared Trainer runtime refuses it (its
     pods are named under the TrainJob's name), so there only deleting the MPIJob first is offered."""
-    if options.target == "trainjob" and options.trainer_runtime != "per-job":
-        return "delete the MPIJob (and its Service) before applying the TrainJob"
-    return "delete the MPIJob (and its Service) before applying the JobSet, or pass --subdomain"
+    from ..targets import target_of
+
+    target = target_of(options)
+    if not target.writes_the_jobset and options.trainer_runtime != "per-job":
+        return f"delete the MPIJob (and its Service) before applying the {target.kind_written}"
+    return f"delete the MPIJob (and its Service) before applying the {target.kind_written}, or pass --subdomain"
 
 
 def launcher_env(job, side: Side) -> list[dict]:

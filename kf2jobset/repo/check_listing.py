@@ -149,8 +149,12 @@ def _item(data, path) -> object:
 
 
 def resized_lines(path: str, text: str) -> list[tuple[str, str]]:
-    """Converted JobSets of a file whose replicas were edited away from their recorded sizes (SZ002)."""
-    return [(RESIZED, r.listing(path)) for r in resized_jobsets(text)]
+    """Converted JobSets of a file whose replicas were edited away from their recorded sizes (SZ002), or whose
+    replicatedJobs were reshaped under the values that read them (layout_guard.py)."""
+    from ..layout_guard import may_hold_layout, reshaped_jobsets
+
+    return ([(RESIZED, r.listing(path)) for r in resized_jobsets(text)]
+            + ([(r.category, r.listing(path)) for r in reshaped_jobsets(text)] if may_hold_layout(text) else []))
 
 
 def unparsed_lines(path: str, text: str, category: str, detail: str) -> list[tuple[str, str]]:

@@ -31,6 +31,7 @@ from ..manifest_walk import Found, walk
 from ..notes import warning_lines
 from ..text import classify as cls
 from ..runtime.selectors import SELECTING_TEXT
+from ..layout_guard import may_hold_layout
 from ..staleness import may_hold_record
 from ..targets.bundle_gang import GANG_ANNOTATION
 
@@ -217,7 +218,7 @@ class _Sorted:
             self.outcomes.append(Outcome(f.path, FAILED, problems=problems, codes=[exitcodes.INPUT]))
             return None
         kind = cls.classify(f.path, src.text, settings.options.katib)
-        if kind != cls.HELM and may_hold_record(src.text):
+        if kind != cls.HELM and (may_hold_record(src.text) or may_hold_layout(src.text)):
             self.resized[f.path] = check_listing.resized_lines(f.path, src.text)
         if kind not in (cls.HELM, cls.MARKDOWN) and SELECTING_TEXT.search(src.text):
             self.selecting.append((f.path, src.text))

@@ -92,7 +92,8 @@ def file_report(result, options) -> FileReport:
             msg = p.message + (f" (hint: {p.hint})" if p.hint else "")
             out.errors.append(FileError(msg, loc.line, loc.column, loc.document, getattr(err, "kind", "input"),
                                         format_path(loc.path) if loc.path else None, p.rule or None))
-    out.warnings = [FileWarning(RESIZED, r.label, r.message(), r.line, r.listing(result.path)) for r in result.resized]
+    out.warnings = [FileWarning(getattr(r, "category", RESIZED), r.label, r.message(), r.line, r.listing(result.path))
+                    for r in result.resized]
     for doc, res in zip(result.documents, result.results):
         for i, conv in enumerate(res.conversions):
             embedded = _embedded_path(doc.data, conv.job.source, res.embedded_paths, i)

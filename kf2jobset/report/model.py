@@ -130,7 +130,7 @@ class FileWarning:
     """Something of the file no conversion changes, said beside the jobs: a converted JobSet or TrainJob
     whose sizes were edited since conversion (`resized`, in --check's words). Fails no --fail-on."""
 
-    category: str  # resized
+    category: str  # resized, reshaped
     object: str  # KIND NAME (APIVERSION)
     message: str
     line: int | None

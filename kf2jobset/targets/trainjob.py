@@ -29,6 +29,7 @@ import json
 
 from .. import claims as claim
 from .. import staleness
+from ..layout_guard import LAYOUT_ANNOTATION
 from ..errors import Location, Problem, UnsupportedError
 from ..notes import Note
 from ..validate import check_jobset
@@ -107,10 +108,12 @@ def _no_shared_runtime(conversion, module, builtin_why: list[str], bundle_why: l
 
 def _without_size_record(conversion) -> str | None:
     """The sizes kf2jobset's JobSet records for `--check` (SZ002) describe replicatedJobs a TrainJob does not
-    have (numNodes is its size): neither the record nor its note goes to the TrainJob or its runtime. Returns
+    have (numNodes is its size): neither the record nor its note goes to the TrainJob or its runtime, nor the
+    layout record (layout_guard.py). Returns
     the values the record named (a bundle TrainJob records its own)."""
     ann = (conversion.jobset.get("metadata") or {}).get("annotations") or {}
     ann.pop(staleness.SIZED_FOR_ANNOTATION, None)
+    ann.pop(LAYOUT_ANNOTATION, None)  # Trainer builds the JobSet's replicatedJobs: --check guards numNodes instead
     literals = ann.pop(staleness.SIZE_LITERALS_ANNOTATION, None)
     conversion.notes = [n for n in conversion.notes if n.code != "SZ002"]
     return literals

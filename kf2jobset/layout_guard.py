@@ -1,0 +1,140 @@
+"""Converted JobSets whose replicatedJobs were reshaped by hand in ways the injected values do not follow.
+
+A value that follows the size (SZ001) reads the pod's `jobset.sigs.k8s.io/global-replicas` label, the
+sum of every replicatedJob's pods; a rank reads `job-global-index`, one per Job; an address names a pod
+by its replicatedJob (`$(KF2JOBSET_JOBSET_NAME)-master-0-0...`). So an edit that keeps the replicas but
+changes the layout breaks them silently: a replicatedJob added beside the ranks (its pods are counted in
+WORLD_SIZE), a replicatedJob renamed or removed (addresses name pods that no longer exist), a Job made to
+run several pods (they share one job-global-index: ranks repeat). Where values follow the size, the
+conversion records the replicatedJobs they count (`kf2jobset.dev/replicated-jobs`); the rest is read from
+the JobSet itself. `convert --check` lists such a JobSet as `reshaped`, every other mode warns (as
+`resized`, kf2jobset/staleness.py).
+
+Light to import: the YAML reader is loaded only for a file that holds kf2jobset's source record.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from .categories import RESHAPED
+
+SOURCE_ANNOTATION = "kf2jobset.dev/source"
+LAYOUT_ANNOTATION = "kf2jobset.dev/replicated-jobs"
+_GLOBAL_REPLICAS = "jobset.sigs.k8s.io/global-replicas"
+_GLOBAL_INDEX = "jobset.sigs.k8s.io/job-global-index"
+# a pod of the JobSet named through the name variable kf2jobset writes: <jobset>-<replicatedJob>-<job>-<pod>
+_POD_ADDRESS = re.compile(r"\$\(KF2JOBSET_JOBSET_NAME\)-([a-z0-9]([-a-z0-9]*[a-z0-9])?)-\d+-\d+")
+
+
+def layout_record(jobset: dict) -> str:
+    """The annotation's value: the replicatedJobs, in order, whose pods the size label counts."""
+    return ",".join(r["name"] for r in jobset["spec"]["replicatedJobs"])
+
+
+@dataclass(frozen=True)
+class Reshaped:
+    category: ClassVar[str] = RESHAPED
+    line: int  # 1-based line of the JobSet document
+    label: str  # JobSet NAME (APIVERSION)
+    problems: tuple  # one sentence each
+    source: str | None  # the v1 job it was converted from (kf2jobset.dev/source)
+
+    def listing(self, path: str) -> str:
+        """`FILE:LINE: KIND NAME (APIVERSION): reshaped: ...`, as --check lists it and the other modes warn."""
+        return f"{path}:{self.line}: {self.label}: {RESHAPED}: {self.message()}"
+
+    def message(self) -> str:
+        where = f" ({self.source})" if self.source else ""
+        return ("; ".join(self.problems) + ": keep the replicatedJobs kf2jobset wrote (one pod per Job, their names), "
+                f"or convert the v1 job{where} again after changing it")
+
+
+def may_hold_layout(text: str) -> bool:
+    return SOURCE_ANNOTATION in text
+
+
+def _walk(node):
+    """Every node of a parsed YAML tree."""
+    yield node
+    children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+    for child in children:
+        yield from _walk(child)
+
+
+def _strings(node) -> list[str]:
+    return [n for n in _walk(node) if isinstance(n, str)]
+
+
+def _field_refs(node) -> set[str]:
+    """Every fieldRef.fieldPath under ``node``."""
+    return {n["fieldRef"]["fieldPath"] for n in _walk(node) if isinstance(n, dict) and isinstance(n.get("fieldRef"), dict)
+            and isinstance(n["fieldRef"].get("fieldPath"), str)}
+
+
+def problems_of(jobset: dict) -> list[str]:
+    """What the layout edits broke, one sentence each (empty: nothing)."""
+    spec = jobset.get("spec") if isinstance(jobset.get("spec"), dict) else {}
+    rjobs = [r for r in spec.get("replicatedJobs") or [] if isinstance(r, dict) and isinstance(r.get("name"), str)]
+    names = [r["name"] for r in rjobs]
+    meta = jobset.get("metadata") if isinstance(jobset.get("metadata"), dict) else {}
+    ann = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+    out: list[str] = []
+    recorded = [n.strip() for n in str(ann.get(LAYOUT_ANNOTATION) or "").split(",") if n.strip()]
+    if recorded:
+        added = [n for n in names if n not in recorded]
+        removed = [n for n in recorded if n not in names]
+        if added and removed:
+            out.append(f"replicatedJob {', '.join(removed)} renamed or replaced ({', '.join(added)}): the values were "
+                       f"written for replicatedJobs {', '.join(recorded)}")
+        elif added:
+            out.append(f"replicatedJob {', '.join(added)} added beside {', '.join(recorded)}: the pod count the "
+                       f"values read ({_GLOBAL_REPLICAS}) now counts {'its' if len(added) == 1 else 'their'} pods too")
+        elif removed:
+            out.append(f"replicatedJob {', '.join(removed)} removed: the pod count the values read "
+                       f"({_GLOBAL_REPLICAS}) no longer counts {'its' if len(removed) == 1 else 'their'} pods")
+    referenced: dict[str, None] = {}
+    for s in _strings(rjobs):
+        for m in _POD_ADDRESS.finditer(s):
+            referenced.setdefault(m.group(1))
+    gone = [n for n in referenced if n not in names and not any(n.startswith(f"{x}-") for x in names)]
+    if gone:
+        out.append(f"addresses name pods of replicatedJob {', '.join(gone)}, which the JobSet no longer has "
+                   "(renamed or removed)")
+    for r in rjobs:
+        job = (r.get("template") or {}).get("spec") if isinstance(r.get("template"), dict) else None
+        if not isinstance(job, dict):
+            continue
+        pods = max(_count(job.get("completions")), _count(job.get("parallelism")))
+        if pods > 1 and any(_GLOBAL_INDEX in p for p in _field_refs(job.get("template"))):
+            out.append(f"replicatedJob {r['name']} runs {pods} pods per Job: they share one job-global-index, "
+                       "so the ranks read from it repeat")
+    return out
+
+
+def _count(value) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
+def reshaped_jobsets(text: str) -> list[Reshaped]:
+    """Every JobSet of the stream that kf2jobset converted and whose layout an edit broke."""
+    from .yamlio import first_content_line, parse_documents, position
+
+    out = []
+    for doc in parse_documents(text, select=may_hold_layout, without_comments=True):
+        data = doc.data
+        if doc.error is not None or not isinstance(data, dict) or data.get("kind") != "JobSet":
+            continue
+        meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+        ann = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+        if SOURCE_ANNOTATION not in ann:
+            continue
+        found = problems_of(data)
+        if not found:
+            continue
+        name = meta.get("name") or meta.get("generateName") or "(unnamed)"
+        line = position(data, ("spec", "replicatedJobs"), doc.start_line)[0]
+        out.append(Reshaped(line or doc.start_line + first_content_line(doc.text) + 1,
+                            f"JobSet {name} ({data.get('apiVersion')})", tuple(found), ann.get(SOURCE_ANNOTATION)))
+    return out
