@@ -44,31 +44,58 @@ class Note:
         return f"{self.code} {self.message}" + (f" (action: {self.action})" if self.action else "")
 
 
+# Lines one code may take without --verbose: its texts most jobs share; the jobs with rarer texts are
+# named on one more line (a code whose text names a per-job value must not print a line per job).
+TEXTS_PER_CODE = 8
+
+
 def warning_lines(items: list, verbose: bool = False) -> list[str]:
     """`warning: ...` lines for the printed notes of a run, items [(where, job name, Note)] in order.
 
-    One line per code, naming the jobs it concerns, with the first job's text (its name written as
-    <job>): ten alike jobs print one line per code, not ten. `verbose`, or a code that concerns one
-    job only: each job's own line. A job with several notes of one code (three env entries replaced)
-    still gets one line: the first note's text and where the others are.
+    One line per code and text: the jobs whose notes read the same (each job's own name written
+    <job>) share a line naming them, so ten alike jobs print one line, and a line never states one
+    job's value (another runtime, another port) for jobs it does not hold for. A text of one job:
+    that job's own line; `verbose`: each job's own line. A job with several notes of one code (three
+    env entries replaced) still gets one line: the first note's text and where the others are.
     """
     by_code: dict[str, dict] = {}
     for where, job, note in items:
         by_code.setdefault(note.code, {}).setdefault((where, job), []).append(note)
     out = []
     for code, jobs in by_code.items():
-        if verbose or len(jobs) == 1:
-            out += [f"warning: {where}: " + (f"{job}: " if job else "") + _one_job_text(notes)
-                    for (where, job), notes in jobs.items()]
+        if verbose:
+            out += [_job_line(where, job, notes) for (where, job), notes in jobs.items()]
             continue
-        (where, job), notes = next(iter(jobs.items()))
-        text = _one_job_text(notes)[len(code) + 1:]
-        if job and len(job) > 2:
-            text = text.replace(job, "<job>")
-        names = [j or w for w, j in jobs]
-        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-        out.append(f"warning: {code} in {len(jobs)} jobs ({shown}; each on its own: --verbose): {text}")
+        by_text: dict[str, list] = {}
+        for (where, job), notes in jobs.items():
+            by_text.setdefault(_generic(_one_job_text(notes), job), []).append((where, job, notes))
+        texts = sorted(by_text.items(), key=lambda t: -len(t[1]))  # most jobs first; ties as met
+        shown = texts if len(texts) <= TEXTS_PER_CODE + 1 else texts[:TEXTS_PER_CODE]
+        for text, alike in shown:
+            if len(alike) == 1:
+                out.append(_job_line(*alike[0]))
+            else:
+                out.append(f"warning: {code} in {len(alike)} jobs ({_names(alike)}; each on its own: --verbose): "
+                           + text[len(code) + 1:])
+        rest = [job for _, alike in texts[len(shown):] for job in alike]
+        if rest:
+            out.append(f"warning: {code} in {len(rest)} more jobs, each with a text of its own "
+                       f"({_names(rest)}): each on its own: --verbose")
     return out
+
+
+def _job_line(where: str, job: str, notes: list) -> str:
+    return f"warning: {where}: " + (f"{job}: " if job else "") + _one_job_text(notes)
+
+
+def _generic(text: str, job: str) -> str:
+    """The text with the job's own name written <job>, so that alike jobs read alike."""
+    return text.replace(job, "<job>") if job and len(job) > 2 else text
+
+
+def _names(jobs: list) -> str:
+    names = [job or where for where, job, _ in jobs]
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
 def _one_job_text(notes: list) -> str:

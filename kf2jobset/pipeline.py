@@ -38,11 +38,14 @@ class FileResult:
         return self.new_text is not None and self.new_text != self.text
 
     def unconverted_lines(self) -> list[str]:
-        """`file:line: document N: <path> holds a <kind> ...` for each v1 job left inside another object."""
+        """`file:line:column: document N: <path> holds a <kind> ...` for each v1 job left inside another object."""
         out = []
         for i, (doc, res) in enumerate(zip(self.documents, self.results)):
             for emb in res.unconverted:
-                out.append(f"{self.path}:{doc.start_line + 1}: document {i + 1}: {emb.message()}")
+                line, col = position(doc.data, emb.path, doc.start_line)  # where the job is held, as --check says
+                if line is None:
+                    line, col = doc.start()
+                out.append(f"{self.path}:{line}:{col}: document {i + 1}: {emb.message()}")
         return out
 
     @cached_property
@@ -273,8 +276,8 @@ def _locate(err: Kf2JobSetError, path: str, doc: Document) -> Kf2JobSetError:
         line, col = loc.line, loc.column
         if line is None and loc.path:
             line, col = position(doc.data, loc.path, doc.start_line)
-        if line is None:
-            line = doc.start_line + 1
+        if line is None:  # about the whole document, or a field it does not have: where the document starts
+            line, col = doc.start()
         hint = p.hint
         if p.rule == "envsubst" and hint:
             from .envsubst import fill_hint

@@ -82,7 +82,7 @@ def _sizes(data: dict):
 def resized_jobsets(text: str) -> list[Resized]:
     """Every JobSet (or TrainJob) of the stream whose sizes differ from its recorded sizes (unparsable
     documents and anything kf2jobset did not record are left to the rest of the run)."""
-    from .yamlio import first_content_line, parse_documents, position
+    from .yamlio import parse_documents, position
 
     out = []
     for doc in parse_documents(text, select=may_hold_record, without_comments=True):
@@ -103,7 +103,7 @@ def resized_jobsets(text: str) -> list[Resized]:
         name = meta.get("name") or meta.get("generateName") or "(unnamed)"
         path = path_of(changes[0][0])
         line = position(data, path, doc.start_line)[0] if path is not None else None
-        out.append(Resized(line or doc.start_line + first_content_line(doc.text) + 1,
+        out.append(Resized(line or doc.start()[0],
                            f"{data.get('kind')} {name} ({data.get('apiVersion')})", changes,
                            str(ann.get(SIZE_LITERALS_ANNOTATION) or "the size-derived values"),
                            ann.get("kf2jobset.dev/source"), called))

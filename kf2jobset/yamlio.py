@@ -26,6 +26,18 @@ class Document:
     data: Any = None  # parsed content (ruamel round-trip types), None for an empty document
     error: InputError | None = None
 
+    def start(self) -> tuple[int, int]:
+        """1-based line and column of the document's content in the file: its root node, after the
+        leading comments, blank lines and `---` (not `start_line`, which is where its text begins, a
+        licence header's first line), so a message about the whole document points at the job."""
+        line, col = position(self.data, (), self.start_line)
+        if line is not None:
+            return line, col
+        n = first_content_line(self.text)  # not parsed (a YAML error), or built in code
+        text = (self.text.splitlines() or [""])[n]
+        body = text[3:] if _SEPARATOR.match(text) else text  # `--- {apiVersion: ...}`
+        return self.start_line + n + 1, len(text) - len(body.lstrip()) + 1
+
 
 _MARKER_LINE = re.compile(r"^(?:---|\.\.\.)(?:\s+#.*)?$")
 
@@ -121,7 +133,7 @@ def parse_documents(text: str, file: str | None = None, select=None, *, without_
             loaded = list(yaml.load_all(doc.text))
         except RecursionError:  # limits are checked with PyYAML; without libyaml the pure parser may recurse
             doc.error = InputError(Problem(f"nesting too deep (more than {MAX_DEPTH} levels)",
-                                           Location(file, doc.index, doc.start_line + 1)))
+                                           Location(file, doc.index, *doc.start())))
             continue
         except Exception as exc:  # ruamel raises several unrelated types for bad input
             doc.error = _yaml_error(exc, file, doc)
@@ -132,9 +144,9 @@ def parse_documents(text: str, file: str | None = None, select=None, *, without_
         loaded = [d for d in loaded if d is not None]
         if "!" in doc.text:
             loaded = [_resolve_core_tags(d) for d in loaded]
-        if len(loaded) > 1:  # a separator our line scan could not see (e.g. inside a flow)
-            doc.error = InputError(Problem("more than one YAML document in one block", Location(file, doc.index, doc.start_line + 1)))
         doc.data = loaded[0] if loaded else None
+        if len(loaded) > 1:  # a separator our line scan could not see (e.g. inside a flow)
+            doc.error = InputError(Problem("more than one YAML document in one block", Location(file, doc.index, *doc.start())))
     return docs
 
 

@@ -139,3 +139,65 @@ def test_valid_references(image):
                                    "x:tag:tag", "x:", "x@sha256:abc", "a b"])
 def test_invalid_references(image):
     assert not is_reference(image)
+
+
+PLAIN = """          - name: pytorch
+            image: registry.example.com/train:1
+            command: ["torchrun", "train.py"]
+"""
+
+
+def jax_job(name: str) -> str:
+    return f"""apiVersion: kubeflow.org/v1
+kind: JAXJob
+metadata:
+  name: {name}
+spec:
+  jaxReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: jax
+            image: registry.example.com/jax:0.4
+            command: ["python", "train.py"]
+"""
+
+
+def test_jobs_on_two_runtimes_get_a_line_per_runtime_not_one_runtime_for_all():
+    # Finding 2 of the TrainJob review: TJ012 named the first job's runtime for every job of the code.
+    text = "---\n".join([job(PLAIN, name=f"resnet-{i}") for i in range(3)] + [jax_job(f"spmd-{i}") for i in range(2)])
+    result = convert(text, "--target", "trainjob")
+    assert result.exit_code == 0, result.stderr
+    said = lines_with(result.stderr, "TJ012")
+    assert len(said) == 2, result.stderr
+    torch, jax = said
+    assert "TJ012 in 3 jobs (resnet-0, resnet-1, resnet-2;" in torch and "jax" not in torch
+    assert torch.count("'torch-distributed'") == 1 and "kubectl get clustertrainingruntime torch-distributed" in torch
+    assert "TJ012 in 2 jobs (spmd-0, spmd-1;" in jax and "torch" not in jax
+    assert "kubectl get clustertrainingruntime jax-distributed" in jax
+
+
+def test_one_job_with_a_text_of_its_own_gets_its_own_line():
+    text = "---\n".join([job(PLAIN, name=f"resnet-{i}") for i in range(2)] + [jax_job("spmd")])
+    said = lines_with(convert(text, "--target", "trainjob").stderr, "TJ012")
+    assert len(said) == 2 and "TJ012 in 2 jobs (resnet-0, resnet-1;" in said[0], said
+    assert "<stdin>: spmd: TJ012" in said[1] and "'jax-distributed'" in said[1], said
+
+
+def test_a_code_with_more_texts_than_lines_names_the_rest_and_states_no_text_for_them():
+    from kf2jobset.notes import TEXTS_PER_CODE, Note, warning_lines
+
+    texts = TEXTS_PER_CODE + 3
+    items = [("f.yaml", f"job-{i}-{copy}", Note("JS061", "rewritten", f"MASTER_PORT '{i}' ran as 23456", warn=True))
+             for i in range(texts) for copy in range(2 if i == 0 else 1)]
+    lines = warning_lines(items)
+    assert len(lines) == TEXTS_PER_CODE + 1, lines
+    assert lines[0].startswith("warning: JS061 in 2 jobs (job-0-0, job-0-1;") and "'0'" in lines[0]
+    shown = [i for i in range(texts) if any(f"'{i}'" in line for line in lines)]
+    assert shown == list(range(TEXTS_PER_CODE)), lines
+    assert lines[-1] == ("warning: JS061 in 3 more jobs, each with a text of its own "
+                         f"(job-{TEXTS_PER_CODE}-0, job-{TEXTS_PER_CODE + 1}-0, job-{TEXTS_PER_CODE + 2}-0): "
+                         "each on its own: --verbose")
+    assert len(warning_lines(items, verbose=True)) == texts + 1

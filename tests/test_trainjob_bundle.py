@@ -273,7 +273,7 @@ def test_repo_mode_and_the_report_list_the_runtimes_a_tree_needs(tmp_path):
     for case in ("targets/trainjob/tfjob-bundle", "pytorchjob/master-workers", "tfjob/all-workers"):
         (tmp_path / f"{case.replace('/', '-')}.yaml").write_text((FIXTURES / case / "input.yaml").read_text())
     check = CliRunner().invoke(main, ["convert", str(tmp_path), "--target", "trainjob", "--check"])
-    assert check.exit_code == 4 and "tfjob-all-workers.yaml:1: TFJob mwms-all (kubeflow.org/v1): needs a decision: " \
+    assert check.exit_code == 4 and "tfjob-all-workers.yaml:1:1: TFJob mwms-all (kubeflow.org/v1): needs a decision: " \
         "TFJob 'mwms-all' fits no shared ClusterTrainingRuntime" in check.stdout
     run = CliRunner().invoke(main, ["convert", str(tmp_path), "--target", "trainjob", "--in-place"])
     # the job no shared runtime takes stays as written, refused with why; the others are converted

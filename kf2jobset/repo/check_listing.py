@@ -12,7 +12,7 @@ from ..categories import DECISION, EMBEDDED, HELM, ORDER, PATCH, REFUSED, RESIZE
 from ..errors import format_path
 from ..staleness import resized_jobsets
 from ..text.classify import has_job_evidence, kinds_in
-from ..yamlio import first_content_line, position
+from ..yamlio import position
 
 _PLURAL = {DECISION: "need a decision", PATCH: "kustomize patches", STALE: "stale copies"}
 
@@ -52,7 +52,7 @@ def error_detail(err) -> str:
 
 
 def doc_line(doc) -> int:
-    return doc.start_line + first_content_line(doc.text) + 1
+    return doc.start()[0]
 
 
 CONVERT_AGAIN = "kf2jobset convert --in-place"

@@ -28,7 +28,7 @@ from ..runtime.structure import (
     stale_addresses,
 )
 from ..targets import target_of
-from ..yamlio import first_content_line, position
+from ..yamlio import position
 from .explain import explain
 from .model import FileError, FileReport, FileWarning, Finding, JobReport, Report, sort_findings
 
@@ -123,7 +123,7 @@ def job_report(conv, doc, embedded: tuple, options) -> JobReport:
     report = JobReport(
         kind=job.kind, api_version=job.written_api_version, name=job.display_name(), namespace=job.namespace,
         jobset=meta.get("name"), document=doc.index,
-        line=position(doc.data, embedded, doc.start_line)[0] if embedded else doc.start_line + 1 + first_content_line(doc.text),
+        line=position(doc.data, embedded, doc.start_line)[0] if embedded else doc.start()[0],
         embedded_path=format_path(embedded) if embedded else None,
         replica_types=list(job.replicas),
         written_kind=target_of(options).kind_written,
