@@ -139,3 +139,16 @@ def test_only_the_edits_that_break_a_value_are_named(extra, pods, rename):
     assert ("renamed or replaced" in found) == rename
     assert ("runs" in found and "pods per Job" in found) == (pods > 1)
     assert ("which the JobSet no longer has" in found) == rename
+
+
+def test_the_fixer_hook_fails_on_a_stale_object_it_cannot_fix(tmp_path):
+    """`convert --in-place --fail-on-change` (the kf2jobset-convert hook) exits 1 on a reshaped JobSet, which it
+    leaves as it is, and 0 on the same file whole."""
+    work, text = converted_in_place(tmp_path, DDP.read_text())
+    path = work / "job.yaml"
+    assert convert_cli("--in-place", "--fail-on-change", path).exit_code == exitcodes.OK
+    path.write_text(yaml.safe_dump(_added(_jobset(text)), sort_keys=False))
+    before = path.read_bytes()
+    hook = convert_cli("--in-place", "--fail-on-change", path)
+    assert hook.exit_code == exitcodes.FINDINGS and ": reshaped: " in hook.stderr, hook.stderr
+    assert path.read_bytes() == before

@@ -37,7 +37,9 @@ def repo_options(func):
         click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
                      help="Worker processes for many files (0: one per CPU; 1: none)."),
         click.option("--fail-on-change", is_flag=True,
-                     help="Exit 1 when a file was written (the pre-commit fixer convention)."),
+                     help="Exit 1 when a file was written (the pre-commit fixer convention), or when a converted "
+                          "JobSet/TrainJob was edited away from what its values were written for (resized, reshaped: "
+                          "converting cannot fix it)."),
         click.option("--docs", is_flag=True,
                      help="Repo mode: directory walks take Markdown files (*.md) too; their fenced YAML blocks holding "
                           "v1 jobs are converted (a named .md file always is)."),

@@ -62,6 +62,7 @@ class Outcome:
     codes: list[int] = field(default_factory=list)
     reason: str | None = None  # skip reason
     notes: list[str] = field(default_factory=list)  # warnings that do not fail the file
+    stale: int = 0  # converted objects an edit left stale (resized, reshaped): converting cannot fix them
     warnings: list = field(default_factory=list)  # [(path, job name, Note)] the user must know: printed grouped by code
     katib_unconverted: int = 0  # Experiments embedding v1 jobs, left alone without --katib
     runtimes: list = field(default_factory=list)  # (ClusterTrainingRuntime, bundle flavour or None) the file's TrainJobs name

@@ -372,6 +372,7 @@ def _resized_findings(outcomes: list[Outcome], resized: dict[str, list], setting
                 holder.finding(category, line)
             else:  # converting does not regenerate them: say so on every run
                 holder.notes.append(f"warning: {line}")
+                holder.stale += 1
 
 
 def _irrelevant_bytes(path: str, settings: Settings) -> bool:
@@ -561,7 +562,8 @@ def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_
         return exitcodes.worst(codes)
     if settings.mode == CHECK:
         return exitcodes.FINDINGS if needs_change else exitcodes.OK
-    if changed and settings.fail_on_change:
+    # the fixer hook fails on what it wrote and on what it cannot fix: pre-commit shows a passing hook's warnings to nobody
+    if settings.fail_on_change and (changed or any(o.stale for o in outcomes)):
         return exitcodes.FINDINGS
     return exitcodes.OK
 
