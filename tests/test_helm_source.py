@@ -240,3 +240,49 @@ def test_repo_mode_converts_charts_beside_plain_files_and_a_staged_template_alon
         "source: {{ $role }} writes a key at spec.pytorchReplicaSpecs (inside {{ range $role, $count := dict \"Master\" "
         ".Values.masterReplicas \"Worker\" .Values.workers }}, line 9: the range writes the entries), where the key "
         "decides what the entry is (a replica type, a field)"]
+
+
+@pytest.mark.parametrize("name", ["helm3", "helm4"])
+def test_a_helper_kf2jobset_extends_stays_an_include_and_an_edit_of_it_reaches_every_role(name, converted, env,
+                                                                                             tmp_path):
+    """tfjob-roles' container comes from `tfjob.container` in the chief, the workers and the evaluator; kf2jobset
+    adds ports and env after the helper's keys, so each branch keeps the include and an edit of the helper (a new
+    arg) shows in every role that includes it, for every values set, and in no other."""
+    helm = helm_binary(name)
+    case = SOURCE / "tfjob-roles"
+    _, converted_chart, result = converted(case, ())
+    assert result.exit_code == 0 and "HELM002" not in result.output, result.output
+    chart = tmp_path / "chart"
+    shutil.copytree(converted_chart, chart)
+    template = (chart / "templates" / "tfjob.yaml").read_text()
+    includes = [ln for ln in template.splitlines() if 'include "tfjob.container"' in ln]
+    assert includes and all(ln.strip().startswith("{{- include") for ln in includes)
+    assert "--model-dir" not in template  # the helper's text is nowhere inlined
+    helpers = chart / "templates" / "_helpers.tpl"
+    helpers.write_text(helpers.read_text().replace('args: ["--model-dir', 'args: ["--lr-schedule=cosine", "--model-dir'))
+    for values in _values_sets(case):
+        shown = values.name if values else "the chart's defaults"
+        (jobset,) = [d for d in _documents(_template(helm, chart, values, env)) if d["kind"] == "JobSet"]
+        roles = {rj["name"]: rj["template"]["spec"]["template"]["spec"]["containers"][0] for rj in jobset["spec"]["replicatedJobs"]}
+        assert "worker" in roles, shown
+        for role, container in roles.items():
+            edited = "--lr-schedule=cosine" in container.get("args", [])
+            assert edited == (role != "ps"), f"{shown}: {role}: {container.get('args')}"
+            if role != "ps":
+                assert any(e["name"] == "TF_CONFIG" for e in container["env"]), f"{shown}: {role}"
+
+
+def test_a_helper_kf2jobset_writes_into_is_written_out_and_said(tmp_path):
+    """helper-writes-env's container helper writes env, which kf2jobset extends: the helper's text is inlined
+    in both roles and HELM002 names the helper, each include's line and why."""
+    chart = tmp_path / "chart"
+    shutil.copytree(SOURCE / "helper-writes-env" / "chart", chart)
+    result = CliRunner().invoke(main, ["convert", str(chart), "--in-place"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    template = (chart / "templates" / "pytorchjob.yaml").read_text()
+    assert "include" not in template and template.count("- name: LEARNING_RATE") == 2
+    (said,) = [ln for ln in result.stderr.splitlines() if "HELM002" in ln]  # one line: the first include's text
+    assert '{{ include "finetune.container" . }} at line 13 is written out' in said, said
+    assert said.endswith(f"(and 1 more HELM002: {chart}/templates/pytorchjob.yaml:20)"), said
+    assert "helper 'finetune.container'" in said and "_helpers.tpl no longer changes what this template" in said
+    assert "writes lines into what it writes, after `value: {{ .Values.learningRate | quote }}`" in said

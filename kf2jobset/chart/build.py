@@ -12,6 +12,7 @@ from ..text.classify import may_hold_job
 from ..yamlio import detect_style
 from . import gotemplate as gt
 from . import standins as si
+from .fold import fold
 from .merge import merge
 from .names import guard
 from .reorder import reorder_like
@@ -47,7 +48,8 @@ def convert_chunk(text: str, path: str, helpers: dict, taken: str, options) -> C
         work = Work(program, path, options)
         work.plan()
         try:
-            out = write(work, merge(work))
+            items, work.folding = fold(program, merge(work))
+            out = write(work, items)
             break
         except Refusal as r:
             # a helper of the chart standing in as one line, which the conversion reads or changes:
@@ -92,6 +94,33 @@ def _notes(work) -> list:
             "name, where the post-renderer keeps the value the operator gave it",
             source_path="env", action="keep these names out of the values, or render the chart with the post-renderer",
             warn=True, unchecked="about values the chart is installed with, which the conversion never sees")))
+    out += _inlined(work)
+    return out
+
+
+def _inlined(work) -> list:
+    """HELM002: each include of a helper still written as the helper's own text (chart/fold.py)."""
+    p, out, said = work.program, [], set()
+    if not work.conversions or work.folding is None:
+        return out
+    job = work.restore_text(work.conversions[0].job.display_name())
+    for key, why in work.folding.why.items():
+        slot = p.expanded[key]
+        name = gt.helper_call(slot.form.source)[0]
+        if (name, slot.line) in said:
+            continue
+        said.add((name, slot.line))
+        where = f"line {slot.line}" if slot.file == work.path else f"{slot.file}:{slot.line}"
+        copies = " in some of the branches the values pick" if key in work.folding.kept else ""
+        out.append((job, Note(
+            "HELM002", "rewritten",
+            f"{{{{ {slot.form.source} }}}} at {where} is written out as the lines of helper "
+            f"{name!r}{copies}: {work.restore_text(why)}; an edit of {name!r} in {p.helpers[name][1]} no longer "
+            "changes what this template renders there",
+            source_path=f"{slot.file}:{slot.line}",
+            action=f"make such edits in the converted template's lines where {name!r} was, or render the chart "
+                   "with the post-renderer to keep the include",
+            warn=True, unchecked="about the chart's text, which the converted objects do not hold")))
     return out
 
 
@@ -135,6 +164,7 @@ class Work:
         self.env_writers: set = set()  # slots whose values write a container's env entries (HELM001)
         self.choices: dict = {}  # share -> every word a choice's stand-in may be (check_choices)
         self.embedded = False
+        self.folding = None  # the helpers' texts written as their includes again (chart/fold.py)
 
         self.sizes = Sizes(program.prefix, program.plan.counts)  # values derived from replica counts
 

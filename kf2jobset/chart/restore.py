@@ -19,6 +19,7 @@ import re
 
 from . import gotemplate as gt
 from . import standins as si
+from .fold import FOLD_RE
 from .items import Fail, Guard, Repeat, Switch
 from .sizes import Listed, MARK_RE, expression
 from .skeleton import BLOCK, LINES, MARKER_RE
@@ -198,6 +199,9 @@ def _first_indent(sw: Switch) -> str:
 
 def _line(work, line: str, chain: tuple) -> str:
     p = work.program
+    folded = FOLD_RE.match(line)
+    if folded and folded.group(2) in work.folding.folds:
+        return _include(work, p.expanded[work.folding.folds[folded.group(2)]], len(folded.group(1)), chain)
     m = MARKER_RE.match(line)
     if m:
         marker = p.markers.get(m.group(2))
@@ -310,6 +314,14 @@ def _block_line(work, line: str, token: str, key, chain: tuple) -> str:
     if function == "indent":
         return f"{{{{ {source} | indent {width} }}}}"
     return f"{{{{ {source} }}}}"
+
+
+def _include(work, slot, width: int, chain: tuple) -> str:
+    """A helper's text folded back (chart/fold.py): its include, indented at the column its lines start at."""
+    source = _pipeline(slot, slot.form.source, chain)
+    if slot.form.function == "nindent":
+        return f"{' ' * width}{{{{- {source} | nindent {width} }}}}"
+    return f"{{{{ {source} | indent {width} }}}}"
 
 
 def _same_yaml(a: str, b: str) -> bool:

@@ -119,6 +119,8 @@ class Program:
         self.prefix = "kfq"
         self.reassigned = _reassigned(nodes) | {v for d, _f, _t in helpers.values() for v in _reassigned(d.body)}
         self.inline_ids: set = set()  # ids of if/with/range blocks written inside a line: one value each
+        self.expanded: dict[tuple, SlotInfo] = {}  # key -> an include of a helper written as the helper's text
+        self.expansions: dict[tuple, set] = {}  # key -> the texts it wrote (first token set, every variant)
         self.classify = lambda node, form, source: SCALAR  # the kind of an action nothing was decided for
         if "kfq" in taken:  # the tokens must be text the chart never writes
             raise ValueError("the template already holds kf2jobset's stand-in prefix 'kfq'")
@@ -232,7 +234,11 @@ class Program:
             rebinds = arg not in ("$",) and not (arg == "." and not scope)
             inner_scope = scope + (("helper", base, arg),) if rebinds else scope
             self._nodes(define.body, inner, base, it, regions, inner_scope, helpers + ((name, arg),), hfile, htext)
-            out.append(_apply_indent("".join(inner), form))
+            written = _apply_indent("".join(inner), form)
+            out.append(written)
+            if self._set == 0:  # what the include writes here, to be found again in the conversion (chart/fold.py)
+                self.expanded.setdefault(key, SlotInfo(key, n, file, form, regions, scope, helpers))
+                self.expansions.setdefault(key, set()).add(written)
             return
         if key not in self.slots:
             self.slots[key] = SlotInfo(key, n, file, form, regions, scope, helpers)
