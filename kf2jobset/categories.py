@@ -15,6 +15,7 @@ HELM = "Helm-skipped"  # in a Helm chart template: never parsed
 PATCH = "kustomize patch"  # a kustomization/patch file still aimed at a v1 job
 STALE = "stale copy"  # --check --out-dir: the converted copy is missing or out of date
 RESIZED = "resized"  # a converted JobSet whose replicas no longer match the sizes its literals were written for
-# a converted JobSet whose replicatedJobs were added, renamed or made to run several pods per Job (layout_guard.py)
+# a converted JobSet whose replicatedJobs were added, renamed or made to run several pods per Job, or whose values
+# name v1's pods (layout_guard.py)
 RESHAPED = "reshaped"
 ORDER = (TO_CONVERT, DECISION, REFUSED, EMBEDDED, TEMPLATE, HELM, PATCH, STALE, RESIZED, RESHAPED)

@@ -73,8 +73,9 @@ def _field_refs(node) -> set[str]:
             and isinstance(n["fieldRef"].get("fieldPath"), str)}
 
 
-def problems_of(jobset: dict) -> list[str]:
-    """What the layout edits broke, one sentence each (empty: nothing)."""
+def problems_of(jobset: dict, services: frozenset = frozenset()) -> list[str]:
+    """What the layout edits broke, one sentence each (empty: nothing). ``services``: the names of the Services
+    beside it (v1's per-pod names that a companion Service serves, JS066, still resolve)."""
     spec = jobset.get("spec") if isinstance(jobset.get("spec"), dict) else {}
     rjobs = [r for r in spec.get("replicatedJobs") or [] if isinstance(r, dict) and isinstance(r.get("name"), str)]
     names = [r["name"] for r in rjobs]
@@ -102,6 +103,12 @@ def problems_of(jobset: dict) -> list[str]:
     if gone:
         out.append(f"addresses name pods of replicatedJob {', '.join(gone)}, which the JobSet no longer has "
                    "(renamed or removed)")
+    sizes = {r["name"]: _count(r.get("replicas")) for r in rjobs}
+    v1_names = _v1_pod_names(ann.get(SOURCE_ANNOTATION), sizes, _program_strings(rjobs)) - services
+    if v1_names:
+        out.append(f"values name {', '.join(sorted(v1_names))}: the v1 operator's per-pod names, which nothing serves "
+                   "beside the JobSet (write $(KF2JOBSET_JOBSET_NAME)-<replicatedJob>-0-<index>.$(KF2JOBSET_JOBSET_NAME), "
+                   "as the conversion does, or add v1's per-pod Services: --v1-pod-services)")
     for r in rjobs:
         job = (r.get("template") or {}).get("spec") if isinstance(r.get("template"), dict) else None
         if not isinstance(job, dict):
@@ -113,6 +120,28 @@ def problems_of(jobset: dict) -> list[str]:
     return out
 
 
+def _program_strings(rjobs: list) -> list[str]:
+    """What the containers run and read: command, args and env values (where a host name is an address; a label
+    selector's `job-name: <jobset>-<replicatedJob>-<i>` is the JobSet's own child Job, the same shape)."""
+    out: list[str] = []
+    for node in _walk(rjobs):
+        if isinstance(node, dict) and isinstance(node.get("image"), str):  # a container
+            out += _strings([node.get("command"), node.get("args")])
+            out += [e["value"] for e in node.get("env") or [] if isinstance(e, dict) and isinstance(e.get("value"), str)]
+    return out
+
+
+def _v1_pod_names(source, sizes: dict[str, int], strings: list[str]) -> set[str]:
+    """`<v1 job>-<type>-<i>` host names of pods v1 ran (its per-pod Services; i below the replicas) in the values:
+    added by hand after the conversion, which rewrites them (JS065). The v1 job's name: the source record's last word.
+    A host name stands alone or after `=`, `,`, `@`, `//` (a path segment `/x/` or a longer word is not one)."""
+    v1 = str(source or "").split()[-1:]
+    if not v1 or not sizes:
+        return set()
+    pattern = re.compile(rf"(?:^|(?<=[\s=,'\"@])|(?<=//)){re.escape(v1[0])}-({'|'.join(map(re.escape, sizes))})-(\d+)(?![-\w])")
+    return {m.group(0) for s in strings for m in pattern.finditer(s) if int(m.group(2)) < sizes[m.group(1)]}
+
+
 def _count(value) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 1
 
@@ -122,7 +151,11 @@ def reshaped_jobsets(text: str) -> list[Reshaped]:
     from .yamlio import first_content_line, parse_documents, position
 
     out = []
-    for doc in parse_documents(text, select=may_hold_layout, without_comments=True):
+    docs = parse_documents(text, select=lambda t: may_hold_layout(t) or "Service" in t, without_comments=True)
+    services = frozenset(str((d.data.get("metadata") or {}).get("name")) for d in docs
+                         if isinstance(d.data, dict) and d.data.get("kind") == "Service"
+                         and isinstance(d.data.get("metadata"), dict))
+    for doc in docs:
         data = doc.data
         if doc.error is not None or not isinstance(data, dict) or data.get("kind") != "JobSet":
             continue
@@ -130,7 +163,7 @@ def reshaped_jobsets(text: str) -> list[Reshaped]:
         ann = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
         if SOURCE_ANNOTATION not in ann:
             continue
-        found = problems_of(data)
+        found = problems_of(data, services)
         if not found:
             continue
         name = meta.get("name") or meta.get("generateName") or "(unnamed)"

@@ -152,3 +152,27 @@ def test_the_fixer_hook_fails_on_a_stale_object_it_cannot_fix(tmp_path):
     hook = convert_cli("--in-place", "--fail-on-change", path)
     assert hook.exit_code == exitcodes.FINDINGS and ": reshaped: " in hook.stderr, hook.stderr
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("value, flagged", [
+    ("wide-deep-ps-0.ads.svc:2222", True),  # v1's per-pod Service, as a runbook writes it
+    ("--ps=wide-deep-ps-1:2222", True),
+    ("grpc://wide-deep-worker-2", True),
+    ("gs://models/wide-deep-ps-0/export", False),  # a path segment
+    ("wide-deep-ps-7:2222", False),  # no such v1 pod (2 parameter servers): left alone, as the conversion leaves it
+    ("other-wide-deep-ps-0:2222", False),  # a longer word
+    ("$(KF2JOBSET_JOBSET_NAME)-ps-0-0.$(KF2JOBSET_JOBSET_NAME):2222", False),  # the JobSet's own pod
+])
+def test_a_v1_pod_name_added_by_hand_is_named_unless_a_service_serves_it(value, flagged):
+    from kf2jobset.options import ConvertOptions
+    from kf2jobset.pipeline import convert_text
+
+    text = (FIXTURES / "tfjob" / "chief-ps-workers" / "input.yaml").read_text()
+    js = _jobset(convert_text(text, "job.yaml", ConvertOptions()).new_text)
+    container = js["spec"]["replicatedJobs"][-1]["template"]["spec"]["template"]["spec"]["containers"][0]
+    container.setdefault("env", []).append({"name": "PEER", "value": value})
+    found = " | ".join(problems_of(js))
+    assert ("the v1 operator's per-pod names" in found) == flagged, found
+    if flagged:
+        name = value.split("//")[-1].split("=")[-1].split(".")[0].split(":")[0]
+        assert problems_of(js, frozenset({name})) == []  # --v1-pod-services (JS066) serves it
