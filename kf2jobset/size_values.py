@@ -142,7 +142,8 @@ def read_sizes(data: dict, configmaps: dict, profile, names: tuple, entries=()) 
                     reading.read.add(value.name)
                     if _count(replicas[rjob]) != 1:
                         reading.add(f"the {rjob} replicatedJob's layout is for one pod (it reads {value.holders[0]}, "
-                                    f"its own IP, as the rendezvous host), the JobSet runs {replicas[rjob]} there", rjob)
+                                    f"its own IP, as the rendezvous host), the JobSet runs {replicas[rjob]} there (the type's other "
+                                    "replicatedJob takes the rest)", rjob)
                 continue
             for env in envs:
                 for key in value.holders:
@@ -158,7 +159,7 @@ def read_sizes(data: dict, configmaps: dict, profile, names: tuple, entries=()) 
                         _pods(reading, env[key], env, value.times, pods, "JobSet", value.name, factor, rjob)
                     elif value.shape == ROLE and value.role in replicas and _count(env[key]) is not None \
                             and _count(env[key]) != _count(replicas[value.role]):
-                        reading.add(f"{value.name} counts {env[key]} {value.role} pods, the JobSet runs "
+                        reading.add(f"{value.name} counts {env[key]} {value.role} pod{'' if env[key] == '1' else 's'}, the JobSet runs "
                                     f"{replicas[value.role]}", value.role)
             if value.shape == HOSTS:
                 for cm in files:
