@@ -1,16 +1,16 @@
-"""Converted JobSets (and TrainJobs) whose sizes were edited away from the sizes their literals were written for.
+"""Converted JobSets (and TrainJobs) whose size-derived values no longer describe their sizes.
 
 kf2jobset records, on a JobSet whose size-derived values are literal (kf2jobset/sizes.py, SZ002), the
 replica count of every replicatedJob (`kf2jobset.dev/sized-for`) and the values
-(`kf2jobset.dev/size-literals`); on a TrainJob of a built-in runtime, `numNodes=N` (TJ017). `convert
---check` (and so the pre-commit hook) reads every JobSet and TrainJob that carries the record, also after
-the last v1 job of the tree is gone, and lists those whose sizes no longer match it: their TF_CONFIG,
-WORKER_ADDRS, ... still describe the old size. A TrainJob on a runtime of kf2jobset's bundle records
-`numNodes=N` the same way (TJ028; its literals sit in spec.trainer.env). Every other mode (`convert` to
+(`kf2jobset.dev/size-literals`); on a TrainJob, `numNodes=N` (TJ017, TJ028). `convert --check` (and so the
+pre-commit hook) reads every JobSet and TrainJob kf2jobset wrote (`kf2jobset.dev/source`), also after the
+last v1 job of the tree is gone, and lists those whose values describe other sizes than the object's:
+the values themselves are read back (kf2jobset/size_values.py), so editing or deleting the record alone
+changes nothing; the record decides only for values no reader covers. Every other mode (`convert` to
 stdout, `--in-place`, `--out-dir`, `report`) says the same as a warning: `listing` is the one wording.
 
-Light to import (the hook reads every staged file): the YAML reader is loaded only for a file that holds
-a record.
+Light to import (the hook reads every staged file): the YAML reader and the profiles are loaded only for
+a file kf2jobset wrote.
 """
 from __future__ import annotations
 
@@ -107,8 +107,13 @@ def _stale(data: dict, ann: dict, configmaps: dict):
     reading = read_sizes(data, configmaps, profile, (meta.get("name"), v1_name), entries) if profile else Reading()
     changes = tuple((name, was, now.get(name)) for name, was in recorded.items() if now.get(name) != was)
     changes += tuple((name, 0, count) for name, count in now.items() if recorded and name not in recorded)
+    renamed = tuple(reading.renamed)
     if reading.renamed:  # a rename is said as one, not as a replicatedJob removed and another added
         changes = tuple(c for c in changes if c[0] in recorded and c[0] in now)
+        added = [n for n in now if recorded and n not in recorded]
+        if len(reading.gone) == 1 and len(added) == 1:  # the record tells which one it became
+            renamed = (f"replicatedJob {reading.gone[0]} is now {added[0]}, but {renamed[0]}", *renamed[1:])
+            reading.first = reading.first or added[0]
     # Recorded values no declared value reads (a PodGroup's minMember, TF_CONFIG not set for one replica):
     # only the record can tell that they were written for other sizes.
     declared = profile.size_values if profile else ()
@@ -118,7 +123,7 @@ def _stale(data: dict, ann: dict, configmaps: dict):
         found.append(f"{', '.join(unread) or 'the size-derived values'} still describe the old size")
     if not found and not reading.renamed:
         return None
-    return changes, tuple(found), tuple(reading.renamed), (changes[0][0] if changes else reading.first)
+    return changes, tuple(found), renamed, (changes[0][0] if changes else reading.first)
 
 
 def resized_jobsets(text: str) -> list[Resized]:

@@ -110,8 +110,12 @@ def test_a_renamed_replicated_job_is_named_as_a_rename(tmp_path, case, old, new,
     res, lines = check(work, [])
     assert res.exit_code == exitcodes.FINDINGS, res.stdout
     (line,) = lines
-    assert value in line and "which the JobSet no longer has" in line and "rename the replicatedJob back" in line, line
+    assert f"replicatedJob {old} is now {new}, but {value}" in line, line  # the record says which it became
+    assert "which the JobSet no longer has" in line and "rename the replicatedJob back" in line, line
     assert "changed since conversion" not in line and "to resize" not in line, line
+    (work / "job.yaml").write_text(without_size_record(renamed))  # without the record: still named, as a lost name
+    _, (line,) = check(work, [])
+    assert value in line and "which the JobSet no longer has" in line and " is now " not in line, line
 
 
 def test_the_fix_names_both_routes_and_where_the_v1_job_is(tmp_path):
