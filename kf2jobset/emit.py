@@ -21,7 +21,7 @@ from . import claims as claim
 from .claims import pod_path
 
 from .jobset_api import API_VERSION  # noqa: E402  (re-exported: emit.API_VERSION)
-SOURCE_ANNOTATION = "kf2jobset.dev/source"
+from .staleness import SOURCE_ANNOTATION  # noqa: E402 (read here and by importers)
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 KUBEFLOW_LABEL = "training.kubeflow.org/"
 # Labels the JobSet and Job controllers put on every pod (pods carry jobset.sigs.k8s.io/* instead of

@@ -73,9 +73,10 @@ def _field_refs(node) -> set[str]:
             and isinstance(n["fieldRef"].get("fieldPath"), str)}
 
 
-def problems_of(jobset: dict, services: frozenset = frozenset()) -> list[str]:
+def problems_of(jobset: dict, services: frozenset = frozenset(), renames_said: bool = False) -> list[str]:
     """What the layout edits broke, one sentence each (empty: nothing). ``services``: the names of the Services
-    beside it (v1's per-pod names that a companion Service serves, JS066, still resolve)."""
+    beside it (v1's per-pod names that a companion Service serves, JS066, still resolve). ``renames_said``: the
+    size check (staleness.py) already named a renamed replicatedJob of this JobSet: not said twice."""
     spec = jobset.get("spec") if isinstance(jobset.get("spec"), dict) else {}
     rjobs = [r for r in spec.get("replicatedJobs") or [] if isinstance(r, dict) and isinstance(r.get("name"), str)]
     names = [r["name"] for r in rjobs]
@@ -86,7 +87,9 @@ def problems_of(jobset: dict, services: frozenset = frozenset()) -> list[str]:
     if recorded:
         added = [n for n in names if n not in recorded]
         removed = [n for n in recorded if n not in names]
-        if added and removed:
+        if removed and renames_said:
+            pass
+        elif added and removed:
             out.append(f"replicatedJob {', '.join(removed)} renamed or replaced ({', '.join(added)}): the values were "
                        f"written for replicatedJobs {', '.join(recorded)}")
         elif added:
@@ -100,7 +103,7 @@ def problems_of(jobset: dict, services: frozenset = frozenset()) -> list[str]:
         for m in _POD_ADDRESS.finditer(s):
             referenced.setdefault(m.group(1))
     gone = [n for n in referenced if n not in names and not any(n.startswith(f"{x}-") for x in names)]
-    if gone:
+    if gone and not renames_said:
         out.append(f"addresses name pods of replicatedJob {', '.join(gone)}, which the JobSet no longer has "
                    "(renamed or removed)")
     sizes = {r["name"]: _count(r.get("replicas")) for r in rjobs}
@@ -146,9 +149,10 @@ def _count(value) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 1
 
 
-def reshaped_jobsets(text: str) -> list[Reshaped]:
-    """Every JobSet of the stream that kf2jobset converted and whose layout an edit broke."""
-    from .yamlio import first_content_line, parse_documents, position
+def reshaped_jobsets(text: str, renames_said: frozenset = frozenset()) -> list[Reshaped]:
+    """Every JobSet of the stream that kf2jobset converted and whose layout an edit broke. ``renames_said``: the
+    labels (`JobSet NAME (APIVERSION)`) of those the size check names a renamed replicatedJob of."""
+    from .yamlio import parse_documents, position
 
     out = []
     docs = parse_documents(text, select=lambda t: may_hold_layout(t) or "Service" in t, without_comments=True)
@@ -163,11 +167,10 @@ def reshaped_jobsets(text: str) -> list[Reshaped]:
         ann = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
         if SOURCE_ANNOTATION not in ann:
             continue
-        found = problems_of(data, services)
+        label = f"JobSet {meta.get('name') or meta.get('generateName') or '(unnamed)'} ({data.get('apiVersion')})"
+        found = problems_of(data, services, label in renames_said)
         if not found:
             continue
-        name = meta.get("name") or meta.get("generateName") or "(unnamed)"
         line = position(data, ("spec", "replicatedJobs"), doc.start_line)[0]
-        out.append(Reshaped(line or doc.start_line + first_content_line(doc.text) + 1,
-                            f"JobSet {name} ({data.get('apiVersion')})", tuple(found), ann.get(SOURCE_ANNOTATION)))
+        out.append(Reshaped(line or doc.start()[0], label, tuple(found), ann.get(SOURCE_ANNOTATION)))
     return out

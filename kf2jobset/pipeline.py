@@ -56,8 +56,9 @@ class FileResult:
         from .layout_guard import may_hold_layout, reshaped_jobsets
         from .staleness import may_hold_record, resized_jobsets
 
-        return ((resized_jobsets(self.text) if may_hold_record(self.text) else [])
-                + (reshaped_jobsets(self.text) if may_hold_layout(self.text) else []))
+        resized = resized_jobsets(self.text) if may_hold_record(self.text) else []
+        renames = frozenset(r.label for r in resized if r.renamed)
+        return resized + (reshaped_jobsets(self.text, renames) if may_hold_layout(self.text) else [])
 
 
 def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:

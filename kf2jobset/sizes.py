@@ -8,7 +8,7 @@ controller computes from the replicatedJobs (v0.7+) and which never changes unde
 (replicatedJobs are immutable). Values no label can carry (host lists, pods x processes) stay literal;
 the JobSet then records the replica counts they were written for and the names of those values (the
 record's format and its reader: kf2jobset/staleness.py), and `kf2jobset convert --check` fails when the
-counts no longer match.
+values, read back (kf2jobset/size_values.py), no longer match the replicas.
 """
 from __future__ import annotations
 
@@ -60,8 +60,9 @@ def size_contract(job, ctx, profile_literals: list[str], jobset: dict) -> None:
         "SZ002", "approximated",
         f"{', '.join(literals)} are written for these replica counts ({annotations[SIZED_FOR_ANNOTATION]}); the "
         "operator recomputed them when the replicas changed, the JobSet cannot. The JobSet records the counts in "
-        f"{SIZED_FOR_ANNOTATION}, and `kf2jobset convert --check` fails on a JobSet whose replicas no longer match",
+        f"{SIZED_FOR_ANNOTATION}, and `kf2jobset convert --check` fails on a JobSet whose values no longer match its replicas",
         target_path=f"metadata.annotations[{SIZED_FOR_ANNOTATION}]",
-        action="to resize, change the replicas in the v1 job and convert it again (or edit every listed value)",
+        action="to resize, convert the v1 job again at the new size (after --in-place it is in git history before the "
+               "conversion), or edit every listed value to it",
         claims=(claims.equals(f"metadata.annotations[{SIZED_FOR_ANNOTATION}]", annotations[SIZED_FOR_ANNOTATION]),),
     ))

@@ -1,16 +1,16 @@
-"""Converted JobSets (and TrainJobs) whose sizes were edited away from the sizes their literals were written for.
+"""Converted JobSets (and TrainJobs) whose size-derived values no longer describe their sizes.
 
 kf2jobset records, on a JobSet whose size-derived values are literal (kf2jobset/sizes.py, SZ002), the
 replica count of every replicatedJob (`kf2jobset.dev/sized-for`) and the values
-(`kf2jobset.dev/size-literals`); on a TrainJob of a built-in runtime, `numNodes=N` (TJ017). `convert
---check` (and so the pre-commit hook) reads every JobSet and TrainJob that carries the record, also after
-the last v1 job of the tree is gone, and lists those whose sizes no longer match it: their TF_CONFIG,
-WORKER_ADDRS, ... still describe the old size. A TrainJob on a runtime of kf2jobset's bundle records
-`numNodes=N` the same way (TJ028; its literals sit in spec.trainer.env). Every other mode (`convert` to
+(`kf2jobset.dev/size-literals`); on a TrainJob, `numNodes=N` (TJ017, TJ028). `convert --check` (and so the
+pre-commit hook) reads every JobSet and TrainJob kf2jobset wrote (`kf2jobset.dev/source`), also after the
+last v1 job of the tree is gone, and lists those whose values describe other sizes than the object's:
+the values themselves are read back (kf2jobset/size_values.py), so editing or deleting the record alone
+changes nothing; the record decides only for values no reader covers. Every other mode (`convert` to
 stdout, `--in-place`, `--out-dir`, `report`) says the same as a warning: `listing` is the one wording.
 
-Light to import (the hook reads every staged file): the YAML reader is loaded only for a file that holds
-a record.
+Light to import (the hook reads every staged file): the YAML reader and the profiles are loaded only for
+a file kf2jobset wrote.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from .categories import RESIZED
 
 SIZED_FOR_ANNOTATION = "kf2jobset.dev/sized-for"
 SIZE_LITERALS_ANNOTATION = "kf2jobset.dev/size-literals"
+SOURCE_ANNOTATION = "kf2jobset.dev/source"  # the v1 job a JobSet or TrainJob was converted from
 NUM_NODES = "numNodes"  # the one size a TrainJob records (`numNodes=N`), built-in or bundle runtime
 
 
@@ -43,10 +44,11 @@ def parse_sized_for(text: str) -> dict[str, int] | None:
 class Resized:
     line: int  # 1-based line of the JobSet document
     label: str  # JobSet NAME (APIVERSION)
-    changes: tuple  # ((replicatedJob, recorded, now), ...)
-    literals: str
+    changes: tuple  # ((replicatedJob, recorded, now), ...): the sizes edited since the record
+    found: tuple  # what the values describe against the object ("TF_CONFIG lists 3 worker pods, the JobSet runs 5")
     source: str | None  # the v1 job it was converted from (kf2jobset.dev/source)
     sizes: str = "replicas"  # what was edited: a JobSet's replicas, a TrainJob's numNodes
+    renamed: tuple = ()  # values that name the pods of a replicatedJob the JobSet no longer has
 
     def listing(self, path: str) -> str:
         """`FILE:LINE: KIND NAME (APIVERSION): resized: ...`, as --check lists it and the other modes warn."""
@@ -54,14 +56,23 @@ class Resized:
 
     def message(self) -> str:
         moved = ", ".join(f"{name} {was} -> {now if now is not None else 'removed'}" for name, was, now in self.changes)
-        how = (f"convert the v1 job ({self.source}) again with the new replicas" if self.source else
-               "convert the v1 job again with the new replicas")
-        return (f"{self.sizes} changed since conversion ({moved}), but {self.literals} still describe the old size: "
-                f"{how}, or edit those values and {SIZED_FOR_ANNOTATION} together")
+        said = "; ".join([*self.renamed, *self.found])
+        if moved:
+            said = f"{self.sizes} changed since conversion ({moved}), but {said}"
+        fixes = []
+        if self.renamed:
+            fixes.append("rename the replicatedJob back, or edit those values to name its pods under the new name")
+        if self.found:
+            where = f"{self.source}; " if self.source else ""
+            fixes.append(f"to resize, convert the v1 job ({where}after convert --in-place it is in git history before "
+                         f"the conversion) again at the new size, or edit every value listed to the new size "
+                         f"(and {SIZED_FOR_ANNOTATION}, the record of the conversion, with them)")
+        return f"{said}: {'; '.join(fixes)}"
 
 
 def may_hold_record(text: str) -> bool:
-    return SIZED_FOR_ANNOTATION in text
+    """A document kf2jobset wrote (its source record) or one carrying a size record."""
+    return SOURCE_ANNOTATION in text or SIZED_FOR_ANNOTATION in text
 
 
 def _sizes(data: dict):
@@ -79,32 +90,72 @@ def _sizes(data: dict):
     return now, lambda name: ("spec", "replicatedJobs", index[name], "replicas") if name in index else None, "replicas"
 
 
+def _stale(data: dict, ann: dict, configmaps: dict):
+    """(changes, found, renamed, the replicatedJob to point at) of one JobSet or TrainJob, or None."""
+    from .size_values import Reading, profile_of, read_sizes
+
+    sizes = _sizes(data)
+    if sizes is None:
+        return None
+    now, _, _ = sizes
+    recorded = parse_sized_for(ann.get(SIZED_FOR_ANNOTATION, "")) or {}
+    source = ann.get(SOURCE_ANNOTATION)
+    profile = profile_of(source) if source else None
+    v1_name = str(source).split(" ")[1] if source and len(str(source).split(" ")) > 1 else None
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    entries = [e.strip() for e in str(ann.get(SIZE_LITERALS_ANNOTATION) or "").split(",") if e.strip()]
+    reading = read_sizes(data, configmaps, profile, (meta.get("name"), v1_name), entries) if profile else Reading()
+    changes = tuple((name, was, now.get(name)) for name, was in recorded.items() if now.get(name) != was)
+    changes += tuple((name, 0, count) for name, count in now.items() if recorded and name not in recorded)
+    renamed = tuple(reading.renamed)
+    if reading.renamed:  # a rename is said as one, not as a replicatedJob removed and another added
+        changes = tuple(c for c in changes if c[0] in recorded and c[0] in now)
+        added = [n for n in now if recorded and n not in recorded]
+        if len(reading.gone) == 1 and len(added) == 1:  # the record tells which one it became
+            renamed = (f"replicatedJob {reading.gone[0]} is now {added[0]}, but {renamed[0]}", *renamed[1:])
+            reading.first = reading.first or added[0]
+    # Recorded values no declared value reads (a PodGroup's minMember, TF_CONFIG not set for one replica):
+    # only the record can tell that they were written for other sizes.
+    declared = profile.size_values if profile else ()
+    unread = [e for e in entries if not any(v.recorded(e) and v.name in reading.read for v in declared)]
+    found = list(reading.stale)
+    if changes and (unread or not entries):
+        found.append(f"{', '.join(unread) or 'the size-derived values'} still describe the old size")
+    if not found and not reading.renamed:
+        return None
+    return changes, tuple(found), renamed, (changes[0][0] if changes else reading.first)
+
+
 def resized_jobsets(text: str) -> list[Resized]:
-    """Every JobSet (or TrainJob) of the stream whose sizes differ from its recorded sizes (unparsable
-    documents and anything kf2jobset did not record are left to the rest of the run)."""
+    """Every JobSet (or TrainJob) kf2jobset wrote whose size-derived values no longer describe its sizes
+    (unparsable documents and anything kf2jobset did not write are left to the rest of the run)."""
     from .yamlio import parse_documents, position
 
-    out = []
-    for doc in parse_documents(text, select=may_hold_record, without_comments=True):
+    docs = parse_documents(text, select=lambda t: may_hold_record(t) or "ConfigMap" in t, without_comments=True)
+    configmaps = {}
+    for doc in docs:  # the companions a JobSet's pods mount (the MPI hostfile)
         data = doc.data
-        if doc.error is not None or not isinstance(data, dict):
+        if doc.error is None and isinstance(data, dict) and data.get("kind") == "ConfigMap" \
+                and isinstance(data.get("metadata"), dict) and isinstance(data.get("data"), dict):
+            configmaps[data["metadata"].get("name")] = data["data"]
+    out = []
+    for doc in docs:
+        data = doc.data
+        if doc.error is not None or not isinstance(data, dict) or data.get("kind") not in ("JobSet", "TrainJob"):
             continue
         meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
         ann = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
-        recorded = parse_sized_for(ann.get(SIZED_FOR_ANNOTATION, ""))
-        sizes = _sizes(data)
-        if recorded is None or sizes is None:
+        if not (ann.get(SOURCE_ANNOTATION) or ann.get(SIZED_FOR_ANNOTATION)):
             continue
-        now, path_of, called = sizes
-        changes = tuple((name, was, now.get(name)) for name, was in recorded.items() if now.get(name) != was)
-        changes += tuple((name, 0, count) for name, count in now.items() if name not in recorded)
-        if not changes:
+        stale = _stale(data, ann, configmaps)
+        if stale is None:
             continue
+        changes, found, renamed, at = stale
         name = meta.get("name") or meta.get("generateName") or "(unnamed)"
-        path = path_of(changes[0][0])
+        _, path_of, called = _sizes(data)
+        path = path_of(at) if at is not None else None
         line = position(data, path, doc.start_line)[0] if path is not None else None
         out.append(Resized(line or doc.start()[0],
-                           f"{data.get('kind')} {name} ({data.get('apiVersion')})", changes,
-                           str(ann.get(SIZE_LITERALS_ANNOTATION) or "the size-derived values"),
-                           ann.get("kf2jobset.dev/source"), called))
+                           f"{data.get('kind')} {name} ({data.get('apiVersion')})", changes, found,
+                           ann.get(SOURCE_ANNOTATION), called, renamed))
     return out

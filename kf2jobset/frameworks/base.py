@@ -10,6 +10,7 @@ A profile describes injected env once, in terms of a `Side`:
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from ..errors import Location, Problem, UnsupportedError
@@ -42,6 +43,33 @@ HELPER_VARS = {
     NAMESPACE_VAR: "metadata.namespace",
     JOB_INDEX_VAR: f"metadata.labels['{LABEL_JOB_INDEX}']",
 }
+
+
+# How a value written from the replica counts describes the size (Profile.size_values, read back by
+# kf2jobset/size_values.py): HOSTS lists pod addresses as JobSetSide.host writes them, PODS is the job's pod
+# count (times the integer of another env of the same container), ROLE one replicatedJob's replicas, SOLO
+# holds only while its replicatedJob runs one pod.
+HOSTS, PODS, ROLE, SOLO = "hosts", "pods", "role", "solo"
+
+
+@dataclass(frozen=True)
+class SizeValue:
+    """A size-derived value a profile writes as a literal, named as the size-literals record names it."""
+
+    name: str
+    shape: str
+    keys: tuple = ()  # the env names and ConfigMap keys that hold it; () = (name,)
+    times: str | None = None  # PODS: the env whose integer multiplies the pod count (PET_NPROC_PER_NODE)
+    role: str | None = None  # ROLE: the replicatedJob counted
+    counted: str = "pods"  # HOSTS: what one address is, for the message ("workers" is said per replicatedJob)
+
+    @property
+    def holders(self) -> tuple:
+        return self.keys or (self.name,)
+
+    def recorded(self, entry: str) -> bool:
+        """Whether an entry of the size-literals record (`TF_CONFIG (cluster host lists)`) is this value."""
+        return entry.split(" (")[0].endswith(self.name)
 
 
 def env(name: str, value) -> dict:
@@ -198,6 +226,15 @@ class JobSetSide(Side):
         domain = f".{escape(self.cluster_domain)}" if self.cluster_domain else ""
         return f"{base}.{self._namespace()}.svc{domain}"
 
+    @staticmethod
+    def pods_named(text: str, jobset_names=()) -> list[tuple[str, int, int]]:
+        """(replicatedJob, job-index, pod index) of each pod address in `text` as host() writes it
+        (`<jobset>-<rjob>-<job-index>-<pod>.`), the JobSet named by the pod's label or as one of
+        `jobset_names`; a per-pod reference ($(KF2JOBSET_JOB_INDEX)) names no one pod."""
+        names = [re.escape(f"$({JOBSET_NAME_VAR})"), *(re.escape(n) for n in jobset_names if n)]
+        pattern = rf"(?<![\w.-])(?:{'|'.join(names)})-([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)-(\d+)-(\d+)\."
+        return [(m.group(1), int(m.group(2)), int(m.group(3))) for m in re.finditer(pattern, str(text))]
+
     def locate(self, rtype: str, index: int) -> tuple[str, int]:
         """(replicatedJob name, job-index) of a replica type's pod `index`."""
         segments = (self.segments or {}).get(rtype, ())
@@ -316,6 +353,10 @@ class Profile:
     def jobset_files(self, js, companions: list) -> dict:
         """The same files as the JobSet's pods find them (`js`: runtime.jobset_view.JobSetWorld)."""
         return {}
+
+    # The literal values the profile may write from the replica counts, and how each describes the size:
+    # `--check` reads them back on a converted JobSet (kf2jobset/size_values.py). Names as size_literals gives them.
+    size_values: tuple = ()
 
     def size_literals(self, job: "TrainingJob") -> list[str]:
         """Values written from the replica counts that no pod label can carry (host lists, products):

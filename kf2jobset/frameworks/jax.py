@@ -1,11 +1,12 @@
 """JAXJob: coordinator env for jax.distributed.initialize(). Facts: training-operator.md §8."""
 from __future__ import annotations
 
-from .base import Profile, Side, env
+from .base import PODS, Profile, SizeValue, Side, env
 
 
 class JaxProfile(Profile):
     name = "jax"
+    size_values = (SizeValue("NUM_PROCESSES", PODS),)
 
     def env(self, job, rtype: str, side: Side) -> list[dict]:
         return [

@@ -12,7 +12,7 @@ from ..model import DefaultApplied
 from ..notes import Note
 import re
 
-from .base import EmitContext, OperatorSide, Profile, Side, env
+from .base import HOSTS, EmitContext, OperatorSide, Profile, SizeValue, Side, env
 from .mpi_hostfile import (  # noqa: F401 - DISCOVER_VAR, HOSTFILE_VAR, is_gpu_launcher: read from here too
     CONFIG_VOLUME,
     DISCOVER_FILE,
@@ -195,6 +195,9 @@ def _mount(container: dict, name: str, path: str) -> None:
 
 class MPIProfile(Profile):
     name = "mpi"
+    # In the companion ConfigMap (its keys) or, with --mpi-hostfile generated, in the init container's env
+    size_values = (SizeValue(f"{MPI_DIR}/hostfile", HOSTS, keys=("hostfile", HOSTFILE_VAR)),
+                   SizeValue(f"{MPI_DIR}/{DISCOVER_FILE}", HOSTS, keys=(DISCOVER_FILE, DISCOVER_VAR)))
     pod_names_in_files = True  # the hostfile and discover_hosts.sh list the pods by name
 
     def spec_fields(self, spec: dict, replicas: dict):

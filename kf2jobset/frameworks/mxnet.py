@@ -17,7 +17,7 @@ import json
 
 from .. import claims
 from ..notes import Note
-from .base import EmitContext, Profile, Side, env
+from .base import HOSTS, ROLE, EmitContext, Profile, SizeValue, Side, env
 
 TUNER_SERVER_KEY = "tuner-server-key"  # template annotation copied into MX_CONFIG labels
 _INDEX_SLOT = "@@KF2JOBSET_TASK_INDEX@@"  # replaced after json.dumps so task.index stays a JSON number
@@ -43,6 +43,8 @@ def _lone_worker(job) -> bool:
 
 class MXNetProfile(Profile):
     name = "mxnet"
+    size_values = (SizeValue("MX_CONFIG", HOSTS), SizeValue("DMLC_NUM_SERVER", ROLE, role="server"),
+                   SizeValue("DMLC_NUM_WORKER", ROLE, role="worker"))
 
     def size_literals(self, job) -> list[str]:
         return ["MX_CONFIG (cluster host lists)", "DMLC_NUM_SERVER", "DMLC_NUM_WORKER"]

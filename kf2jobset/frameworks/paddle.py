@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .. import claims
 from ..notes import Note
-from .base import EmitContext, Profile, Side, elastic_policy, env, field_env
+from .base import PODS, SOLO, EmitContext, Profile, SizeValue, Side, elastic_policy, env, field_env
 
 POD_IP_VAR = "POD_IP_DUMMY"
 
@@ -21,6 +21,9 @@ def _first_type(job) -> str:
 
 class PaddleProfile(Profile):
     name = "paddle"
+    # The layout depends on the first type's pods alone: the replicatedJob whose pod reads PADDLE_MASTER
+    # from its own IP must run one pod; the other replicatedJobs may be resized freely.
+    size_values = (SizeValue("PADDLE_NNODES", PODS), SizeValue("replicatedJob's layout", SOLO, keys=(POD_IP_VAR,)))
 
     def spec_fields(self, spec: dict, replicas: dict):
         elastic, problems, defaults = elastic_policy(spec, replicas)

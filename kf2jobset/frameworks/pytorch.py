@@ -5,7 +5,7 @@ from .. import claims
 from ..notes import Note
 from ..errors import Location, Problem
 from ..model import DefaultApplied
-from .base import WITHOUT_WEBHOOK, EmitContext, OperatorSide, Profile, Side, elastic_policy, env
+from .base import PODS, WITHOUT_WEBHOOK, EmitContext, SizeValue, OperatorSide, Profile, Side, elastic_policy, env
 
 INIT_CONTAINER = "init-pytorch"
 
@@ -20,6 +20,8 @@ def _nproc_int(value: str | None) -> int:
 
 class PyTorchProfile(Profile):
     name = "pytorch"
+    # WORLD_SIZE is pods x nprocPerNode where that is an integer (PET_NPROC_PER_NODE carries it)
+    size_values = (SizeValue("WORLD_SIZE", PODS, times="PET_NPROC_PER_NODE"), SizeValue("PET_NNODES", PODS))
 
     def spec_fields(self, spec: dict, replicas: dict):
         elastic, problems, defaults = elastic_policy(spec, replicas)

@@ -5,7 +5,7 @@ import json
 
 from .. import claims
 from ..notes import Note
-from .base import EmitContext, Profile, Side
+from .base import HOSTS, EmitContext, Profile, SizeValue, Side
 
 _INDEX_SLOT = "@@KF2JOBSET_TASK_INDEX@@"  # replaced after json.dumps so task.index stays a JSON number
 
@@ -16,6 +16,7 @@ def _compact(obj) -> str:
 
 class TensorFlowProfile(Profile):
     name = "tensorflow"
+    size_values = (SizeValue("TF_CONFIG", HOSTS),)
 
     def spec_fields(self, spec: dict, replicas: dict):
         return {"successPolicy": spec.get("successPolicy") or "",

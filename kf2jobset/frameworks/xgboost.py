@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from .. import claims
 from ..notes import Note
-from .base import EmitContext, Profile, Side, env
+from .base import HOSTS, PODS, EmitContext, Profile, SizeValue, Side, env
 
 
 class XGBoostProfile(Profile):
     name = "xgboost"
+    size_values = (SizeValue("WORLD_SIZE", PODS), SizeValue("WORKER_ADDRS", HOSTS))
 
     def size_literals(self, job) -> list[str]:
         # WORKER_ADDRS lists every worker; WORLD_SIZE stays beside it so the two never disagree.

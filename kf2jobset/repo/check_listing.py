@@ -153,8 +153,10 @@ def resized_lines(path: str, text: str) -> list[tuple[str, str]]:
     replicatedJobs were reshaped under the values that read them (layout_guard.py)."""
     from ..layout_guard import may_hold_layout, reshaped_jobsets
 
-    return ([(RESIZED, r.listing(path)) for r in resized_jobsets(text)]
-            + ([(r.category, r.listing(path)) for r in reshaped_jobsets(text)] if may_hold_layout(text) else []))
+    resized = resized_jobsets(text)
+    renames = frozenset(r.label for r in resized if r.renamed)  # said once, by the size check
+    return ([(RESIZED, r.listing(path)) for r in resized]
+            + ([(r.category, r.listing(path)) for r in reshaped_jobsets(text, renames)] if may_hold_layout(text) else []))
 
 
 def unparsed_lines(path: str, text: str, category: str, detail: str) -> list[tuple[str, str]]:

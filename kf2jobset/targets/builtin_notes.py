@@ -185,8 +185,8 @@ def size_notes(plugin: Plugin, trainjob: dict) -> list[Note]:
             f"in {staleness.SIZED_FOR_ANNOTATION} ({record}), and `kf2jobset convert --check` fails on a TrainJob "
             "whose numNodes no longer matches",
             target_path=f"metadata.annotations[{staleness.SIZED_FOR_ANNOTATION}]",
-            action="to resize, change the replicas in the v1 job and convert it again (or edit every listed value "
-                   "with numNodes)",
+            action="to resize, convert the v1 job again at the new size (after --in-place it is in git history before "
+                   "the conversion), or edit every listed value with numNodes",
             claims=(equals(f"metadata.annotations[{staleness.SIZED_FOR_ANNOTATION}]", f"{SIZED_FOR_NODES}={nodes}",
                            "TrainJob"),)))
     return out

@@ -358,7 +358,8 @@ def notes(conversion, derived, runtime, trainjob: dict, planned: dict) -> list[N
             f"TrainJob records the count in {SIZED_FOR_ANNOTATION}, and `kf2jobset convert --check` fails on a TrainJob "
             "whose numNodes no longer matches",
             target_path=f"metadata.annotations[{SIZED_FOR_ANNOTATION}]",
-            action="to resize, change the replicas in the v1 job and convert it again (or edit numNodes and every listed value)",
+            action="to resize, convert the v1 job again at the new size (after --in-place it is in git history before "
+                   "the conversion), or edit numNodes and every listed value",
             claims=(claim.equals(f"metadata.annotations[{SIZED_FOR_ANNOTATION}]", sized, "TrainJob"),)))
     prules = [(rj.get("template") or {}).get("spec", {}).get("successPolicy") for rj in predicted_rjobs(conversion)]
     if derived.layout == "node" and any(prules):
