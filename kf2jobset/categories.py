@@ -15,4 +15,6 @@ HELM = "Helm-skipped"  # in a Helm chart template: never parsed
 PATCH = "kustomize patch"  # a kustomization/patch file still aimed at a v1 job
 STALE = "stale copy"  # --check --out-dir: the converted copy is missing or out of date
 RESIZED = "resized"  # a converted JobSet whose replicas no longer match the sizes its literals were written for
-ORDER = (TO_CONVERT, DECISION, REFUSED, EMBEDDED, TEMPLATE, HELM, PATCH, STALE, RESIZED)
+# a converted JobSet whose name or namespace no longer match those its name-bound literals were written for
+RENAMED = "renamed"
+ORDER = (TO_CONVERT, DECISION, REFUSED, EMBEDDED, TEMPLATE, HELM, PATCH, STALE, RESIZED, RENAMED)
