@@ -10,6 +10,9 @@ records what it was written for (`kf2jobset.dev/named-for: name=N[,namespace=NS]
 depend on it (`kf2jobset.dev/name-literals`). `convert --check` lists a JobSet whose name or namespace no
 longer matches its record (`renamed`); every other mode warns in the same words (`Renamed.listing`).
 
+A JobSet converted before records were written is read from the hostfile ConfigMap it mounts, where that is in
+the same stream (its jobset-name label and hostnames say what it was written for).
+
 In one stream (a file, or `kustomize build` piped to `convert --check -`) a companion kf2jobset wrote may
 also be renamed by kustomize's namePrefix/nameSuffix while the JobSet's reference to it is not (kustomize
 knows no name reference inside a JobSet): that is said on the JobSet's line.
@@ -163,7 +166,30 @@ class Renamed:
 
 
 def may_hold_record(text: str) -> bool:
-    return NAMED_FOR_ANNOTATION in text
+    """A record, or (written before records were) a hostfile ConfigMap kf2jobset wrote beside its JobSet."""
+    return NAMED_FOR_ANNOTATION in text or (f"{JOBSET_NAME_LABEL}:" in text and "-mpi-hostfile" in text)
+
+
+def _unrecorded(data: dict, others: list) -> tuple[dict | None, list]:
+    """A JobSet converted before records were written: the name and namespace its hostfile ConfigMap (in the same
+    stream, mounted by the JobSet) was written for, read from the ConfigMap's jobset-name label and hostnames."""
+    mounted = {str((v.get("configMap") or {}).get("name")) for rj in (data.get("spec") or {}).get("replicatedJobs") or []
+               for v in ((((rj.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec") or {}).get("volumes")
+               or [] if isinstance(v, dict) and isinstance(v.get("configMap"), dict)}
+    for cm in others:
+        meta = _meta(cm)
+        labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+        data_ = cm.get("data") if isinstance(cm.get("data"), dict) else {}
+        # the one it mounts, or that one renamed by a kustomize namePrefix/nameSuffix (in a rendered stream)
+        written = next((m for m in sorted(mounted) if m == meta.get("name") or m in str(meta.get("name"))), None)
+        if cm.get("kind") != "ConfigMap" or written is None or "hostfile" not in data_ \
+                or labels.get(MANAGED_BY[0]) != MANAGED_BY[1] or not labels.get(JOBSET_NAME_LABEL):
+            continue
+        name = str(labels[JOBSET_NAME_LABEL])
+        spelled = re.search(rf"\b{re.escape(name)}-[a-z0-9-]+-[0-9]+-0\.[a-z0-9-]+\.([a-z0-9-]+)\.svc", str(data_["hostfile"]))
+        recorded = {NAME: name, **({NAMESPACE: spelled.group(1)} if spelled else {})}
+        return recorded, [(f"ConfigMap {written} ({', '.join(data_)})", tuple(recorded))]
+    return None, []
 
 
 def _meta(data: dict) -> dict:
@@ -226,7 +252,8 @@ def renamed_jobsets(text: str) -> list[Renamed]:
     for (unparsable documents and JobSets without a record are left to the rest of the run)."""
     from .yamlio import first_content_line, parse_documents, position
 
-    docs = parse_documents(text, select=lambda doc: NAMED_FOR_ANNOTATION in doc or JOBSET_NAME_LABEL in doc,
+    docs = parse_documents(text, select=lambda doc: NAMED_FOR_ANNOTATION in doc or JOBSET_NAME_LABEL in doc
+                           or "-mpi-hostfile" in doc,
                            without_comments=True)
     objects = [d.data for d in docs if d.error is None and isinstance(d.data, dict)]
     out = []
@@ -237,6 +264,10 @@ def renamed_jobsets(text: str) -> list[Renamed]:
         meta = _meta(data)
         ann = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
         recorded = parse_named_for(ann.get(NAMED_FOR_ANNOTATION))
+        items = parse_literals(ann.get(NAME_LITERALS_ANNOTATION))
+        others = [o for o in objects if o is not data]
+        if recorded is None and NAMED_FOR_ANNOTATION not in ann and "kf2jobset.dev/source" in ann:
+            recorded, items = _unrecorded(data, others)
         if recorded is None:
             continue
         now = {NAME: meta.get("name") or (f"(generateName {meta['generateName']})" if meta.get("generateName") else None),
@@ -245,8 +276,6 @@ def renamed_jobsets(text: str) -> list[Renamed]:
                         if now[what] is not None and now[what] != was)
         if recorded.get(NAMESPACE) not in (None, "default") and now[NAMESPACE] is None:
             changes += ((NAMESPACE, recorded[NAMESPACE], "(none: wherever it is applied)"),)
-        items = parse_literals(ann.get(NAME_LITERALS_ANNOTATION))
-        others = [o for o in objects if o is not data]
         if changes:
             changed = {what for what, _, _ in changes}
             stale = [(what, deps) for what, deps in items if changed & set(deps)] or items

@@ -217,3 +217,18 @@ def test_the_record_edited_alone_does_not_pass(tmp_path):
     (line,) = res.stdout.splitlines()
     assert f"renamed: {NAMED_FOR_ANNOTATION} records name=halo,namespace=hpc, but " in line, line
     assert "ConfigMap halo-mpich-mpi-hostfile" in line and "dnsConfig.searches of worker (halo-mpich.hpc.svc" in line, line
+
+
+def test_a_jobset_converted_before_records_is_read_from_its_hostfile_configmap(tmp_path):
+    """No record (converted by an older kf2jobset): the hostfile ConfigMap beside the JobSet, which the JobSet
+    mounts, says the name (its jobset-name label) and the namespace (its hostnames) it was written for."""
+    src = (FIXTURES / "mpijob-v2beta1/mpich-namespace-domain/input.yaml").read_text()
+    out = CliRunner().invoke(main, ["convert", "--cluster-domain=cluster.local", "-"], input=src).stdout
+    legacy = re.sub(rf"\n    kf2jobset\.dev/name(d-for|-literals): [^\n]*", "", out)
+    assert NAMED_FOR_ANNOTATION not in legacy and "kf2jobset.dev/source" in legacy
+    assert CliRunner().invoke(main, ["convert", "--check", "-"], input=legacy).exit_code == exitcodes.OK
+    for edited, said in [(_rename(legacy, "halo-mpich", "halo"), "name changed since conversion (halo-mpich -> halo)"),
+                         (_move(legacy, "hpc", "hpc2"), "namespace changed since conversion (hpc -> hpc2)")]:
+        res = CliRunner().invoke(main, ["convert", "--check", "-"], input=edited)
+        assert res.exit_code == exitcodes.FINDINGS and said in res.stdout, res.stdout + res.stderr
+        assert "ConfigMap halo-mpich-mpi-hostfile (" in res.stdout, res.stdout
