@@ -18,4 +18,6 @@ RESIZED = "resized"  # a converted JobSet whose replicas no longer match the siz
 # a converted JobSet whose replicatedJobs were added, renamed or made to run several pods per Job, or whose values
 # name v1's pods (layout_guard.py)
 RESHAPED = "reshaped"
-ORDER = (TO_CONVERT, DECISION, REFUSED, EMBEDDED, TEMPLATE, HELM, PATCH, STALE, RESIZED, RESHAPED)
+# a converted JobSet whose name or namespace no longer match those its name-bound literals were written for
+RENAMED = "renamed"
+ORDER = (TO_CONVERT, DECISION, REFUSED, EMBEDDED, TEMPLATE, HELM, PATCH, STALE, RESIZED, RESHAPED, RENAMED)

@@ -15,6 +15,7 @@ from .parse import v1_webhook_rejections
 from .plan import JobSetPlan, plan
 from .scheduling import scheduler_objects
 from .sizes import size_contract
+from . import name_binding
 from .yunikorn import task_group_literals
 from .treecopy import copy_tree
 from . import claims as claim
@@ -114,6 +115,7 @@ def emit(job: TrainingJob, options: ConvertOptions) -> Conversion:
             for f, computed in (("minMember", sp.min_available is None), ("minResources", sp.min_resources is None))
             if computed and c["spec"].get(f)]  # the operator's defaults, from the replica counts
     size_contract(job, ctx, prof.size_literals(job) + gang + task_group_literals(jobset), jobset)
+    name_binding.record(jobset, companions, p.name, p.namespace, options.subdomain)
     return Conversion(job=job, plan=p, jobset=jobset, companions=companions, notes=notes)
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import copy
 import json
 
+from .name_binding import NAME_LITERALS_ANNOTATION, NAMED_FOR_ANNOTATION
+
 TRIAL_NAME_PARAMETER = "kf2jobsetTrialName"
 TRIAL_NAME_REFERENCE = "${trialSpec.Name}"
 ANNOTATION_PREFIX = "kf2jobset.dev/file."
@@ -108,6 +110,8 @@ def _put_back_name(trainjob: dict, name: str, reference: str) -> bool:
             for x in node:
                 walk(x)
     trainjob["metadata"].pop("name", None)
+    for record in (NAMED_FOR_ANNOTATION, NAME_LITERALS_ANNOTATION):  # each trial's files name its own pods (Katib fills them)
+        trainjob["metadata"].get("annotations", {}).pop(record, None)
     walk(trainjob)
     return name not in json.dumps(trainjob)
 

@@ -60,6 +60,14 @@ class FileResult:
         renames = frozenset(r.label for r in resized if r.renamed)
         return resized + (reshaped_jobsets(self.text, renames) if may_hold_layout(self.text) else [])
 
+    @cached_property
+    def renamed(self) -> list:
+        """The converted JobSets of the file whose name or namespace were edited away from those their
+        name-bound literals were written for (kf2jobset/name_binding.py): every mode warns of them."""
+        from .name_binding import may_hold_record, renamed_jobsets
+
+        return renamed_jobsets(self.text) if may_hold_record(self.text) else []
+
 
 def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
     result = FileResult(path=path, text=text)

@@ -67,7 +67,7 @@ def _convert_files(files, options):
         r = convert_file_text(text, shown, options)  # a named .md file: its YAML blocks, at its own lines
         for line in r.unconverted_lines():  # jobs inside AppWrappers, ConfigMaps, Argo templates
             click.echo(f"kf2jobset: warning: {line}", err=True)
-        if from_dir and not r.conversions and not r.errors and not r.resized:
+        if from_dir and not r.conversions and not r.errors and not r.resized and not r.renamed:
             continue  # found by the walk, holds no job (a CRD, docs, a JobSet still of its recorded size): not news
         if from_dir and r.errors and unparsable_without_job(r, options.katib):
             skipped.unparsable += 1  # not YAML and no `kind:` names a job: a file that cannot hold a job fails nothing
@@ -103,6 +103,8 @@ def _summary(walked, results, skipped: _Skipped) -> None:
         category = getattr(stale, "category", "resized")
         by_category[category] = by_category.get(category, 0) + 1
     line += "".join(f", {n} {category} (see the report)" for category, n in by_category.items())
+    renamed = sum(len(r.renamed) for r in results)
+    line += f", {renamed} renamed (see the report)" if renamed else ""
     click.echo(line, err=True)
     if walked.helm_jobs:
         click.echo("kf2jobset: hint: Helm templates are not reported; render the chart (helm template CHART | "

@@ -231,7 +231,9 @@ class JobSetSide(Side):
         """(replicatedJob, job-index, pod index) of each pod address in `text` as host() writes it
         (`<jobset>-<rjob>-<job-index>-<pod>.`), the JobSet named by the pod's label or as one of
         `jobset_names`; a per-pod reference ($(KF2JOBSET_JOB_INDEX)) names no one pod."""
-        names = [re.escape(f"$({JOBSET_NAME_VAR})"), *(re.escape(n) for n in jobset_names if n)]
+        # the longest name first: `halo-mpich-worker-0-0` is a pod of JobSet halo-mpich, not of a JobSet halo
+        names = [re.escape(f"$({JOBSET_NAME_VAR})"),
+                 *(re.escape(n) for n in sorted({n for n in jobset_names if n}, key=len, reverse=True))]
         pattern = rf"(?<![\w.-])(?:{'|'.join(names)})-([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)-(\d+)-(\d+)\."
         return [(m.group(1), int(m.group(2)), int(m.group(3))) for m in re.finditer(pattern, str(text))]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ..categories import DECISION, EMBEDDED, HELM, ORDER, PATCH, REFUSED, RESIZED, STALE, TEMPLATE, TO_CONVERT  # noqa: F401 (used by importers too)
+from ..categories import DECISION, EMBEDDED, HELM, ORDER, PATCH, REFUSED, RENAMED, RESIZED, STALE, TEMPLATE, TO_CONVERT  # noqa: F401 (used by importers too)
 from ..errors import format_path
 from ..staleness import resized_jobsets
 from ..text.classify import has_job_evidence, kinds_in
@@ -157,6 +157,13 @@ def resized_lines(path: str, text: str) -> list[tuple[str, str]]:
     renames = frozenset(r.label for r in resized if r.renamed)  # said once, by the size check
     return ([(RESIZED, r.listing(path)) for r in resized]
             + ([(r.category, r.listing(path)) for r in reshaped_jobsets(text, renames)] if may_hold_layout(text) else []))
+
+
+def renamed_lines(path: str, text: str) -> list[tuple[str, str]]:
+    """Converted JobSets of a file whose name or namespace no longer match their name-bound literals (name_binding)."""
+    from ..name_binding import renamed_jobsets
+
+    return [(RENAMED, r.listing(path)) for r in renamed_jobsets(text)]
 
 
 def unparsed_lines(path: str, text: str, category: str, detail: str) -> list[tuple[str, str]]:

@@ -17,8 +17,10 @@ Repo mode (instead of printing a stream):
                  not copied)
   --check        change nothing; list every Kubeflow job still in the tree
                  with why it is there (to convert, needs a decision,
-                 refused, embedded, template, Helm-skipped); exit 1 if any
-                 (with --out-dir: also missing or stale copies)
+                 refused, embedded, template, Helm-skipped), and converted
+                 JobSets resized or renamed since; exit 1 if any (with
+                 --out-dir: also missing or stale copies); `--check -`
+                 checks a rendered stream (kustomize build DIR | ...)
 
 Directories are walked for *.yaml, *.yml, *.json, YAML templates (*.yaml-template,
 *.yaml.template, *.yaml.tmpl) and Kustomization (with --docs also *.md: jobs in
@@ -93,8 +95,8 @@ def repo_mode(paths, repo: RepoOptions, options) -> int | None:
         return None
     if in_place and (out_dir or check):
         return _usage("--in-place cannot be combined with " + ("--out-dir" if out_dir else "--check"))
-    if "-" in paths:
-        return _usage("stdin (-) has no file to rewrite; use the stream mode (no --in-place/--out-dir/--check)")
+    if "-" in paths and not (check and not out_dir):  # --check writes nothing: a rendered stream is checked as it comes
+        return _usage("stdin (-) has no file to rewrite; use the stream mode (no --in-place/--out-dir), or --check")
     if options.name:
         return _usage("--name renames a single job; it cannot be used with --in-place, --out-dir or --check")
     if check and fail_on_change:
@@ -148,6 +150,7 @@ def walk_for_jobs(paths, excludes=(), *, gitignore: bool = True, katib: bool = F
     are skipped and counted), and the files holding a size record kf2jobset wrote (`resized`)."""
     from ..manifest_walk import walk
     from ..runtime.selectors import SELECTING_TEXT
+    from ..name_binding import may_hold_record as may_hold_name_record
     from ..staleness import may_hold_record
     from ..text.classify import CANDIDATE, HELM, classify, may_hold_job
 
@@ -173,7 +176,8 @@ def walk_for_jobs(paths, excludes=(), *, gitignore: bool = True, katib: bool = F
             out.helm_jobs += 1 if may_hold_job(text, katib) else 0
         elif kind == CANDIDATE and not _is_patch(f.path, text, kustomization_in):
             out.files.append((f.path, None, True))
-        elif may_hold_record(text):  # a converted JobSet or TrainJob: reported when resized since (staleness)
+        elif may_hold_record(text) or may_hold_name_record(text):  # a converted JobSet or TrainJob: reported when
+            # resized (staleness), renamed or moved (name_binding) since
             out.files.append((f.path, text, True))
     out.files += [(m, None, False) for m in found.missing]
     return out

@@ -24,10 +24,13 @@ class Source:
 
 
 def read_source(path: str) -> Source:
-    """Read and decode a manifest (UTF-8, BOM remembered). Raises InputError."""
+    """Read and decode a manifest (UTF-8, BOM remembered), or stdin for `-` (`convert --check -`). Raises InputError."""
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        if path == "-":
+            raw = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as fh:
+                raw = fh.read()
     except OSError as exc:
         raise InputError(Problem(f"cannot read: {exc.strerror}", Location(path)))
     bom = raw.startswith(codecs.BOM_UTF8)

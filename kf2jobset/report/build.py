@@ -10,7 +10,7 @@ import re
 from functools import partial
 
 from .. import k8syaml
-from ..categories import RESIZED
+from ..categories import RENAMED, RESIZED
 from ..claims import equals
 from ..errors import format_path
 from ..frameworks import profile as get_profile
@@ -94,6 +94,7 @@ def file_report(result, options) -> FileReport:
                                         format_path(loc.path) if loc.path else None, p.rule or None))
     out.warnings = [FileWarning(getattr(r, "category", RESIZED), r.label, r.message(), r.line, r.listing(result.path))
                     for r in result.resized]
+    out.warnings += [FileWarning(RENAMED, r.label, r.message(), r.line, r.listing(result.path)) for r in result.renamed]
     for doc, res in zip(result.documents, result.results):
         for i, conv in enumerate(res.conversions):
             embedded = _embedded_path(doc.data, conv.job.source, res.embedded_paths, i)

@@ -128,9 +128,9 @@ class FileError:
 @dataclass(frozen=True)
 class FileWarning:
     """Something of the file no conversion changes, said beside the jobs: a converted JobSet or TrainJob
-    whose sizes were edited since conversion (`resized`, in --check's words). Fails no --fail-on."""
+    whose sizes (`resized`), name or namespace (`renamed`) were edited since conversion, in --check's words. Fails no --fail-on."""
 
-    category: str  # resized, reshaped
+    category: str  # resized, reshaped, renamed
     object: str  # KIND NAME (APIVERSION)
     message: str
     line: int | None

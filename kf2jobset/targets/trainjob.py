@@ -30,6 +30,8 @@ import json
 from .. import claims as claim
 from .. import staleness
 from ..layout_guard import LAYOUT_ANNOTATION
+from ..name_binding import NAME_LITERALS_ANNOTATION, NAMED_FOR_ANNOTATION
+from ..name_binding import record as record_names
 from ..errors import Location, Problem, UnsupportedError
 from ..notes import Note
 from ..validate import check_jobset
@@ -85,6 +87,9 @@ def finish(conversion, options) -> None:
         derived, runtime, bundle_why = bundle_target.misfits(conversion, options)
         if runtime is not None:
             kueue = bundle_target.finish(conversion, options, derived, runtime, size_literals)
+            trainjob = conversion.output[-1]  # Trainer names its JobSet after it: the hostfile's names are its own
+            record_names(trainjob, conversion.companions, trainjob["metadata"].get("name"),
+                         trainjob["metadata"].get("namespace"), options.subdomain)
             _check_companions(conversion.companions, conversion.output[-1]["metadata"].get("name"))
             conversion.notes += _trainjob_notes(kueue)
             return
@@ -115,6 +120,8 @@ def _without_size_record(conversion) -> str | None:
     ann.pop(staleness.SIZED_FOR_ANNOTATION, None)
     ann.pop(LAYOUT_ANNOTATION, None)  # Trainer builds the JobSet's replicatedJobs: --check guards numNodes instead
     literals = ann.pop(staleness.SIZE_LITERALS_ANNOTATION, None)
+    ann.pop(NAMED_FOR_ANNOTATION, None)  # the JobSet's name record (name_binding) describes a JobSet Trainer names itself
+    ann.pop(NAME_LITERALS_ANNOTATION, None)
     conversion.notes = [n for n in conversion.notes if n.code != "SZ002"]
     return literals
 
