@@ -461,7 +461,7 @@ def test_literal_sizes_are_guarded(tmp_path):
     for n, case, new, literal in checked:
         line = lines[n]
         assert ": resized: " in line and f"worker {was[n]} -> {new}" in line, line
-        assert literal in line and "again with the new replicas" in line, line
+        assert literal in line and "again at the new size" in line, line
     # what the message asks for: the v1 jobs with the new replicas, converted again
     for n, case, new, _ in checked:
         (tree / f"job{n}.yaml").write_text(yaml.safe_dump(_edited(case.job, "Worker", new), sort_keys=False))
