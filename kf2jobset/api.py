@@ -20,7 +20,7 @@ from .convert import is_job
 from .document_routing import convert_document
 from .errors import InvalidJobError, Location, Problem, UsageError
 from .notes import Note
-from .options import ConvertOptions, parse_trainer_version, parse_version
+from .options import ConvertOptions, parse_trainer_version, parse_version, shared_subdomain
 from .pipeline import convert_text
 
 _OPTION_NAMES = {f.name for f in fields(ConvertOptions)} - {
@@ -80,4 +80,7 @@ def convert_yaml(text: str, opts: ConvertOptions | None = None, *, path: str = "
         raise result.errors[0]
     if options_.name and len(result.conversions) > 1:  # given as a keyword or in ConvertOptions
         raise UsageError("name= applies to a single job, but several were converted")
+    clash = shared_subdomain(options_, [c.job.namespace for c in result.conversions])
+    if clash is not None:
+        raise clash
     return result.new_text if result.new_text is not None else text

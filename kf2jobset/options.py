@@ -114,6 +114,22 @@ FLAGS = {"jobset_version": "--jobset-version", "scheduler": "--scheduler", "gang
          "target": "--target", "trainer_version": "--trainer-version", "trainer_runtime": "--trainer-runtime"}
 
 
+def shared_subdomain(options: ConvertOptions, namespaces: list) -> UsageError | None:
+    """--subdomain names the JobSet's headless Service: two JobSets of one namespace under it share one Service,
+    which JobSet creates for the first and reuses as it is (its selector: the first JobSet's pods), so the second's
+    addresses never resolve. ``namespaces``: one per converted job (None: the namespace it is applied in)."""
+    if not options.subdomain:
+        return None
+    seen: set = set()
+    for ns in namespaces:
+        if ns in seen:
+            return UsageError(f"--subdomain {options.subdomain} would be the Service of several JobSets in "
+                              f"{'namespace ' + ns if ns else 'one namespace'} (JobSet reuses the first one's, and "
+                              "the others' addresses never resolve): convert one job at a time with it")
+        seen.add(ns)
+    return None
+
+
 def command_line(options: ConvertOptions) -> list[str]:
     """The flags that give ``options`` (those off their default, in the CLI's spelling): what a hint telling
     the user to run kf2jobset again must repeat, or the run writes another output (a JobSet for a TrainJob)."""

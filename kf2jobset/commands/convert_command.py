@@ -11,6 +11,7 @@ from ..errors import Kf2JobSetError, UsageError
 from ..filenames import is_doc_name
 from ..notes import warning_lines
 from ..pipeline import convert_text, stream_for_stdout
+from ..options import shared_subdomain
 from ..repo.cli import RepoOptions, repo_mode, stream_files
 from ..repo.fsio import read_text
 from ..repo.run import katib_embedded, unparsable_without_job
@@ -34,6 +35,9 @@ def run_convert(paths, report_specs, verbose: bool, kw: dict) -> None:
     results, errors = _convert_files(files, options)
     if options.name and sum(len(r.conversions) for r in results) > 1:
         errors.append(UsageError("--name applies to a single job, but several were converted"))
+    clash = shared_subdomain(options, [c.job.namespace for r in results for c in r.conversions])
+    if clash is not None:
+        errors.append(clash)
     if errors:
         fail_all(errors)
     if not options.katib:

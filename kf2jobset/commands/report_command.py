@@ -12,6 +12,7 @@ from .. import exitcodes
 from ..clioptions import build_options
 from ..errors import Kf2JobSetError, UsageError
 from ..markdown import convert_file_text
+from ..options import shared_subdomain
 from ..pipeline import FileResult
 from ..report import build_report
 from ..report.outputs import resolve, write
@@ -40,6 +41,9 @@ def run_report(paths, formats, output, fail_on, color, exclude, no_gitignore, kw
     results, errors, skipped = _convert_files(walked.files, options)
     if options.name and sum(len(r.conversions) for r in results) > 1:
         fail(UsageError("--name applies to a single job, but several were found"))
+    clash = shared_subdomain(options, [c.job.namespace for r in results for c in r.conversions])
+    if clash is not None:
+        fail(clash)
     rep = build_report(results, options, fail_on)
     try:
         write(rep, specs, sys.stdout, color)

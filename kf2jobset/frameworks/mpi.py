@@ -57,7 +57,8 @@ def _service_clash_action(options) -> str:
     target = target_of(options)
     if not target.writes_the_jobset and options.trainer_runtime != "per-job":
         return f"delete the MPIJob (and its Service) before applying the {target.kind_written}"
-    return f"delete the MPIJob (and its Service) before applying the {target.kind_written}, or pass --subdomain"
+    return (f"delete the MPIJob (and its Service) before applying the {target.kind_written}, or convert this job alone "
+            "with --subdomain NAME (a Service name of its own)")
 
 
 def launcher_env(job, side: Side) -> list[dict]:
@@ -331,7 +332,8 @@ class MPIProfile(Profile):
     def notes(self, job, ctx: EmitContext) -> None:
         secret = ssh_secret_name(job, ctx)
         create = (
-            f"create the Secret before the JobSet: ssh-keygen -t ed25519 -N '' -f key && kubectl create secret generic "
+            f"create the Secret before the JobSet: ssh-keygen -t ed25519 -N '' -f key && kubectl "
+            f"{f'-n {job.namespace} ' if job.namespace else ''}create secret generic "
             f"{secret} --type=kubernetes.io/ssh-auth --from-file=ssh-privatekey=key --from-file=ssh-publickey=key.pub"
         )
         if kubectl_exec(job):

@@ -99,6 +99,9 @@ def repo_mode(paths, repo: RepoOptions, options) -> int | None:
         return _usage("stdin (-) has no file to rewrite; use the stream mode (no --in-place/--out-dir), or --check")
     if options.name:
         return _usage("--name renames a single job; it cannot be used with --in-place, --out-dir or --check")
+    if options.subdomain:  # one Service name for every JobSet the run writes (options.shared_subdomain)
+        return _usage("--subdomain names one job's Service; it cannot be used with --in-place, --out-dir or --check "
+                      "(convert that job alone: kf2jobset convert FILE --subdomain NAME)")
     if check and fail_on_change:
         return _usage("--fail-on-change does not apply to --check (which never writes)")
     mode = CHECK if check else IN_PLACE if in_place else OUT_DIR

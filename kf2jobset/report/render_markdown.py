@@ -123,7 +123,12 @@ def _several(report: Report) -> list[str]:
         out += ["### Before you apply", ""]
         for s in before:
             n = len(s.jobs)
-            out.append(f"- `{s.code}` ({'all ' if n == total else ''}{n} job{'s' if n != 1 else ''}): {_cell(s.action)}")
+            if n == 1:  # one job: its name, and its own action (no <job> left to fill in)
+                who, action = s.jobs[0][1].name, s.example.action or s.action
+            else:
+                who = f"all {n} jobs" if n == total else f"{n} jobs: {job_names(s.jobs)}"
+                action = s.action
+            out.append(f"- `{s.code}` ({_cell(who)}): {_cell(action)}")
         out.append("")
     attention = [s for s in summaries if RANK[s.category] >= ATTENTION]
     calm = [s for s in summaries if RANK[s.category] < ATTENTION]
