@@ -264,9 +264,10 @@ def _plan_rjob(job: TrainingJob, rtype: str, options: ConvertOptions, notes: lis
     if policy == "Always":
         pod_policy = "OnFailure"
         notes.append(Note(
-            "JS020", "rewritten",
-            f"{rtype}: restartPolicy Always is not allowed in a Job; OnFailure restarts the container in place the same way "
-            "(a Job pod that exits 0 is done instead of restarted)",
+            # approximated, not rewritten: a container that exits 0 ran again under v1, and is done now
+            "JS020", "approximated",
+            f"{rtype}: restartPolicy Always is not allowed in a Job; OnFailure restarts a failing container in place "
+            "the same way, but a Job pod that exits 0 is done instead of restarted",
             source_path=src, target_path=f"spec.replicatedJobs[{spec.rjob_name}].template.spec.template.spec.restartPolicy",
             replica_type=rtype, explains=(("restartPolicy", rtype),),
             claims=(claim.equals(pod_path(spec.rjob_name) + ".spec.restartPolicy", "OnFailure"),),

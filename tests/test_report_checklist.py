@@ -18,3 +18,17 @@ def test_a_step_for_one_job_names_it_and_gives_its_own_command(tmp_path):
     (secret,) = [ln for ln in steps.splitlines() if "create secret generic" in ln]
     assert secret.startswith("- `MPI001` (ring-allreduce): "), secret
     assert "kubectl -n hpc create secret generic ring-allreduce-ssh " in secret and "&lt;job&gt;" not in secret, secret
+
+
+def test_the_summary_of_a_code_says_every_finding_of_the_shared_variant(tmp_path):
+    """A job with several findings of one code (JS020 for Master and Worker; JS065 for four args): the by-code row
+    (markdown) and entry (text) of a multi-job report say each of them, not only the first."""
+    (tmp_path / "tf.yaml").write_text((FIXTURES / "tfjob" / "ps-hosts-args" / "input.yaml").read_text())
+    (tmp_path / "pt.yaml").write_text((FIXTURES / "pytorchjob" / "sidecar" / "input.yaml").read_text())
+    for fmt in ("markdown", "text"):
+        out = CliRunner().invoke(main, ["report", str(tmp_path), "--format", fmt]).stdout
+        flat = " ".join(out.split())
+        assert "Master: restartPolicy Always" in flat and "Worker: restartPolicy Always" in flat, (fmt, out)
+        for where in ("of the PS pods, args[1]", "of the PS pods, args[2]", "of the Worker pods, args[1]",
+                      "of the Worker pods, args[2]"):
+            assert where in flat, (fmt, where)

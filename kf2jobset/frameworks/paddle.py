@@ -36,7 +36,9 @@ class PaddleProfile(Profile):
         first = _first_type(job)
         if job.replicas[first].replicas == 1:
             # pod 0 shares its type's template while it is alone; a second pod would get POD_IP_DUMMY too
-            return [f"the {first.lower()} replicatedJob's layout (pod 0 needs one of its own beside a second pod)"]
+            # no comma: the size-literals record is a comma-separated list
+            return [f"the {first.lower()} replicatedJob's layout (one pod: it reads POD_IP_DUMMY as the rendezvous "
+                    "host; a second pod there would read its own IP)"]
         return []
 
     def env(self, job, rtype: str, side: Side) -> list[dict]:

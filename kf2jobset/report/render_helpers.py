@@ -188,6 +188,7 @@ class CodeSummary:
     message: str
     action: str | None
     shared: set  # ids of the jobs whose findings of this code are the shared variant
+    more: tuple = ()  # the shared variant's other findings of this code (Worker beside Master, args[2] beside args[1])
 
 
 def job_id(fr: FileReport, job: JobReport) -> tuple:
@@ -210,6 +211,12 @@ def _variant(findings: list[Finding], job: JobReport) -> tuple:
                          generic(f.action, job) or "") for f in findings))
 
 
+def _located(f: Finding, job: JobReport) -> str:
+    """A finding's message with the pod it is about, when it names one (as the per-job view shows it)."""
+    text = generic(f.message, job) or ""
+    return f"[{f.pod}] {text}" if f.pod and f.scope == "pod" else text
+
+
 def by_code(report: Report) -> list[CodeSummary]:
     """Codes worst first (then by code); each with its most common variant across jobs."""
     per_code: dict[str, list] = {}
@@ -229,9 +236,11 @@ def by_code(report: Report) -> list[CodeSummary]:
         example = sorted(findings0, key=lambda f: -f.rank)[0]
         worst = max((f for _, _, fs in entries for f in fs), key=lambda f: f.rank).category
         message = title(code) if code in EXAMPLE_ONLY else generic(example.message, job0) or ""
+        others = () if code in EXAMPLE_ONLY else tuple(dict.fromkeys(
+            m for m in (_located(f, job0) for f in sorted(findings0, key=lambda f: -f.rank)[1:]) if m and m != message))
         out.append(CodeSummary(code, worst, [(fr, job) for fr, job, _ in entries], example, job0,
                                message, generic(example.action, job0),
-                               {job_id(fr, job) for fr, job, _ in shared}))
+                               {job_id(fr, job) for fr, job, _ in shared}, others))
     return sorted(out, key=lambda s: (-RANK[s.category], s.code))
 
 

@@ -101,7 +101,7 @@ def _code_rows(summaries, total: int) -> list[str]:
     for s in summaries:
         n = len(s.jobs)
         who = f"all {n}" if n == total else f"{n}: {_cell(job_names(s.jobs))}"
-        what = _cell(s.message)
+        what = _cell(s.message) + "".join(f"<br>{_cell(m)}" for m in s.more)
         if len(s.shared) < n:
             k = n - len(s.shared)
             what += f"<br>({k} job{'s differ' if k != 1 else ' differs'}: see below)"

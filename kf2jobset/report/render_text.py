@@ -75,6 +75,8 @@ def render(report: Report, *, color: bool = False) -> str:
         for s in summaries:
             n = len(s.jobs)
             out += entry(s.category, s.code, s.message)
+            for more in s.more:  # the shared variant's other findings of the code
+                out += [pad + w for w in textwrap.wrap(more, WIDTH - len(pad), break_on_hyphens=False)]
             who = f"all {n} jobs" if n == len(jobs) else f"{n} job{'s' if n != 1 else ''}: {job_names(s.jobs)}"
             if len(s.shared) < n:
                 who += f" ({n - len(s.shared)} differ, below)"

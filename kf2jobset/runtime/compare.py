@@ -6,6 +6,8 @@ resolver has replaced addresses by the logical pod they reach, so `pt-master-0` 
 """
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 
 from ..frameworks.base import HELPER_PREFIX
@@ -57,6 +59,11 @@ def pair_pods(op: OperatorWorld, js: JobSetWorld):
     return pairs, missing, sorted(set(js_pods) - op_keys)
 
 
+# The models give each pod a made-up IP (operator_view 10.1.k.i, jobset_view 10.2.k.j): a value that differs only by
+# them (status.podIP on both sides, the same logical pod) is the pod's own IP in both worlds, not a rewrite
+_SIMULATED_IP = re.compile(r"(?<![\d.])10\.[12]\.\d+\.\d+(?![\d.])")
+
+
 def compare_env(op: OperatorWorld, js: JobSetWorld) -> tuple[list[EnvDiff], list[EnvMatch]]:
     diffs: list[EnvDiff] = []
     rewritten: list[EnvMatch] = []
@@ -89,7 +96,7 @@ def _compare_lists(key, cname, mine, yours, op: OperatorWorld, js: JobSetWorld):
         a, b = op.resolver.normalise(value), js.resolver.normalise(other)
         if a != b:
             diffs.append(EnvDiff(key, cname, name, "value", value, other))
-        elif value != other:
+        elif value != other and _SIMULATED_IP.sub("IP", value) != _SIMULATED_IP.sub("IP", other):
             matches.append(EnvMatch(key, cname, name, value, other, tuple(op.resolver.addresses_in(value))))
     for name, value in yours:
         if name not in mine_map:
