@@ -1,4 +1,4 @@
-"""The markdown report's "Before you apply" list, over several jobs: a step for one job names that job and gives its
+"""What a reviewer of a migration PR reads in the report: the markdown "Before you apply" list, over several jobs: a step for one job names that job and gives its
 own command (its Secret's name and namespace, no `<job>` to fill in); a step for some jobs names them."""
 from __future__ import annotations
 
@@ -32,3 +32,13 @@ def test_the_summary_of_a_code_says_every_finding_of_the_shared_variant(tmp_path
         for where in ("of the PS pods, args[1]", "of the PS pods, args[2]", "of the Worker pods, args[1]",
                       "of the Worker pods, args[2]"):
             assert where in flat, (fmt, where)
+
+
+def test_a_report_of_a_converted_tree_says_what_it_compares(tmp_path):
+    """On a branch whose jobs are converted, "no changes" would read as "nothing changed": the report says that
+    it compares v1 jobs and how to run it on the revision before."""
+    (tmp_path / "job.yaml").write_text((FIXTURES / "pytorchjob" / "master-workers" / "input.yaml").read_text())
+    assert CliRunner().invoke(main, ["convert", str(tmp_path), "--in-place"]).exit_code == 0
+    out = CliRunner().invoke(main, ["report", str(tmp_path)])
+    assert out.exit_code == 0 and "1 file holds objects kf2jobset converted" in out.stderr, out.stderr
+    assert "git show REV:FILE | kf2jobset report -" in out.stderr
