@@ -1,5 +1,6 @@
-"""What a reviewer of a migration PR reads in the report: the markdown "Before you apply" list, over several jobs: a step for one job names that job and gives its
-own command (its Secret's name and namespace, no `<job>` to fill in); a step for some jobs names them."""
+"""What a reviewer of a migration PR reads in the report: the markdown "Before you apply" list over several jobs
+(a step for one job names that job and gives its own command: its Secret's name and namespace, no `<job>` to fill
+in; a step for some jobs names them), every finding of a code's shared variant, and what a converted tree says."""
 from __future__ import annotations
 
 from click.testing import CliRunner
