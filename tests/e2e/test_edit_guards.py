@@ -6,7 +6,11 @@ check names really does to the job, and that what the check asks for instead rea
   real Open MPI 4.1 the MPI e2e uses (its harness: tests/e2e/mpi_runner.py, the JobSet world alone, on the
   training-operator stack): the hostfile still names the old JobSet's pods, so mpirun reaches no worker and
   fails. The v1 job converted again with ``--name NEW`` passes --check and its ranks land where the
-  operator's hostfile puts them (``expected_hosts``: slotsPerWorker per worker, in order).
+  operator's hostfile puts them (``expected_hosts``: slotsPerWorker per worker, in order); so do those of the
+  ``--mpi-hostfile generated`` conversion renamed by hand, the check's other way out (it passes --check).
+* a fine edit (``resized-generated``): the same job converted with ``--mpi-hostfile generated``, its worker
+  replicas (and the launcher's -np) edited by hand to one more worker: --check passes, and the ranks land on
+  every worker of the new size.
 * ``reshaped`` (kf2jobset/layout_guard.py): fixtures/pytorchjob/master-workers converted, a replicatedJob of
   one pod (a sleep container) added by hand. With real torch (the frameworks venv, tests/e2e/programs/
   torch_prog.py through tests/e2e/frameworks_harness.py) every rank reads WORLD_SIZE 5 (the JobSet's
@@ -98,10 +102,20 @@ def test_a_renamed_mpi_jobset_loses_its_hosts(mpi):
     code2, out2 = check_in_place([conv2.jobset, *conv2.companions], again.options)
     assert code2 == 0 and "renamed" not in out2, out2
 
-    with ThreadPoolExecutor(2) as pool:
-        broken, fixed = pool.map(lambda a: mpi.run(a[0], launchers=(OMPI41,), worlds=("jobset",), mutate=a[1]),
-                                 [(case, rename), (again, None)])
-    assert broken.status == "ran" and fixed.status == "ran", (broken.detail, fixed.detail)
+    # the message's other way: with --mpi-hostfile generated the launcher writes the hostfile from its own pod's
+    # name, so the same rename by hand is fine (--check passes) and runs
+    generated = dataclasses.replace(case, id=f"{case.id}[generated]",
+                                    options=dataclasses.replace(case.options, mpi_hostfile="generated"))
+    _, conv3, _ = mpi.convert(generated)
+    renamed3 = copy.deepcopy(conv3.jobset)
+    rename(renamed3, [])
+    code3, out3 = check_in_place([renamed3, *conv3.companions], generated.options)
+    assert code3 == 0 and "renamed" not in out3, out3
+
+    with ThreadPoolExecutor(3) as pool:
+        broken, fixed, gen = pool.map(lambda a: mpi.run(a[0], launchers=(OMPI41,), worlds=("jobset",), mutate=a[1]),
+                                      [(case, rename), (again, None), (generated, rename)])
+    assert {o.status for o in (broken, fixed, gen)} == {"ran"}, (broken.detail, fixed.detail, gen.detail)
     b = broken.worlds["jobset"].runs[OMPI41]
     print(f"[guards] renamed JobSet {broken.worlds['jobset'].name}: {OMPI41} rc {b.code}, ranks per pod "
           f"{placement(b.ranks)} ({broken.seconds:.0f} s); mpirun said:\n{b.output.strip()[:700]}\n...\n{b.output.strip()[-500:]}")
@@ -116,6 +130,12 @@ def test_a_renamed_mpi_jobset_loses_its_hosts(mpi):
           f"({fixed.seconds:.0f} s); the operator's hostfile: {placement(want)}")
     assert not fixed.problems, "\n\n".join(fixed.problems)
     assert f.code == 0 and f.ranks == want and any(k[0] == "worker" for k in want.values()), (placement(f.ranks), placement(want))
+
+    g = gen.worlds["jobset"].runs[OMPI41]
+    print(f"[guards] renamed by hand, generated hostfile: {OMPI41} rc {g.code}, ranks per pod {placement(g.ranks)} "
+          f"({gen.seconds:.0f} s)")
+    assert not gen.problems, "\n\n".join(gen.problems)
+    assert g.code == 0 and g.ranks == fill(gen.expected, gen.np) == want, (placement(g.ranks), placement(want))
 
 
 # ---------------------------------------------------------------------------------------------
