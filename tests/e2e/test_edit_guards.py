@@ -65,7 +65,8 @@ def torch_runner(stack, netns_ok):
     pythons = framework_pythons()
     if not os.access(pythons["torch"], os.X_OK):
         pytest.fail(f"no torch venv at {pythons['torch']}: run `bash tools/install-frameworks.sh`", pytrace=False)
-    with framework_runner(stack, pythons) as runner:
+    # a subnet of its own: the MPI cases' node agent (module scope) still runs
+    with framework_runner(stack, pythons, subnet="10.250") as runner:
         harness = runner.program
 
         def program(launch):  # the added pod runs its own command (a sleep), every other one the harness's program
