@@ -3,11 +3,13 @@ kubectl exec in v1's launcher, the MPIRunner that creates the v1 job and its con
 and SSH keys, runs mpirun in each launcher and collects what ranks ran where."""
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -23,7 +25,7 @@ from .nodeagent_objects import TERMINAL, is_ready
 from .differential_cases import Case, JS, KF
 from .differential_runner import Runner, create_priority_classes, create_stand_ins, pod_templates, referenced_objects
 from .mpi_runs import (CASE_TIMEOUT, DELIVERY_IMAGES, DISCOVER, MPICH40, MPIOutcome, NAMED, NotRunnable, OMPI41, OMPI5,
-                       PROGRAMS, RunResult, SSHD, SYSTEM_PYTHON, WorldResult, RANK_LINE, RUN_BLOCK, np_of,
+                       PROGRAMS, RunResult, SSHD, SYSTEM_PYTHON, V2BETA1, WorldResult, RANK_LINE, RUN_BLOCK, np_of,
                        check_discovery, check_in_place, check_run, command_hostfile, configmap_file, discovered,
                        expected_hosts, launcher_script, placement, resized_jobset, role_of, runs_for, split_command,
                        user_hostfile, with_replicas)
@@ -440,6 +442,72 @@ class MPIRunner:
             if named is None:
                 o.problems.append(f"{label}: v1 {pa} vs JobSet {pb}, and the report names no such difference "
                                   f"(notes {sorted(o.notes)})")
+
+
+# Mount points on this machine that the MPI pods use, kept while MPI pods run (mpi_image.keep_mount_points).
+def mpi_mount_points(cases) -> tuple:
+    """The image's (/etc/mpi, /opt/kube, /root/.ssh), where the launchers mount the ConfigMaps of their job's file
+    (/etc/ring for a hostfile of its own), and the SSH Secret of MPIJob v2beta1 pods (sshAuthMountPath)."""
+    out = ["/etc/mpi", "/opt/kube", "/root/.ssh"]
+    out += [c.job["spec"]["sshAuthMountPath"] for c in cases if c.job["apiVersion"] == V2BETA1
+            and c.job["spec"].get("sshAuthMountPath")]
+    for c in cases:
+        names = {(cm.get("metadata") or {}).get("name") for cm in c.configmaps}
+        for t in pod_templates(c.job):
+            spec = t.get("spec") or {}
+            vols = {v.get("name") for v in spec.get("volumes") or [] if (v.get("configMap") or {}).get("name") in names}
+            out += [m["mountPath"] for ctr in spec.get("containers") or [] for m in ctr.get("volumeMounts") or []
+                    if m.get("name") in vols and not m.get("subPath")]
+    return tuple(dict.fromkeys(out))
+
+
+@contextlib.contextmanager
+def running_mpi(stack, mount_points: tuple, mpi_operator: bool = False):
+    """An :class:`MPIRunner` on ``stack`` with a node agent and exec broker of its own, the MPI image's files and
+    ``mount_points`` kept; with ``mpi_operator``, ``.v2beta1`` runs on mpi-operator's stack (started here).
+    Fails the test when the launchers (tools/install-launchers.sh) are missing."""
+    import pytest
+
+    from tests.launchers.conftest import launchers_root
+
+    from .mpi_image import image_files, keep_mount_points, release_mount_points  # it imports this module
+
+    missing = [p for p in ("/usr/bin/mpirun.openmpi", "/usr/bin/mpiexec.hydra", "/usr/sbin/sshd", "/usr/bin/nsenter",
+                           SYSTEM_PYTHON) if not Path(p).exists()]
+    o5 = launchers_root() / "openmpi5"
+    if not (o5 / "bin" / "mpirun").exists():
+        missing.append(str(o5 / "bin" / "mpirun"))
+    if missing:
+        pytest.fail(f"missing {', '.join(missing)}: run tools/install-launchers.sh", pytrace=False)
+    files, keys = image_files(o5, "kf2js-mpi-")
+    kept = keep_mount_points(mount_points)
+    agent = NodeAgent(stack.kubeconfig, {}, namespaces=set(), backoff=(0.5, 5.0))
+    broker = ExecBroker(agent, files)
+    mr = MPIRunner(Runner(stack, agent), broker, files, keys)
+    agent.programs[""] = mr.program
+    agent.start()
+    later = contextlib.ExitStack()
+    try:
+        if mpi_operator:
+            from .conftest import running_stack
+
+            stack2 = later.enter_context(running_stack("mpi-operator"))
+            agent2 = NodeAgent(stack2.kubeconfig, {}, namespaces=set(), backoff=(0.5, 5.0), subnet="10.247")
+            (files / "v2beta1").mkdir()
+            broker2 = ExecBroker(agent2, files / "v2beta1")
+            later.callback(broker2.stop)
+            mr.v2beta1 = MPIRunner(Runner(stack2, agent2), broker2, files, keys)
+            agent2.programs[""] = mr.v2beta1.program
+            agent2.start()
+            later.callback(lambda: (agent2.stop(), shutil.rmtree(agent2.workdir, ignore_errors=True)))
+        yield mr
+    finally:
+        later.close()
+        broker.stop()
+        agent.stop()
+        release_mount_points(kept)
+        shutil.rmtree(agent.workdir, ignore_errors=True)
+        shutil.rmtree(files, ignore_errors=True)
 
 
 # KF2JOBSET_MPI_DNSPROBE=FILE: ask the node agent's DNS for a known name every 0.2 s, latency to FILE.

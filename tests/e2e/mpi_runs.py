@@ -33,6 +33,7 @@ DELIVERY_IMAGES = ("ghcr.io/kubeflow/training-v1/kubectl-delivery", "kubeflow/ku
 RANK = ["/bin/sh", str(PROGRAMS / "mpi_rank.sh")]
 SSHD = ("/usr/sbin/sshd", "-De")  # what kf2jobset gives a worker without a command, and MPI worker images run
 CORES = os.cpu_count() or 1
+V2BETA1 = "kubeflow.org/v2beta1"
 ONLY = os.environ.get("KF2JOBSET_MPI_ONLY", "")  # a regex over case ids, for local runs
 
 

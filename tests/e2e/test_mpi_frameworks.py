@@ -88,12 +88,10 @@ tools/install-launchers.sh). ``KF2JOBSET_MPI_PARALLEL=N`` (default 6), ``KF2JOBS
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -104,12 +102,9 @@ from pathlib import Path
 
 import pytest
 
-from .nodeagent import NodeAgent
 from .differential_cases import Case, corpus_cases, fixture_cases
-from .differential_runner import Runner, pod_templates
-from .mpi_image import image_files, keep_mount_points, release_mount_points
-from .mpi_runs import (DISCOVER, MPICH40, OMPI41, OMPI5, ONLY, PARALLEL, RunResult, SYSTEM_PYTHON, fill, placement)
-from .mpi_runner import DNS_PROBE, ExecBroker, MPIRunner
+from .mpi_runs import DISCOVER, MPICH40, OMPI41, OMPI5, ONLY, PARALLEL, RunResult, V2BETA1, fill, placement
+from .mpi_runner import DNS_PROBE, MPIRunner, mpi_mount_points, running_mpi
 
 # ---------------------------------------------------------------------------------------------
 # cases
@@ -118,7 +113,6 @@ from .mpi_runner import DNS_PROBE, ExecBroker, MPIRunner
 # Fixtures run resized too (issue 30): 2 workers as written, edited to 1 and 3 in both hostfile modes. The
 # MPIJob kubeflow.org/v2beta1 one runs resized only, on the mpi-operator stack (see the module docstring).
 RESIZED = {"mpijob-v1/accepted": (1, 3), "mpijob-v1/gpu-launcher": (1, 3), "mpijob-v2beta1/openmpi": (1, 3)}
-V2BETA1 = "kubeflow.org/v2beta1"
 
 
 def mpi_cases() -> list[Case]:
@@ -147,76 +141,24 @@ ALL_CASES = mpi_cases()
 # fixtures
 
 
-# Mount points on this machine that the MPI pods use, kept while this module runs (mpi_image.keep_mount_points).
-def _case_mounts(cases) -> tuple:
-    """Where the launchers mount the ConfigMaps of their job's file (/etc/ring for a hostfile of its own), and
-    the SSH Secret of MPIJob v2beta1 pods (sshAuthMountPath, /home/mpiuser/.ssh)."""
-    out = [c.job["spec"]["sshAuthMountPath"] for c in cases if c.job["apiVersion"] == V2BETA1
-           and c.job["spec"].get("sshAuthMountPath")]
-    for c in cases:
-        names = {(cm.get("metadata") or {}).get("name") for cm in c.configmaps}
-        for t in pod_templates(c.job):
-            spec = t.get("spec") or {}
-            vols = {v.get("name") for v in spec.get("volumes") or [] if (v.get("configMap") or {}).get("name") in names}
-            out += [m["mountPath"] for ctr in spec.get("containers") or [] for m in ctr.get("volumeMounts") or []
-                    if m.get("name") in vols and not m.get("subPath")]
-    return tuple(dict.fromkeys(out))
-
-
-MOUNT_POINTS = tuple(dict.fromkeys(("/etc/mpi", "/opt/kube", "/root/.ssh") + _case_mounts(ALL_CASES)))
+MOUNT_POINTS = mpi_mount_points(ALL_CASES)
 
 
 @pytest.fixture(scope="module")
 def mpi(stack, netns_ok):
-    from tests.launchers.conftest import launchers_root
-
-    missing = [p for p in ("/usr/bin/mpirun.openmpi", "/usr/bin/mpiexec.hydra", "/usr/sbin/sshd", "/usr/bin/nsenter",
-                           SYSTEM_PYTHON) if not Path(p).exists()]
-    o5 = launchers_root() / "openmpi5"
-    if not (o5 / "bin" / "mpirun").exists():
-        missing.append(str(o5 / "bin" / "mpirun"))
-    if missing:
-        pytest.fail(f"missing {', '.join(missing)}: run tools/install-launchers.sh", pytrace=False)
-    files, keys = image_files(o5, "kf2js-mpi-")
-    kept = keep_mount_points(MOUNT_POINTS)
-    agent = NodeAgent(stack.kubeconfig, {}, namespaces=set(), backoff=(0.5, 5.0))
-    broker = ExecBroker(agent, files)
-    mr = MPIRunner(Runner(stack, agent), broker, files, keys)
-    agent.programs[""] = mr.program
-    agent.start()
-    later = contextlib.ExitStack()  # MPIJob v2beta1 cases: mpi-operator's stack, with a node agent of its own
-    if any(c.job["apiVersion"] == V2BETA1 for c in ALL_CASES):
-        from .conftest import running_stack
-
+    # MPIJob v2beta1 cases: mpi-operator's stack too, with a node agent of its own
+    with running_mpi(stack, MOUNT_POINTS, any(c.job["apiVersion"] == V2BETA1 for c in ALL_CASES)) as mr:
+        probe = None
+        if os.environ.get("KF2JOBSET_MPI_DNSPROBE"):
+            agent = mr.runner.agent
+            probe = subprocess.Popen(["ip", "netns", "exec", agent.switch, sys.executable, "-c", DNS_PROBE, agent.dns_ip,
+                                      os.environ["KF2JOBSET_MPI_DNSPROBE"]], start_new_session=True)
         try:
-            stack2 = later.enter_context(running_stack("mpi-operator"))
-            agent2 = NodeAgent(stack2.kubeconfig, {}, namespaces=set(), backoff=(0.5, 5.0), subnet="10.247")
-            (files / "v2beta1").mkdir()
-            broker2 = ExecBroker(agent2, files / "v2beta1")
-            later.callback(broker2.stop)
-            mr.v2beta1 = MPIRunner(Runner(stack2, agent2), broker2, files, keys)
-            agent2.programs[""] = mr.v2beta1.program
-            agent2.start()
-            later.callback(lambda: (agent2.stop(), shutil.rmtree(agent2.workdir, ignore_errors=True)))
-        except BaseException:
-            later.close()
-            raise
-    probe = None
-    if os.environ.get("KF2JOBSET_MPI_DNSPROBE"):
-        probe = subprocess.Popen(["ip", "netns", "exec", agent.switch, sys.executable, "-c", DNS_PROBE, agent.dns_ip,
-                                  os.environ["KF2JOBSET_MPI_DNSPROBE"]], start_new_session=True)
-    try:
-        yield mr
-    finally:
-        if probe is not None:
-            os.killpg(probe.pid, signal.SIGKILL)
-            probe.wait()
-        later.close()
-        broker.stop()
-        agent.stop()
-        release_mount_points(kept)
-        shutil.rmtree(agent.workdir, ignore_errors=True)
-        shutil.rmtree(files, ignore_errors=True)
+            yield mr
+        finally:
+            if probe is not None:
+                os.killpg(probe.pid, signal.SIGKILL)
+                probe.wait()
 
 
 @pytest.fixture(scope="module")
