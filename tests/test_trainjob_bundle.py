@@ -402,3 +402,15 @@ def test_the_install_command_in_the_header_prints_this_very_stream(args):
     assert words[:2] == ["kf2jobset", "runtimes"]
     again = CliRunner().invoke(main, words[1:])
     assert again.exit_code == 0 and again.output == out.output
+
+
+def test_mpi008_only_where_the_jobsets_service_keeps_the_mpijobs_name():
+    """mpi-operator names its headless Service after the MPIJob: converted under another name (--name), the JobSet's
+    Service does not clash with it, and MPI008 is not said."""
+    from kf2jobset.options import ConvertOptions
+    from kf2jobset.pipeline import convert_text
+
+    text = (FIXTURES / "mpijob-v2beta1" / "openmpi" / "input.yaml").read_text()
+    codes = {n: [x.code for c in convert_text(text, "job.yaml", ConvertOptions(ssh_secret="s", name=n)).conversions
+                 for x in c.notes] for n in (None, "pi-new")}
+    assert "MPI008" in codes[None] and "MPI008" not in codes["pi-new"]

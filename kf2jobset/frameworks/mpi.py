@@ -366,7 +366,8 @@ class MPIProfile(Profile):
                               unchecked="mainContainer has no JobSet field; that SSH reaches sshd is MPI001's claim"))
             self._v1_failure_notes(job, ctx)
         else:
-            if ctx.jobset_name and not ctx.options.subdomain:
+            # mpi-operator named its Service after the MPIJob: a clash only where the JobSet's Service keeps that name
+            if ctx.jobset_name and not ctx.options.subdomain and ctx.jobset_name == job.name:
                 ctx.note(Note(
                     "MPI008", "prerequisite",
                     f"mpi-operator created a headless Service named {ctx.jobset_name!r}; the JobSet's Service has the "
