@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .categories import RESHAPED
+from .staleness import SOURCE_ANNOTATION
 
-SOURCE_ANNOTATION = "kf2jobset.dev/source"
 LAYOUT_ANNOTATION = "kf2jobset.dev/replicated-jobs"
 _GLOBAL_REPLICAS = "jobset.sigs.k8s.io/global-replicas"
 _GLOBAL_INDEX = "jobset.sigs.k8s.io/job-global-index"
@@ -87,9 +87,9 @@ def problems_of(jobset: dict, services: frozenset = frozenset(), renames_said: b
     if recorded:
         added = [n for n in names if n not in recorded]
         removed = [n for n in recorded if n not in names]
-        if removed and renames_said:
-            pass
-        elif added and removed:
+        if removed and renames_said:  # the size check named the rename: nothing more to say about the set
+            added = removed = []
+        if added and removed:
             out.append(f"replicatedJob {', '.join(removed)} renamed or replaced ({', '.join(added)}): the values were "
                        f"written for replicatedJobs {', '.join(recorded)}")
         elif added:
@@ -149,13 +149,17 @@ def _count(value) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 1
 
 
-def reshaped_jobsets(text: str, renames_said: frozenset = frozenset()) -> list[Reshaped]:
+def select(text: str) -> bool:
+    return may_hold_layout(text) or "Service" in text  # Services beside it may serve v1's per-pod names
+
+
+def reshaped_jobsets(text: str, renames_said: frozenset = frozenset(), parsed: list | None = None) -> list[Reshaped]:
     """Every JobSet of the stream that kf2jobset converted and whose layout an edit broke. ``renames_said``: the
     labels (`JobSet NAME (APIVERSION)`) of those the size check names a renamed replicatedJob of."""
-    from .yamlio import parse_documents, position
+    from .yamlio import parse_documents, position, selected_documents
 
     out = []
-    docs = parse_documents(text, select=lambda t: may_hold_layout(t) or "Service" in t, without_comments=True)
+    docs = selected_documents(parsed, select) if parsed is not None else parse_documents(text, select=select, without_comments=True)
     services = frozenset(str((d.data.get("metadata") or {}).get("name")) for d in docs
                          if isinstance(d.data, dict) and d.data.get("kind") == "Service"
                          and isinstance(d.data.get("metadata"), dict))

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import ClassVar
 
 from .categories import RENAMED
+from .staleness import SOURCE_ANNOTATION
 
 NAMED_FOR_ANNOTATION = "kf2jobset.dev/named-for"
 NAME_LITERALS_ANNOTATION = "kf2jobset.dev/name-literals"
@@ -114,6 +116,7 @@ def parse_literals(text) -> list[tuple[str, tuple]]:
 
 @dataclass(frozen=True)
 class Renamed:
+    category: ClassVar[str] = RENAMED
     line: int  # 1-based line of the JobSet document
     label: str  # JobSet NAME (APIVERSION)
     changes: tuple  # ((name|namespace, recorded, now), ...)
@@ -247,14 +250,16 @@ def _unlike_record(data: dict, recorded: dict, items: list, others: list) -> lis
     return out
 
 
-def renamed_jobsets(text: str) -> list[Renamed]:
+def select(doc: str) -> bool:
+    return NAMED_FOR_ANNOTATION in doc or JOBSET_NAME_LABEL in doc or "-mpi-hostfile" in doc
+
+
+def renamed_jobsets(text: str, parsed: list | None = None) -> list[Renamed]:
     """Every JobSet of the stream whose name or namespace differs from what its name-bound literals were written
     for (unparsable documents and JobSets without a record are left to the rest of the run)."""
-    from .yamlio import first_content_line, parse_documents, position
+    from .yamlio import first_content_line, parse_documents, position, selected_documents
 
-    docs = parse_documents(text, select=lambda doc: NAMED_FOR_ANNOTATION in doc or JOBSET_NAME_LABEL in doc
-                           or "-mpi-hostfile" in doc,
-                           without_comments=True)
+    docs = selected_documents(parsed, select) if parsed is not None else parse_documents(text, select=select, without_comments=True)
     objects = [d.data for d in docs if d.error is None and isinstance(d.data, dict)]
     out = []
     for doc in docs:
@@ -266,7 +271,7 @@ def renamed_jobsets(text: str) -> list[Renamed]:
         recorded = parse_named_for(ann.get(NAMED_FOR_ANNOTATION))
         items = parse_literals(ann.get(NAME_LITERALS_ANNOTATION))
         others = [o for o in objects if o is not data]
-        if recorded is None and NAMED_FOR_ANNOTATION not in ann and "kf2jobset.dev/source" in ann:
+        if recorded is None and NAMED_FOR_ANNOTATION not in ann and SOURCE_ANNOTATION in ann:
             recorded, items = _unrecorded(data, others)
         if recorded is None:
             continue
@@ -286,7 +291,7 @@ def renamed_jobsets(text: str) -> list[Renamed]:
         at = position(data, ("metadata", changes[0][0] if changes else "annotations"), doc.start_line)[0]
         out.append(Renamed(at or doc.start_line + first_content_line(doc.text) + 1,
                            f"{data.get('kind')} {now[NAME] or '(unnamed)'} ({data.get('apiVersion')})", changes,
-                           tuple(what for what, _ in stale), ann.get("kf2jobset.dev/source"),
+                           tuple(what for what, _ in stale), ann.get(SOURCE_ANNOTATION),
                            _renamed_companions(stale, recorded.get(NAME), others) if changes else (),
                            "" if changes else ann.get(NAMED_FOR_ANNOTATION, "")))
     return out

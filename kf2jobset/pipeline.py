@@ -49,24 +49,26 @@ class FileResult:
         return out
 
     @cached_property
+    def edited(self) -> list:
+        """The converted JobSets and TrainJobs of the file an edit left stale (kf2jobset/staleness.py
+        edited_objects): converting leaves them as they are, so every mode warns of them."""
+        from .edit_checks import edited_objects
+
+        return edited_objects(self.text)
+
+    @property
     def resized(self) -> list:
-        """The converted JobSets and TrainJobs of the file whose sizes were edited away from the sizes their
-        literals were written for (kf2jobset/staleness.py): converting leaves them as they are, so every
-        mode warns of them."""
-        from .layout_guard import may_hold_layout, reshaped_jobsets
-        from .staleness import may_hold_record, resized_jobsets
+        """Those whose sizes or replicatedJobs no longer match what their values were written for."""
+        from .categories import RENAMED
 
-        resized = resized_jobsets(self.text) if may_hold_record(self.text) else []
-        renames = frozenset(r.label for r in resized if r.renamed)
-        return resized + (reshaped_jobsets(self.text, renames) if may_hold_layout(self.text) else [])
+        return [e for e in self.edited if e.category != RENAMED]
 
-    @cached_property
+    @property
     def renamed(self) -> list:
-        """The converted JobSets of the file whose name or namespace were edited away from those their
-        name-bound literals were written for (kf2jobset/name_binding.py): every mode warns of them."""
-        from .name_binding import may_hold_record, renamed_jobsets
+        """Those whose name or namespace no longer match what their name-bound literals were written for."""
+        from .categories import RENAMED
 
-        return renamed_jobsets(self.text) if may_hold_record(self.text) else []
+        return [e for e in self.edited if e.category == RENAMED]
 
 
 def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:

@@ -15,6 +15,7 @@ a file kf2jobset wrote.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from .categories import RESIZED
 
@@ -42,6 +43,7 @@ def parse_sized_for(text: str) -> dict[str, int] | None:
 
 @dataclass(frozen=True)
 class Resized:
+    category: ClassVar[str] = RESIZED
     line: int  # 1-based line of the JobSet document
     label: str  # JobSet NAME (APIVERSION)
     changes: tuple  # ((replicatedJob, recorded, now), ...): the sizes edited since the record
@@ -126,12 +128,16 @@ def _stale(data: dict, ann: dict, configmaps: dict):
     return changes, tuple(found), renamed, (changes[0][0] if changes else reading.first)
 
 
-def resized_jobsets(text: str) -> list[Resized]:
+def select(text: str) -> bool:
+    return may_hold_record(text) or "ConfigMap" in text  # the companions a JobSet's pods mount (the MPI hostfile)
+
+
+def resized_jobsets(text: str, parsed: list | None = None) -> list[Resized]:
     """Every JobSet (or TrainJob) kf2jobset wrote whose size-derived values no longer describe its sizes
     (unparsable documents and anything kf2jobset did not write are left to the rest of the run)."""
-    from .yamlio import parse_documents, position
+    from .yamlio import parse_documents, position, selected_documents
 
-    docs = parse_documents(text, select=lambda t: may_hold_record(t) or "ConfigMap" in t, without_comments=True)
+    docs = selected_documents(parsed, select) if parsed is not None else parse_documents(text, select=select, without_comments=True)
     configmaps = {}
     for doc in docs:  # the companions a JobSet's pods mount (the MPI hostfile)
         data = doc.data
@@ -159,3 +165,4 @@ def resized_jobsets(text: str) -> list[Resized]:
                            f"{data.get('kind')} {name} ({data.get('apiVersion')})", changes, found,
                            ann.get(SOURCE_ANNOTATION), called, renamed))
     return out
+

@@ -92,6 +92,14 @@ def _loader():
     return yaml
 
 
+def selected_documents(parsed: list[Document], select) -> list[Document]:
+    """A parse made for several readers (``select`` any of theirs), as one reader's own parse_documents(select=)
+    would have built it: the documents it does not select keep `data` None."""
+    import dataclasses
+
+    return [d if d.data is None or select(d.text) else dataclasses.replace(d, data=None) for d in parsed]
+
+
 def parse_documents(text: str, file: str | None = None, select=None, *, without_comments: bool = False) -> list[Document]:
     """Split and parse; a document that fails to parse carries an InputError with its position.
 

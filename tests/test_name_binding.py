@@ -65,7 +65,9 @@ def test_no_false_alarm_and_a_record_only_where_something_is_name_bound(golden):
     try:
         objects = [o for o in yaml.safe_load_all(text) if isinstance(o, dict)]
     except yaml.YAMLError:
-        pytest.skip("not plain YAML (a template golden): the renamed check reads it, this census does not")
+        # a template golden (placeholders PyYAML does not load): the false-alarm check above read it, which is
+        # what holds for it; the record census below needs plain YAML
+        return
     for jobset in (o for o in objects if o.get("kind") == "JobSet"):
         name = jobset["metadata"].get("name")
         ann = jobset["metadata"].get("annotations") or {}

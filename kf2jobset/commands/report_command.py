@@ -13,6 +13,7 @@ from ..clioptions import build_options
 from ..errors import Kf2JobSetError, UsageError
 from ..markdown import convert_file_text
 from ..options import shared_subdomain
+from ..staleness import SOURCE_ANNOTATION  # every converted object carries it
 from ..pipeline import FileResult
 from ..report import build_report
 from ..report.outputs import resolve, write
@@ -28,9 +29,6 @@ class _Skipped:
     templates: int = 0  # envsubst templates whose placeholders need values (found under directories)
     unparsable: int = 0  # files found under directories that are not YAML and hold no job
     converted: int = 0  # files found under directories that hold objects kf2jobset converted, and no job
-
-
-CONVERTED_MARK = "kf2jobset.dev/source"  # the annotation every converted object carries
 
 
 def run_report(paths, formats, output, fail_on, color, exclude, no_gitignore, kw: dict) -> NoReturn:
@@ -76,7 +74,7 @@ def _convert_files(files, options):
         for line in r.unconverted_lines():  # jobs inside AppWrappers, ConfigMaps, Argo templates
             click.echo(f"kf2jobset: warning: {line}", err=True)
         if from_dir and not r.conversions and not r.errors and not r.resized and not r.renamed:
-            skipped.converted += CONVERTED_MARK in text  # a file kf2jobset converted: the report compares v1 jobs
+            skipped.converted += SOURCE_ANNOTATION in text  # a file kf2jobset converted: the report compares v1 jobs
             continue  # found by the walk, holds no job (a CRD, docs, a JobSet still of its recorded size): not news
         if from_dir and r.errors and unparsable_without_job(r, options.katib):
             skipped.unparsable += 1  # not YAML and no `kind:` names a job: a file that cannot hold a job fails nothing
@@ -123,7 +121,7 @@ def _summary(walked, results, skipped: _Skipped) -> None:
                    "first (VAR=... envsubst < FILE | kf2jobset report -)", err=True)
     if skipped.converted and not with_jobs:  # a converted branch: "no changes" would read as "nothing changed"
         click.echo(f"kf2jobset: hint: {skipped.converted} file{'s hold' if skipped.converted != 1 else ' holds'} objects "
-                   f"kf2jobset converted ({CONVERTED_MARK}); the report compares v1 jobs with their conversion: run it "
+                   f"kf2jobset converted ({SOURCE_ANNOTATION}); the report compares v1 jobs with their conversion: run it "
                    "on the revision before the conversion (git show REV:FILE | kf2jobset report -, or a checkout of "
                    "REV)", err=True)
 

@@ -10,7 +10,7 @@ import re
 
 from ..categories import DECISION, EMBEDDED, HELM, ORDER, PATCH, REFUSED, RENAMED, RESIZED, STALE, TEMPLATE, TO_CONVERT  # noqa: F401 (used by importers too)
 from ..errors import format_path
-from ..staleness import resized_jobsets
+from ..edit_checks import edited_objects
 from ..text.classify import has_job_evidence, kinds_in
 from ..yamlio import position
 
@@ -148,22 +148,9 @@ def _item(data, path) -> object:
     return data
 
 
-def resized_lines(path: str, text: str) -> list[tuple[str, str]]:
-    """Converted JobSets of a file whose replicas were edited away from their recorded sizes (SZ002), or whose
-    replicatedJobs were reshaped under the values that read them (layout_guard.py)."""
-    from ..layout_guard import may_hold_layout, reshaped_jobsets
-
-    resized = resized_jobsets(text)
-    renames = frozenset(r.label for r in resized if r.renamed)  # said once, by the size check
-    return ([(RESIZED, r.listing(path)) for r in resized]
-            + ([(r.category, r.listing(path)) for r in reshaped_jobsets(text, renames)] if may_hold_layout(text) else []))
-
-
-def renamed_lines(path: str, text: str) -> list[tuple[str, str]]:
-    """Converted JobSets of a file whose name or namespace no longer match their name-bound literals (name_binding)."""
-    from ..name_binding import renamed_jobsets
-
-    return [(RENAMED, r.listing(path)) for r in renamed_jobsets(text)]
+def edited_lines(path: str, text: str) -> list[tuple[str, str]]:
+    """Converted objects of a file an edit left stale: resized, reshaped, renamed (staleness.edited_objects)."""
+    return [(e.category, e.listing(path)) for e in edited_objects(text)]
 
 
 def unparsed_lines(path: str, text: str, category: str, detail: str) -> list[tuple[str, str]]:

@@ -153,8 +153,7 @@ def walk_for_jobs(paths, excludes=(), *, gitignore: bool = True, katib: bool = F
     are skipped and counted), and the files holding a size record kf2jobset wrote (`resized`)."""
     from ..manifest_walk import walk
     from ..runtime.selectors import SELECTING_TEXT
-    from ..name_binding import may_hold_record as may_hold_name_record
-    from ..staleness import may_hold_record
+    from ..edit_checks import may_hold_edit
     from ..text.classify import CANDIDATE, HELM, classify, may_hold_job
 
     found = walk(paths, tuple(excludes or ()), gitignore=gitignore)
@@ -179,7 +178,7 @@ def walk_for_jobs(paths, excludes=(), *, gitignore: bool = True, katib: bool = F
             out.helm_jobs += 1 if may_hold_job(text, katib) else 0
         elif kind == CANDIDATE and not _is_patch(f.path, text, kustomization_in):
             out.files.append((f.path, None, True))
-        elif may_hold_record(text) or may_hold_name_record(text):  # a converted JobSet or TrainJob: reported when
+        elif may_hold_edit(text):  # a converted JobSet or TrainJob: reported when
             # resized (staleness), renamed or moved (name_binding) since
             out.files.append((f.path, text, True))
     out.files += [(m, None, False) for m in found.missing]

@@ -31,9 +31,7 @@ from ..manifest_walk import Found, walk
 from ..notes import warning_lines
 from ..text import classify as cls
 from ..runtime.selectors import SELECTING_TEXT
-from ..layout_guard import may_hold_layout
-from ..staleness import may_hold_record
-from .. import name_binding
+from ..edit_checks import may_hold_edit
 from ..targets.bundle_gang import GANG_ANNOTATION
 
 from . import check_listing
@@ -219,10 +217,8 @@ class _Sorted:
             self.outcomes.append(Outcome(f.path, FAILED, problems=problems, codes=[exitcodes.INPUT]))
             return None
         kind = cls.classify(f.path, src.text, settings.options.katib)
-        if kind != cls.HELM and (may_hold_record(src.text) or may_hold_layout(src.text)):
-            self.resized[f.path] = check_listing.resized_lines(f.path, src.text)
-        if kind != cls.HELM and name_binding.may_hold_record(src.text):  # renamed or moved since conversion
-            self.resized.setdefault(f.path, []).extend(check_listing.renamed_lines(f.path, src.text))
+        if kind != cls.HELM and may_hold_edit(src.text):  # resized, reshaped, renamed since conversion
+            self.resized[f.path] = check_listing.edited_lines(f.path, src.text)
         if kind not in (cls.HELM, cls.MARKDOWN) and SELECTING_TEXT.search(src.text):
             self.selecting.append((f.path, src.text))
         if kind == cls.SKIP and settings.options.katib and "ConfigMap" in src.text and "kf2jobset.dev/source" in src.text:
