@@ -56,20 +56,6 @@ class FileResult:
 
         return edited_objects(self.text)
 
-    @property
-    def resized(self) -> list:
-        """Those whose sizes or replicatedJobs no longer match what their values were written for."""
-        from .categories import RENAMED
-
-        return [e for e in self.edited if e.category != RENAMED]
-
-    @property
-    def renamed(self) -> list:
-        """Those whose name or namespace no longer match what their name-bound literals were written for."""
-        from .categories import RENAMED
-
-        return [e for e in self.edited if e.category == RENAMED]
-
 
 def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
     result = FileResult(path=path, text=text)

@@ -93,7 +93,7 @@ def _convert_files(files, options):
 
 def _print_warnings(results, verbose: bool) -> None:
     for r in results:
-        for line in r.unconverted_lines() + [stale.listing(r.path) for stale in r.resized + r.renamed]:
+        for line in r.unconverted_lines() + [stale.listing(r.path) for stale in r.edited]:
             click.echo(f"kf2jobset: warning: {line}", err=True)
     printed = [(r.path, conv.job.display_name(), note) for r in results for conv in r.conversions
                for note in conv.notes if note.printed]

@@ -73,7 +73,7 @@ def _convert_files(files, options):
         r = convert_file_text(text, shown, options)  # a named .md file: its YAML blocks, at its own lines
         for line in r.unconverted_lines():  # jobs inside AppWrappers, ConfigMaps, Argo templates
             click.echo(f"kf2jobset: warning: {line}", err=True)
-        if from_dir and not r.conversions and not r.errors and not r.resized and not r.renamed:
+        if from_dir and not r.conversions and not r.errors and not r.edited:
             skipped.converted += SOURCE_ANNOTATION in text  # a file kf2jobset converted: the report compares v1 jobs
             continue  # found by the walk, holds no job (a CRD, docs, a JobSet still of its recorded size): not news
         if from_dir and r.errors and unparsable_without_job(r, options.katib):
@@ -106,12 +106,9 @@ def _summary(walked, results, skipped: _Skipped) -> None:
     failed = sum(1 for r in results if r.errors)
     line += f", {failed} failed" if failed else ""
     by_category: dict[str, int] = {}
-    for stale in (s for r in results for s in r.resized):
-        category = getattr(stale, "category", "resized")
-        by_category[category] = by_category.get(category, 0) + 1
+    for stale in (s for r in results for s in r.edited):
+        by_category[stale.category] = by_category.get(stale.category, 0) + 1
     line += "".join(f", {n} {category} (see the report)" for category, n in by_category.items())
-    renamed = sum(len(r.renamed) for r in results)
-    line += f", {renamed} renamed (see the report)" if renamed else ""
     click.echo(line, err=True)
     if walked.helm_jobs:
         click.echo("kf2jobset: hint: Helm templates are not reported; render the chart (helm template CHART | "

@@ -10,7 +10,6 @@ import re
 from functools import partial
 
 from .. import k8syaml
-from ..categories import RENAMED, RESIZED
 from ..claims import equals
 from ..errors import format_path
 from ..frameworks import profile as get_profile
@@ -92,9 +91,7 @@ def file_report(result, options) -> FileReport:
             msg = p.message + (f" (hint: {p.hint})" if p.hint else "")
             out.errors.append(FileError(msg, loc.line, loc.column, loc.document, getattr(err, "kind", "input"),
                                         format_path(loc.path) if loc.path else None, p.rule or None))
-    out.warnings = [FileWarning(getattr(r, "category", RESIZED), r.label, r.message(), r.line, r.listing(result.path))
-                    for r in result.resized]
-    out.warnings += [FileWarning(RENAMED, r.label, r.message(), r.line, r.listing(result.path)) for r in result.renamed]
+    out.warnings = [FileWarning(e.category, e.label, e.message(), e.line, e.listing(result.path)) for e in result.edited]
     for doc, res in zip(result.documents, result.results):
         for i, conv in enumerate(res.conversions):
             embedded = _embedded_path(doc.data, conv.job.source, res.embedded_paths, i)

@@ -127,8 +127,9 @@ class FileError:
 
 @dataclass(frozen=True)
 class FileWarning:
-    """Something of the file no conversion changes, said beside the jobs: a converted JobSet or TrainJob
-    whose sizes (`resized`), name or namespace (`renamed`) were edited since conversion, in --check's words. Fails no --fail-on."""
+    """Something of the file no conversion changes, said beside the jobs: a converted JobSet or TrainJob whose
+    sizes (`resized`), replicatedJobs (`reshaped`), name or namespace (`renamed`) were edited since conversion,
+    in --check's words. Fails no --fail-on."""
 
     category: str  # resized, reshaped, renamed
     object: str  # KIND NAME (APIVERSION)
