@@ -30,8 +30,9 @@ class StartRule:
     # How the operator itself held `type` back, for the note when a gang scheduler makes the JobSet start
     # it at once (JS092), e.g. PyTorch workers waiting in init-pytorch.
     operator_wait: str | None = None
-    # The profile writes this rule's start-order note itself (it replaces the operator's init container).
-    noted_by_profile: bool = False
+    # When the profile writes this rule's start-order note itself (it replaces the operator's init container, or
+    # the operator started the pods otherwise): a `when` condition as success rules have, {} always, None never.
+    noted_by_profile: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -243,7 +244,7 @@ def _from_data(data: dict, file: str) -> KindMapping:
         ),
         unknown_replica_types=_unknown_types(data, file),
         env_containers=data["envContainers"],
-        start_order=tuple(StartRule(s["type"], s["after"], s["status"], s.get("operatorWait"), bool(s.get("notedByProfile")))
+        start_order=tuple(StartRule(s["type"], s["after"], s["status"], s.get("operatorWait"), _noted_when(s.get("notedByProfile"), file))
                           for s in data.get("startOrder") or ()),
         success=tuple(
             SuccessRule(
@@ -276,16 +277,24 @@ def _from_data(data: dict, file: str) -> KindMapping:
     )
 
 
-# Conditions a success rule may test (plan._matches): has: T; elastic: bool; successPolicy: value;
-# replicas: {T: n} (pods per type, an absent type has 0); only: [T...] (no other type has a pod).
-SUCCESS_WHEN_KEYS = ("has", "elastic", "successPolicy", "replicas", "only")
+# Conditions a success or start rule may test (plan._matches): has: T; elastic: bool; successPolicy: value;
+# replicas: {T: n} (pods per type, an absent type has 0); only: [T...] (no other type has a pod);
+# framework: {field: value} (the kind's own spec fields as parsed, defaults filled).
+SUCCESS_WHEN_KEYS = ("has", "elastic", "successPolicy", "replicas", "only", "framework")
 
 
-def _when(when: dict, file: str) -> dict:
+def _when(when: dict, file: str, what: str = "success rule") -> dict:
     unknown = sorted(set(when) - set(SUCCESS_WHEN_KEYS))
     if unknown:  # a misspelt condition would otherwise always hold
-        raise ValueError(f"{file}: success rule condition {', '.join(unknown)} is not one of {', '.join(SUCCESS_WHEN_KEYS)}")
+        raise ValueError(f"{file}: {what} condition {', '.join(unknown)} is not one of {', '.join(SUCCESS_WHEN_KEYS)}")
     return dict(when)
+
+
+def _noted_when(value, file: str) -> dict | None:
+    """startOrder's notedByProfile: true (always), false or absent (never), or a condition."""
+    if isinstance(value, dict):
+        return _when(value, file, "notedByProfile")
+    return {} if value else None
 
 
 def _case_normalized(data: dict) -> tuple[str, ...]:

@@ -97,6 +97,8 @@ def _matches(when: dict, job: TrainingJob) -> bool:
             return False  # pods per type; an absent type has 0
         if key == "only" and any(_count(job, t) for t in job.replicas if t not in value):
             return False  # no type outside the list has a pod
+        if key == "framework" and any(job.framework.get(k) != v for k, v in value.items()):
+            return False
     return True
 
 
@@ -161,7 +163,7 @@ def plan(job: TrainingJob, options: ConvertOptions) -> JobSetPlan:
                 target.depends_on += [(r.name, rule.status) for r in rjobs if r.rtype == rule.after]
         else:
             in_order = True  # replicatedJobs are already listed in start order
-        if not rule.noted_by_profile:
+        if rule.noted_by_profile is None or not _matches(rule.noted_by_profile, job):
             if options.has("dependsOn"):
                 claims = tuple(claim.equals(f"spec.replicatedJobs[{t.name}].dependsOn[{r.name}].status", rule.status)
                                for t in targets_of_rule for r in rjobs if r.rtype == rule.after)

@@ -534,7 +534,8 @@ class MPIProfile(Profile):
         if rtype == "Launcher":
             bl = job.run_policy.backoff_limit
             return (int(bl) if bl is not None else 6, "per Job")  # the launcher Job's own backoffLimit
-        return None
+        # A worker pod was never replaced: Never means no retry, OnFailure the kubelet's restarts in place.
+        return 0 if policy == "Never" else None
 
     def operator_job_rules(self, job, rules: dict) -> None:
         if kubectl_exec(job):

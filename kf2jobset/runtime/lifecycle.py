@@ -50,10 +50,10 @@ _PHRASES = {
 }
 
 
-def describe(value) -> str:
-    """A phrase for a rule value, for the report."""
+def describe(value, rule: str | None = None) -> str:
+    """A phrase for a rule value, for the report (no retry limit reads "unlimited", not "none")."""
     if value is None:
-        return "none"
+        return "unlimited" if rule == "backoffLimit" else "none"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, str):

@@ -273,7 +273,7 @@ def compare_lifecycle(op: Lifecycle, js: Lifecycle, roles: dict) -> list[Differe
             rule = path[1]
             key = ("lifecycle", rule, None)
             va, vb = a["job"].get(rule), b["job"].get(rule)
-            d = Difference("lifecycle", rule, "changed", describe(va), describe(vb))
+            d = Difference("lifecycle", rule, "changed", describe(va, rule), describe(vb, rule))
         elif path[0] == "roles" and len(path) > 1:
             role = path[1]
             if len(path) == 2:
@@ -285,7 +285,7 @@ def compare_lifecycle(op: Lifecycle, js: Lifecycle, roles: dict) -> list[Differe
                 rule = path[2]
                 key = (rule, role, None)
                 va, vb = a["roles"][role].get(rule), b["roles"][role].get(rule)
-                d = Difference(rule, roles.get(role, role), "changed", describe(va), describe(vb), role=roles.get(role, role))
+                d = Difference(rule, roles.get(role, role), "changed", describe(va, rule), describe(vb, rule), role=roles.get(role, role))
         else:
             continue
         if key in seen:

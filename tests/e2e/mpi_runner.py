@@ -355,6 +355,8 @@ class MPIRunner:
                     if world == "v1" and o.discovery and not w.discover_script:
                         w.discover_script = self._discover_script(w)  # the operator stops rewriting it now
                     w.log = agent.log(w.namespace, pod["metadata"]["name"], container)
+                    if world == "v1":
+                        w.stand_in = self._stand_in(w.namespace, pod["metadata"]["name"])
                     w.execs = self.broker.execs(w.namespace)
                     self._collect(w)
                     del pending[world]
@@ -366,6 +368,37 @@ class MPIRunner:
                     states[world] = [(p["metadata"]["name"], (p.get("status") or {}).get("phase")) for p in pods]
                 raise AssertionError(f"launcher did not finish within {CASE_TIMEOUT:.0f} s: {states}; agent {agent.events[-5:]}")
             time.sleep(0.3)
+
+    def _stand_in(self, namespace: str, launcher: str) -> str:
+        try:
+            volume = self.runner.agent.worker(namespace, launcher).volumes.get("mpi-job-kubectl")
+        except KeyError:
+            return "(the launcher pod is not on this node agent)"
+        f = volume / "kubectl" if volume else None
+        return f.read_text(errors="replace") if f and f.exists() else "(no kubectl stand-in in the launcher's volume)"
+
+    def _unreached(self, w: WorldResult, want: list[str]) -> str:
+        """Why kubexec.sh reached no worker through this world's broker: the stand-in the launcher ran (the broker
+        socket and namespace it names), the exec calls for these pods any broker of this runner took, and the API
+        server's view of the pods -- so a harness fault and an operator's deed read apart."""
+        from kubernetes import client
+        from kubernetes.client.rest import ApiException
+
+        brokers = [self.broker] + ([self.v2beta1.broker] if self.v2beta1 else [])
+        calls = [f"{b.path}: {c['namespace']}/{c['pod']} exit {c['exit']}" for b in brokers
+                 for c in list(b.calls) if c["pod"] in want]
+        pods = []
+        with self.runner.stack.api_client() as api:
+            for name in want:
+                try:
+                    p = client.CoreV1Api(api).read_namespaced_pod(name, w.namespace)
+                    pods.append(f"{name}: uid {p.metadata.uid} created {p.metadata.creation_timestamp} phase "
+                                f"{p.status.phase} deleting {p.metadata.deletion_timestamp}")
+                except ApiException as e:
+                    pods.append(f"{name}: {e.status} {e.reason}")
+        events = [e for e in self.runner.agent.events if any(n in str(e) for n in want)][-10:]
+        return (f"\n  this broker: {self.broker.path}, namespace {w.namespace}\n  the stand-in: {w.stand_in.strip()}"
+                f"\n  exec calls for {want}: {calls}\n  the API server now: {pods}\n  node agent: {events}")
 
     def _discover_script(self, w: WorldResult) -> str:
         from kubernetes import client
@@ -418,7 +451,7 @@ class MPIRunner:
             workers = sorted({c["pod"] for c in v1.execs})
             want = sorted(f"{v1.name}-worker-{i}" for k, _ in o.hostfile if k[0] == "worker" for i in [k[1]])
             if OMPI41 in v1.runs and not set(want) <= set(workers):
-                o.problems.append(f"v1: kubexec.sh reached {workers}, not every worker {want}")
+                o.problems.append(f"v1: kubexec.sh reached {workers}, not every worker {want}{self._unreached(v1, want)}")
         if js is not None and OMPI41 in js.runs and any(k[0] == "worker" for k, _ in o.expected) and not js.sshd_logins:
             o.problems.append("jobset: no worker's sshd accepted a login")
         workers = sum(1 for k, _ in o.expected if k[0] == "worker")

@@ -155,6 +155,7 @@ class WorldResult:
     launcher_created: str = ""  # the launcher pod's creationTimestamp
     workers_ready: dict = field(default_factory=dict)  # JobSet: worker pod -> when it first showed Ready
     discover_script: str = ""  # v1: /etc/mpi/discover_hosts.sh as the operator's ConfigMap had it while the launcher ran
+    stand_in: str = ""  # v1: the kubectl stand-in the launcher's kubectl-delivery wrote (its broker and namespace)
 
 
 @dataclass
