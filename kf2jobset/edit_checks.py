@@ -28,8 +28,63 @@ def edited_objects(text: str) -> list:
 
     selects = (staleness.select, layout_guard.select, name_binding.select)
     parsed = parse_documents(text, select=lambda t: any(s(t) for s in selects), without_comments=True)
+    wrapped = wrapped_components(parsed)
+    parsed = parsed + [held for _, _, held in wrapped]
     resized = staleness.resized_jobsets(text, parsed) if staleness.may_hold_record(text) else []
+    resized += [*podsets_drift(wrapped)]
     renames = frozenset(r.label for r in resized if r.renamed)
     reshaped = layout_guard.reshaped_jobsets(text, renames, parsed) if layout_guard.may_hold_layout(text) else []
     renamed = name_binding.renamed_jobsets(text, parsed) if name_binding.may_hold_record(text) else []
     return [*resized, *reshaped, *renamed]
+
+
+def wrapped_components(parsed: list) -> list:
+    """(AppWrapper document, component index, the component's template as a document of its own) for every
+    AppWrapper v1beta2 component: a wrapped JobSet and its companions (the MPI hostfile ConfigMap) are checked
+    like top-level ones, at their own lines."""
+    import dataclasses
+
+    from .appwrapper import is_appwrapper
+
+    out = []
+    for doc in parsed:
+        if doc.error is None and is_appwrapper(doc.data):
+            for i, comp in enumerate(doc.data["spec"]["components"]):
+                if isinstance(comp, dict) and isinstance(comp.get("template"), dict):
+                    out.append((doc, i, dataclasses.replace(doc, data=comp["template"])))
+    return out
+
+
+def podsets_drift(wrapped: list):
+    """AppWrapper components whose declared podSets no longer match the wrapped JobSet kf2jobset wrote: the
+    AppWrapper webhook checks a JobSet's podSets against those it infers (replicas x pods per Job, paths, see
+    appwrapper.py), and Kueue reserves what they say."""
+    from .appwrapper import jobset_podsets
+    from .yamlio import position
+
+    for doc, i, held in wrapped:
+        jobset, comp = held.data, doc.data["spec"]["components"][i]
+        meta = jobset.get("metadata") if isinstance(jobset.get("metadata"), dict) else {}
+        ann = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+        declared = comp.get("podSets")
+        if jobset.get("kind") != "JobSet" or not ann.get(staleness.SOURCE_ANNOTATION) or not isinstance(declared, list):
+            continue
+        try:
+            inferred = jobset_podsets(jobset)
+        except (TypeError, ValueError, AttributeError):
+            continue  # a JobSet the size check or the API server names
+        said = [(ps.get("path"), ps.get("replicas")) for ps in declared if isinstance(ps, dict)]
+        runs = [(ps["path"], ps["replicas"]) for ps in inferred]
+        if said == runs:
+            continue
+        names = [rj.get("name") for rj in jobset["spec"]["replicatedJobs"]]
+        found = tuple(f"podSets[{k}] says {n} pods for replicatedJob {names[k] if k < len(names) else '?'}, the JobSet "
+                      f"runs {runs[k][1] if k < len(runs) else 0}" for k, (_, n) in enumerate(said)
+                      if k >= len(runs) or (said[k][0], n) != runs[k]) or (f"podSets list {len(said)} pod sets, the JobSet "
+                                                                          f"has {len(runs)} replicatedJobs",)
+        line = position(doc.data, ("spec", "components", i, "podSets"), doc.start_line)[0] or held.start()[0]
+        name = meta.get("name") or "(unnamed)"
+        yield staleness.Resized(line, f"JobSet {name} ({jobset.get('apiVersion')}) in AppWrapper component {i}",
+                                (), found + ("an AppWrapper's podSets must describe the pods its JobSet makes (its webhook checks them "
+                                         "against those it infers for a JobSet; Kueue reserves what they say)",),
+                                ann.get(staleness.SOURCE_ANNOTATION), podsets=True)

@@ -51,6 +51,7 @@ class Resized:
     source: str | None  # the v1 job it was converted from (kf2jobset.dev/source)
     sizes: str = "replicas"  # what was edited: a JobSet's replicas, a TrainJob's numNodes
     renamed: tuple = ()  # values that name the pods of a replicatedJob the JobSet no longer has
+    podsets: bool = False  # `found` is about the podSets of the AppWrapper that wraps it (edit_checks.podsets_drift)
 
     def listing(self, path: str) -> str:
         """`FILE:LINE: KIND NAME (APIVERSION): resized: ...`, as --check lists it and the other modes warn."""
@@ -62,6 +63,10 @@ class Resized:
         if moved:
             said = f"{self.sizes} changed since conversion ({moved}), but {said}"
         fixes = []
+        if self.podsets:
+            return (f"{'; '.join(self.found)}: set each podSet's replicas to the pods its replicatedJob runs (replicas x "
+                    f"parallelism) and its tas-sub-group-count annotation to the replicas, or drop the podSets (the "
+                    f"controller infers them for a JobSet)")
         if self.renamed:
             fixes.append("rename the replicatedJob back, or edit those values to name its pods under the new name")
         if self.found:
