@@ -11,7 +11,7 @@ from .images import image_notes
 from .model import TrainingJob, env_target_indexes
 from .notes import Note
 from .options import ConvertOptions
-from .parse import v1_webhook_rejections
+from .parse import NULL_PRUNED, v1_webhook_rejections
 from .plan import JobSetPlan, plan
 from .scheduling import scheduler_objects
 from .sizes import size_contract
@@ -487,6 +487,13 @@ def _fields_v1_never_saw(job: TrainingJob) -> list[Note]:
     operator ignored: v1 ran without them, so does the JobSet."""
     notes = []
     for pruned in job.pruned:
+        if pruned.why == NULL_PRUNED:  # kubectl writes `creationTimestamp: null` into templates: nothing to fix
+            notes.append(Note("JS070", "unchanged", f"unknown field {format_path(pruned.path)} is null: the API server prunes "
+                              "it, and nothing is lost", source_path=format_path(pruned.path),
+                              claims=_dropped_claims(job, pruned.path),
+                              unchecked=None if _dropped_claims(job, pruned.path) else
+                              "the pruned field is outside the pod templates: the JobSet has no field that could carry it"))
+            continue
         notes.append(Note("JS070", "dropped", f"unknown field {format_path(pruned.path)}: the API server prunes it, so the "
                           "operator never saw it", source_path=format_path(pruned.path), action="remove or fix the field",
                           warn=True,  # a typo (resources.request) leaves the job without what it meant

@@ -25,6 +25,9 @@ class EmbeddedJob:
                           "(AppWrapper runs JobSets)",
             "ConfigMap": "pass --katib to convert Katib trial templates held in ConfigMap values (and the Experiments "
                          "of the same run that read them)",
+            "Template": "an OpenShift Template's objects are created by `oc process`, with its parameters filled in: "
+                        "convert the job it renders (oc process -f FILE --local -p NAME=VALUE ... | kf2jobset convert -) "
+                        "and put the JobSet in the Template in the job's place, or convert the object by hand",
             **{k: "only create/apply/replace steps are converted: point this step at the JobSet by hand "
                   "(jobset.x-k8s.io/v1alpha2, kind JobSet, same name)" for k in ARGO_KINDS},
         }.get(self.owner, "convert it by hand")
@@ -34,8 +37,9 @@ class EmbeddedJob:
 
 def embedded_jobs(doc: dict) -> list[EmbeddedJob]:
     """Kubeflow v1 jobs held inside other objects: AppWrapper components (workload.codeflare.dev
-    v1beta2 `spec.components[].template`, v1beta1 `spec.resources.GenericItems[].generictemplate`) and
-    ConfigMap values holding a job's YAML (Katib trial templates)."""
+    v1beta2 `spec.components[].template`, v1beta1 `spec.resources.GenericItems[].generictemplate`), Argo
+    resource steps, OpenShift Template `objects` and ConfigMap values holding a job's YAML (Katib trial
+    templates)."""
     kind = doc.get("kind")
     found: list[EmbeddedJob] = []
 
@@ -61,12 +65,22 @@ def embedded_jobs(doc: dict) -> list[EmbeddedJob]:
             if isinstance(manifest, str) and "kubeflow.org" in manifest:
                 for obj in yaml_objects(str(manifest)) or [_kind_lines(str(manifest))]:
                     add(base + (i, "resource", "manifest"), obj, kind)
+    elif kind == "Template" and _openshift(doc) and isinstance(doc.get("objects"), list):
+        for i, obj in enumerate(doc["objects"]):
+            if isinstance(obj, dict):
+                add(("objects", i), obj, "Template")
     elif kind == "ConfigMap" and isinstance(doc.get("data"), dict):
         for key, value in doc["data"].items():
             if isinstance(value, str) and "kubeflow.org" in value and len(value) < 1_000_000:
                 for obj in yaml_objects(str(value)):
                     add(("data", str(key)), obj, "ConfigMap")
     return found
+
+
+def _openshift(doc: dict) -> bool:
+    """template.openshift.io/v1, or the bare `v1` of OpenShift 3's Templates."""
+    version = str(doc.get("apiVersion", ""))
+    return version.startswith("template.openshift.io/") or version == "v1"
 
 
 def _kind_lines(text: str) -> dict:

@@ -20,6 +20,9 @@ _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 # pod and one Service per replica; converting (and reporting) stays well under a few seconds.
 MAX_REPLICAS = 10_000
 
+# An unknown field written as null (kubectl's `creationTimestamp: null` in pod templates): pruned, nothing lost.
+NULL_PRUNED = "unknown null field: the API server prunes it, nothing is lost"
+
 
 def _problem(path: tuple, message: str, hint: str | None = None, rule: str | None = None) -> Problem:
     return Problem(message, Location(path=path), rule=rule, hint=hint)
@@ -83,7 +86,8 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
             remove_paths(doc, [n.path for n in nulls])
             for path in unknown:
                 _remove(doc, path)
-                pruned.append(DefaultApplied(path, None, "unknown field: the API server prunes it"))
+                pruned.append(DefaultApplied(path, None, NULL_PRUNED if path in null_unknown else
+                                             "unknown field: the API server prunes it"))
         from .podrules import check_v1_job, run_policy_problems
 
         problems += check_v1_job(doc, mapping)

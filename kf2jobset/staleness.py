@@ -127,7 +127,12 @@ def _stale(data: dict, ann: dict, configmaps: dict):
     unread = [e for e in entries if not any(v.recorded(e) and v.name in reading.read for v in declared)]
     found = list(reading.stale)
     if changes and (unread or not entries):
-        found.append(f"{', '.join(unread) or 'the size-derived values'} still describe the old size")
+        names = ", ".join(unread) or "the size-derived values"
+        were = "was" if len(unread) == 1 else "were"
+        them = "it" if len(unread) == 1 else "them"
+        # Only the record tells: say what it says, not that the values are stale (they may be edited already).
+        found.append(f"{names} {were} recorded for the old size ({SIZED_FOR_ANNOTATION}) and cannot be read here to tell "
+                     f"whether {them} follow{'s' if len(unread) == 1 else ''}")
     if not found and not reading.renamed:
         return None
     return changes, tuple(found), renamed, (changes[0][0] if changes else reading.first)

@@ -365,6 +365,26 @@ data:
     spec:
       pytorchReplicaSpecs: {}
   notes.txt: just text
+---
+apiVersion: template.openshift.io/v1
+kind: Template
+metadata:
+  name: finetune
+parameters:
+  - name: WORKERS
+    value: "2"
+objects:
+  - apiVersion: kubeflow.org/v1
+    kind: PyTorchJob
+    metadata:
+      name: finetune-${WORKERS}
+    spec:
+      pytorchReplicaSpecs:
+        Worker:
+          replicas: ${{WORKERS}}
+          template:
+            spec:
+              containers: [{name: pytorch, image: img:1}]
 """
 
 
@@ -379,12 +399,14 @@ def test_jobs_inside_appwrappers_and_configmaps_are_named_not_passed_silently(tm
     assert stream.exit_code == 0 and stream.stdout == EMBEDDED
     assert 'spec.components[0].template holds a PyTorchJob (kubeflow.org/v1) inside an AppWrapper' in stream.stderr
     assert 'data["pytorch.yaml"] holds a PyTorchJob (kubeflow.org/v1) inside a ConfigMap' in stream.stderr
+    assert "objects[0] holds a PyTorchJob (kubeflow.org/v1) inside a Template" in stream.stderr  # OpenShift's
+    assert "oc process -f FILE" in stream.stderr
     check = CliRunner().invoke(main, ["convert", str(tmp_path), "--check"])
     assert check.exit_code == exitcodes.FINDINGS
-    assert check.stdout.count(": embedded: ") == 2
+    assert check.stdout.count(": embedded: ") == 3
     in_place = CliRunner().invoke(main, ["convert", str(tmp_path), "--in-place"])
     assert in_place.exit_code == 0 and f.read_text() == EMBEDDED
-    assert in_place.stderr.count("kf2jobset: warning:") == 2
+    assert in_place.stderr.count("kf2jobset: warning:") == 3
 
 
 _OLD = "kubeflow.org/v1alpha1, kubeflow.org/v1alpha2, kubeflow.org/v1beta1, kubeflow.org/v1beta2"

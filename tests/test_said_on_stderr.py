@@ -63,6 +63,21 @@ def test_a_field_pruned_as_unknown_gets_one_line_per_job():
     assert "resources.request" in said[0] and "(and 1 more JS070" in said[0]
 
 
+def test_a_null_kubectl_wrote_is_pruned_without_a_warning():
+    """`kubectl create --dry-run=client -o yaml` writes `creationTimestamp: null` into pod templates: the API
+    server prunes it and nothing is lost, so the report notes it as unchanged and stderr stays quiet."""
+    from .report_helpers import report_for
+
+    text = job(TYPO.replace("              request:\n                cpu: \"4\"\n", "")).replace(
+        "      template:\n        spec:", "      template:\n        metadata:\n          creationTimestamp: null\n        spec:")
+    assert text.count("creationTimestamp: null") == 2
+    result = convert(text)
+    assert result.exit_code == 0 and "JS070" not in result.stderr, result.stderr
+    (said,) = report_for(text).jobs
+    found = [(f.category, f.message) for f in said.findings if f.code == "JS070"]
+    assert len(found) == 2 and all(c == "unchanged" and "is null" in m and "nothing is lost" in m for c, m in found), found
+
+
 ENV = """          - name: pytorch
             image: registry.example.com/train:1
             env:

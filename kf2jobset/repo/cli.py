@@ -18,7 +18,8 @@ Repo mode (instead of printing a stream):
   --check        change nothing; list every Kubeflow job still in the tree
                  with why it is there (to convert, needs a decision,
                  refused, embedded, template, Helm-skipped), and converted
-                 JobSets resized or renamed since; exit 1 if any (with
+                 JobSets/TrainJobs resized, reshaped or renamed since;
+                 exit 1 if any (with
                  --out-dir: also missing or stale copies); `--check -`
                  checks a rendered stream (kustomize build DIR | ...)
 

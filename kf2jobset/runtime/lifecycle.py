@@ -144,6 +144,12 @@ def _operator_gang(job: TrainingJob) -> dict:
 
 # ---------------------------------------------------------------- JobSet side
 
+def managed_by_rule(managed, own_controller: str) -> str:
+    """Who reconciles the object, as the lifecycle compares it: its own controller (unset or named), MultiKueue,
+    or another manager by name (a JobSet's spec.managedBy, a TrainJob's: the controller that runs the job)."""
+    return "default" if managed in (None, own_controller) else "multikueue" if managed == MULTIKUEUE else managed
+
+
 def jobset_lifecycle(jobset: dict, companions: list[dict] = (), roles: dict | None = None) -> Lifecycle:
     """`roles`: replicatedJob name -> role, for replicatedJobs that together hold one replica type
     (kf2jobset's plan.pod_roles); their rules are read as that role's, "differs" when they disagree."""
@@ -182,9 +188,7 @@ def jobset_lifecycle(jobset: dict, companions: list[dict] = (), roles: dict | No
     out.job["schedulingPolicy"] = _jobset_gang(jobset, companions)
     fp = spec.get("failurePolicy")
     out.job["restarts"] = "never" if not fp else (int(fp.get("maxRestarts", 0)), "whole-JobSet restarts")
-    managed = spec.get("managedBy")
-    out.job["managedBy"] = "default" if managed in (None, "jobset.sigs.k8s.io/jobset-controller") else (
-        "multikueue" if managed == MULTIKUEUE else managed)
+    out.job["managedBy"] = managed_by_rule(spec.get("managedBy"), "jobset.sigs.k8s.io/jobset-controller")
 
     in_order = (spec.get("startupPolicy") or {}).get("startupPolicyOrder") == "InOrder"
     for k, rj in enumerate(rjobs):

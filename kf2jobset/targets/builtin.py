@@ -26,6 +26,7 @@ import copy
 from .. import staleness
 from ..addresses import FIELDS, configmap_addresses, find, pattern
 from ..runtime.jobset_view import stand_in_name
+from ..runtime.lifecycle import managed_by_rule
 from .builtin_fields import PATCHABLE_POD, field_decisions
 
 NODE = "node"  # the runtime's replicatedJob and container
@@ -414,3 +415,11 @@ class NodeLayout:
 
     def rjob_names_of(self, rtype: str) -> list[str]:
         return [NODE] if rtype in self.types else []
+
+
+def trainjob_manager(conversion, trainjob: dict) -> None:
+    """The TrainJob's spec.managedBy decides who runs the job (MultiKueue dispatches the TrainJob, Trainer's
+    controller skips it), not the JobSet Trainer would build from it: the report's lifecycle reads it there."""
+    managed = (trainjob.get("spec") or {}).get("managedBy")
+    if managed:
+        conversion.lifecycle_overrides["managedBy"] = managed_by_rule(managed, "trainer.kubeflow.org/trainjob-controller")

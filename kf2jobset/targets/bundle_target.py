@@ -133,6 +133,7 @@ def finish(conversion, options, derived: bundle.Derived, runtime: bundle_catalog
             derived.deadline, "the whole TrainJob, from its creation or last resume")
     if kueue.get(builtin.KUEUE_LABELS[0]):
         conversion.lifecycle_overrides["schedulingPolicy"] = {"queue": str(kueue[builtin.KUEUE_LABELS[0]])}
+    builtin.trainjob_manager(conversion, trainjob)
     return kueue
 
 

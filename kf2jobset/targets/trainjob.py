@@ -36,7 +36,7 @@ from ..errors import Location, Problem, UnsupportedError
 from ..notes import Note
 from ..validate import check_jobset
 from . import builtin_notes, trainjob_gang
-from .builtin import NodeLayout
+from .builtin import NodeLayout, trainjob_manager
 from .builtin_fields import PATCHABLE_POD
 
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
@@ -164,6 +164,7 @@ def _finish_builtin(conversion, module, trainjob: dict, predicted: dict) -> None
             trainjob["spec"]["activeDeadlineSeconds"], "the whole TrainJob, from its creation or last resume")
     if kueue.get(KUEUE_LABELS[0]):
         conversion.lifecycle_overrides["schedulingPolicy"] = {"queue": str(kueue[KUEUE_LABELS[0]])}
+    trainjob_manager(conversion, trainjob)
 
 
 def _first_container(jobset: dict) -> dict:
@@ -212,6 +213,7 @@ def _finish_generated(conversion, options, why: list[str]) -> None:
         train_spec["managedBy"] = managed_by
     trainjob = {"apiVersion": API_VERSION, "kind": "TrainJob", "metadata": train_meta, "spec": train_spec}
     _check_companions(conversion.companions, meta.get("name"))
+    trainjob_manager(conversion, trainjob)
     # the runtime first: Trainer's webhook refuses a TrainJob whose runtime does not exist yet
     conversion.output = [runtime, *conversion.companions, trainjob]
     conversion.notes += [_runtime_note(runtime_name), *_trainjob_notes(kueue)]
