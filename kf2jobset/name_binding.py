@@ -197,7 +197,7 @@ class Renamed:
         if any(what.startswith(YUNIKORN_APP_ID) for what in self.stale):
             text += (" (YuniKorn keys an application by its id alone, in every namespace: copies of this "
                      f"{self.label.split(' ')[0]} that run at once are one application, one gang)")
-        elif any(what.startswith("PodGroup ") for what in self.stale):
+        elif not self.gang and any(what.startswith("PodGroup ") for what in self.stale):  # else the stream says more
             text += f" (a copy running beside the {self.label.split(' ')[0]} converted shares its PodGroup, one gang)"
         if self.companions:
             said = [f"{kind} {was} to {now}, but not the JobSet's volume naming it (kustomize has no name reference into "

@@ -138,6 +138,13 @@ def test_a_trainjob_on_its_own_runtime_records_the_gang_names_of_its_pods():
     res = _check(out.replace("\n  name: llama-ft\n", "\n  name: llama-v2\n", 1))
     assert res.exit_code == exitcodes.FINDINGS and "TrainJob llama-v2" in res.stdout, res.stdout + res.stderr
     assert "but yunikorn.apache.org/app-id llama-ft of master, worker still name the old one" in res.stdout
+    # on kf2jobset's bundle the id rides in the TrainJob's runtimePatches
+    text = "".join(line for line in (FIXTURES / "targets/trainjob/gang-yunikorn-tfjob/input.yaml").read_text()
+                   .splitlines(keepends=True) if "applicationId" not in line)
+    out = CliRunner().invoke(main, ["convert", "--target", "trainjob", "--scheduler", "yunikorn", "-"], input=text).stdout
+    assert "kind: ClusterTrainingRuntime" in out and "yunikorn.apache.org/app-id mnist-yk of worker [name, namespace]" in out
+    res = _check(out.replace("\n  name: mnist-yk\n", "\n  name: mnist-v2\n", 1))
+    assert res.exit_code == exitcodes.FINDINGS and "TrainJob mnist-v2" in res.stdout, res.stdout + res.stderr
     # the companion PodGroup Trainer's coscheduling would count otherwise (TJ051) is the job's too
     text = (FIXTURES / "targets/trainjob/scheduler-plugins-gang/input.yaml").read_text()
     text = text.replace("scheduleTimeoutSeconds: 120", "scheduleTimeoutSeconds: 120\n      minAvailable: 1")
