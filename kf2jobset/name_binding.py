@@ -4,8 +4,12 @@ Most of what kf2jobset writes reads the JobSet's name and namespace at run time 
 `jobset-name` label, `metadata.namespace`: `$(KF2JOBSET_JOBSET_NAME)`, `$(KF2JOBSET_NAMESPACE)`), so a
 renamed or moved JobSet keeps working. A few values cannot: the MPI hostfile ConfigMap (`--mpi-hostfile
 configmap`, the default for a named job: its hostnames, the ConfigMap's own name), the dnsConfig search
-domain of Intel MPI/MPICH pods (`<subdomain>.<namespace>.svc.<domain>`: dnsConfig takes no variables) and
-JS066's companion Services (their selector names the JobSet). Where such a value is written, the JobSet
+domain of Intel MPI/MPICH pods (`<subdomain>.<namespace>.svc.<domain>`: dnsConfig takes no variables),
+JS066's companion Services (their selector names the JobSet), the gang's PodGroup (`--scheduler volcano` /
+`scheduler-plugins`: its name, and the pods' reference to it, are the job's name; a renamed copy beside the
+one converted shares it) and the YuniKorn application id `--scheduler yunikorn` writes (the job's name:
+k8shim keys its applications by id alone, in every namespace, so a renamed or moved copy joins the
+converted one's application). Where such a value is written, the JobSet
 records what it was written for (`kf2jobset.dev/named-for: name=N[,namespace=NS]`) and which values
 depend on it (`kf2jobset.dev/name-literals`). `convert --check` lists a JobSet whose name or namespace no
 longer matches its record (`renamed`); every other mode warns in the same words (`Renamed.listing`).
@@ -15,7 +19,8 @@ the same stream (its jobset-name label and hostnames say what it was written for
 
 In one stream (a file, or `kustomize build` piped to `convert --check -`) a companion kf2jobset wrote may
 also be renamed by kustomize's namePrefix/nameSuffix while the JobSet's reference to it is not (kustomize
-knows no name reference inside a JobSet): that is said on the JobSet's line.
+knows no name reference inside a JobSet): that is said on the JobSet's line. So is a PodGroup the pods no
+longer find: renamed while their reference was not, or left in another namespace than the JobSet's.
 
 Light to import (the hook reads every staged file): the YAML reader is loaded only for a file that holds
 a record.
@@ -35,6 +40,12 @@ NAME, NAMESPACE = "name", "namespace"
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 MANAGED_BY = ("app.kubernetes.io/managed-by", "kf2jobset")
 _ITEM = re.compile(r"^(?P<what>.+?) \[(?P<deps>[a-z, ]+)\]$")
+# where a pod names its gang's PodGroup, by the PodGroup's API group: Volcano's KubeGroupNameAnnotationKey,
+# scheduler-plugins' PodGroupLabel (kf2jobset/scheduling.py, gang.py write them)
+GANG_REFERENCES = {"scheduling.volcano.sh": ("annotations", "scheduling.k8s.io/group-name"),
+                   "scheduling.x-k8s.io": ("labels", "scheduling.x-k8s.io/pod-group")}
+YUNIKORN_APP_ID = "yunikorn.apache.org/app-id"  # the label --scheduler yunikorn writes (kf2jobset/yunikorn.py)
+_GANG_ITEM = re.compile(r"^PodGroup (?P<group>\S+) \((?P<key>\S+) of (?P<rjobs>.+)\)$")
 
 
 # ---------------------------------------------------------------- the record, written at conversion
@@ -73,15 +84,58 @@ def _selecting_services(companions: list, name: str) -> list[tuple[str, tuple]]:
     return [(f"Service{'s' if len(names) > 1 else ''} {', '.join(names)} (selector {JOBSET_NAME_LABEL})", (NAME,))]
 
 
-def record(jobset: dict, companions: list, name: str | None, namespace: str | None, subdomain: str | None) -> None:
+def _pod_templates(obj: dict, others=()) -> list[tuple[str, dict]]:
+    """(replicatedJob, pod template) of a JobSet; of a TrainJob, those its runtimePatches and its own
+    TrainingRuntime (in `others`, by runtimeRef) give."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    if obj.get("kind") == "TrainJob":
+        ref = spec.get("runtimeRef") or {}
+        runtimes = [o for o in others if o.get("kind") == "TrainingRuntime" and ref.get("kind") == "TrainingRuntime"
+                    and _meta(o).get("name") == ref.get("name")]
+        specs = [(p.get("trainingRuntimeSpec") or {}) for p in spec.get("runtimePatches") or [] if isinstance(p, dict)]
+        specs += [(r.get("spec") or {}) for r in runtimes[:1]]
+        rjobs = [rj for s in specs for rj in ((s.get("template") or {}).get("spec") or {}).get("replicatedJobs") or []]
+    else:
+        rjobs = spec.get("replicatedJobs") or []
+    return [(str(rj.get("name")), ((rj.get("template") or {}).get("spec") or {}).get("template") or {})
+            for rj in rjobs if isinstance(rj, dict)]
+
+
+def _pod_meta(template: dict, where: str) -> dict:
+    value = (template.get("metadata") or {}).get(where) if isinstance(template.get("metadata"), dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def _pod_groups(obj: dict, companions: list, name: str, others=()) -> list[tuple[str, tuple]]:
+    """The gang's PodGroup kf2jobset named after the job, and the pods that name it: a renamed copy of the JobSet
+    shares it (its namespace is checked in the stream: a PodGroup moves with the JobSet or is lost to it)."""
+    out = []
+    for c in companions:
+        where, key = GANG_REFERENCES.get(str(c.get("apiVersion", "")).split("/")[0], (None, None))
+        if c.get("kind") != "PodGroup" or key is None or _meta(c).get("name") != name:
+            continue
+        rjobs = [rj for rj, t in _pod_templates(obj, others) if _pod_meta(t, where).get(key) == name]
+        out += [(f"PodGroup {name} ({key} of {', '.join(rjobs)})", (NAME,))] if rjobs else []
+    return out
+
+
+def _app_ids(obj: dict, name: str, others=()) -> list[tuple[str, tuple]]:
+    rjobs = [rj for rj, t in _pod_templates(obj, others) if _pod_meta(t, "labels").get(YUNIKORN_APP_ID) == name]
+    return [(f"{YUNIKORN_APP_ID} {name} of {', '.join(rjobs)}", (NAME, NAMESPACE))] if rjobs else []
+
+
+def record(jobset: dict, companions: list, name: str | None, namespace: str | None, subdomain: str | None,
+           others: list = ()) -> None:
     """Record on the JobSet (or a TrainJob, whose JobSet Trainer names after it) the name and namespace its
     name-bound literals were written for, where it has any.
-    `namespace`: the manifest's (None: none, and a literal that must name one says `default`, MPI014)."""
+    `namespace`: the manifest's (None: none, and a literal that must name one says `default`, MPI014).
+    `others`: a TrainJob's own TrainingRuntime, whose pod templates are its pods'."""
     if not name:
         return  # no name known: kf2jobset wrote nothing name-bound (generateName: every address follows the label)
     items = (_hostfile_configmaps(companions, name, namespace)
              + _dns_searches(jobset, name, namespace or "default", subdomain)
-             + _selecting_services(companions, name))
+             + _selecting_services(companions, name)
+             + _pod_groups(jobset, companions, name, others) + _app_ids(jobset, name, others))
     if not items:
         return
     deps = {d for _, ds in items for d in ds}
@@ -124,24 +178,35 @@ class Renamed:
     source: str | None  # the v1 job it was converted from (kf2jobset.dev/source)
     companions: tuple = ()  # (kind, name written, name in this stream) of companions kustomize renamed
     record: str = ""  # set when the record matches the object but the values it lists name another (it was edited alone)
+    gang: tuple = ()  # (what the pods' PodGroup reference misses in this stream, the fix), whatever the record says
 
     def listing(self, path: str) -> str:
         """`FILE:LINE: KIND NAME (APIVERSION): renamed: ...`, as --check lists it and the other modes warn."""
         return f"{path}:{self.line}: {self.label}: {RENAMED}: {self.message()}"
 
     def message(self) -> str:
+        gang = "; ".join(said for said, _ in self.gang)
+        if not self.changes and not self.stale:
+            return f"{gang}: {'; or '.join(dict.fromkeys(fix for _, fix in self.gang))}"
         if not self.changes:
             return (f"{NAMED_FOR_ANNOTATION} records {self.record}, but {' and '.join(self.stale)} name another (was the "
-                    f"record edited without them?): {'; or '.join(self._fixes())}")
+                    f"record edited without them?){'; and ' + gang if gang else ''}: {'; or '.join(self._fixes())}")
         moved = ", ".join((f"{what} " if len(self.changes) > 1 else "") + f"{was} -> {now}" for what, was, now in self.changes)
         text = (f"{' and '.join(what for what, _, _ in self.changes)} changed since conversion ({moved}), "
                 f"but {' and '.join(self.stale)} still name the old {'one' if len(self.changes) == 1 else 'ones'}")
+        if any(what.startswith(YUNIKORN_APP_ID) for what in self.stale):
+            text += (" (YuniKorn keys an application by its id alone, in every namespace: copies of this "
+                     f"{self.label.split(' ')[0]} that run at once are one application, one gang)")
+        elif not self.gang and any(what.startswith("PodGroup ") for what in self.stale):  # else the stream says more
+            text += f" (a copy running beside the {self.label.split(' ')[0]} converted shares its PodGroup, one gang)"
         if self.companions:
             said = [f"{kind} {was} to {now}, but not the JobSet's volume naming it (kustomize has no name reference into "
                     "a JobSet)" if kind == "ConfigMap" else
                     f"{kind} {was} to {now}, so the v1 name {was} your ConfigMap uses resolves to nothing"
                     for kind, was, now in self.companions]
             text += f"; and in this stream kustomize's namePrefix/nameSuffix renamed {'; '.join(said)}"
+        if gang:
+            text += f"; and in this stream {gang}"
         return f"{text}: {'; or '.join(self._fixes())}"
 
     def _fixes(self) -> list[str]:
@@ -156,21 +221,27 @@ class Renamed:
         if dns and NAME in new:
             follows.append("--subdomain NAME (dnsConfig), which keeps the search domain off the JobSet's name"
                            + (" (not off its namespace)" if NAMESPACE in new else ""))
+        own = [fix for _, fix in self.gang]
+        if any(what.startswith(YUNIKORN_APP_ID) for what in self.stale):
+            own.append(f"set {YUNIKORN_APP_ID} on every pod template to an id of this JobSet's own")
         if self.companions:  # a kustomize overlay: converting the base for one overlay's names breaks the others
             fixes = [f"convert {job} again with {' and '.join(follows)}"] if follows else []
-            return fixes + ["patch the listed values in the overlay"]
+            return list(dict.fromkeys(fixes + ["patch the listed values in the overlay"] + own))
         again = ([f"with --name {new[NAME]}"] if not str(new.get(NAME, "(")).startswith("(") else []) + \
             ([f"in namespace {new[NAMESPACE]}"] if not str(new.get(NAMESPACE, "(")).startswith("(") else [])
-        fixes = [f"convert {job} again" + (f" {' and '.join(again)}" if again else "")]
+        # a YuniKorn id moved alone stays the one the converted JobSet uses: converting again keeps it
+        moved_id = NAME not in new and all(what.startswith(YUNIKORN_APP_ID) for what in self.stale)
+        fixes = [] if moved_id else [f"convert {job} again" + (f" {' and '.join(again)}" if again else "")]
         fixes += [f"with {option}" for option in follows]
         if any(what.startswith("Service") for what in self.stale):
             fixes.append("write the JobSet hostnames where your ConfigMap names v1's, and drop the Services")
-        return fixes
+        return list(dict.fromkeys(fixes + own))
 
 
 def may_hold_record(text: str) -> bool:
-    """A record, or (written before records were) a hostfile ConfigMap kf2jobset wrote beside its JobSet."""
-    return NAMED_FOR_ANNOTATION in text or (f"{JOBSET_NAME_LABEL}:" in text and "-mpi-hostfile" in text)
+    """A record, or (written before records were) a hostfile ConfigMap or a PodGroup kf2jobset wrote beside its JobSet."""
+    return NAMED_FOR_ANNOTATION in text or (f"{JOBSET_NAME_LABEL}:" in text and "-mpi-hostfile" in text) \
+        or (SOURCE_ANNOTATION in text and "PodGroup" in text)
 
 
 def _unrecorded(data: dict, others: list) -> tuple[dict | None, list]:
@@ -247,11 +318,82 @@ def _unlike_record(data: dict, recorded: dict, items: list, others: list) -> lis
             if any(o.get("kind") == "Service" and _meta(o).get("name") in names
                    and ((o.get("spec") or {}).get("selector") or {}).get(JOBSET_NAME_LABEL) != name for o in others):
                 out.append((what, deps))
+        elif name and (reference := _reference(what)):  # the pods still name the recorded JobSet's gang
+            key, where, listed = reference
+            if any(_pod_meta(t, where).get(key) not in (None, name) for rj, t in _pod_templates(data, others) if rj in listed):
+                out.append((what, deps))
+    return out
+
+
+def _reference(what: str) -> tuple[str, str, list[str]] | None:
+    """(key, where on the pod, replicatedJobs) of a gang item of the record: a PodGroup's reference, YuniKorn's id."""
+    gang = _GANG_ITEM.match(what)
+    if gang:
+        where = next((w for w, k in GANG_REFERENCES.values() if k == gang.group("key")), "labels")
+        return gang.group("key"), where, gang.group("rjobs").split(", ")
+    if what.startswith(f"{YUNIKORN_APP_ID} "):
+        return YUNIKORN_APP_ID, "labels", what.partition(" of ")[2].split(", ")
+    return None
+
+
+def _referenced_groups(data: dict, others: list) -> list[tuple[str, tuple]]:
+    """A JobSet converted before records were written: the PodGroups its pods name, read as the record would list
+    them, where the stream holds PodGroups of that scheduler (only their agreement with the pods is checked)."""
+    out = []
+    for api, (where, key) in GANG_REFERENCES.items():
+        if not any(o.get("kind") == "PodGroup" and str(o.get("apiVersion", "")).split("/")[0] == api for o in others):
+            continue
+        naming: dict[str, list[str]] = {}
+        for rj, t in _pod_templates(data, others):
+            if _pod_meta(t, where).get(key) is not None:
+                naming.setdefault(str(_pod_meta(t, where)[key]), []).append(rj)
+        out += [(f"PodGroup {ref} ({key} of {', '.join(rjobs)})", (NAME,)) for ref, rjobs in naming.items()]
+    return out
+
+
+def _same_namespace(obj: dict, namespace: str | None) -> bool:
+    """None on either side: applied wherever the other is, as far as this stream says."""
+    there = _meta(obj).get("namespace")
+    return there is None or namespace is None or there == namespace
+
+
+def _gang_mismatches(data: dict, items: list, others: list) -> list[tuple[str, str]]:
+    """(what, fix) for each PodGroup kf2jobset wrote that the pods' reference no longer finds in this stream: the
+    PodGroup renamed (a kustomize namePrefix, a hand edit) while the reference was not, or in another namespace
+    than the JobSet's (a pod's reference names a PodGroup of its own namespace). Silent where the stream holds
+    no such PodGroup (it may live in another file)."""
+    out = []
+    namespace = _meta(data).get("namespace")
+    for what, _ in items:
+        gang = _GANG_ITEM.match(what)
+        if not gang:
+            continue
+        written, (key, where, listed) = gang.group("group"), _reference(what)
+        api = next((a for a, (_, k) in GANG_REFERENCES.items() if k == key), None)
+        groups = [o for o in others if o.get("kind") == "PodGroup" and str(o.get("apiVersion", "")).split("/")[0] == api]
+        refs = {_pod_meta(t, where).get(key) for rj, t in _pod_templates(data, others) if rj in listed} - {None}
+        for ref in sorted(map(str, refs)):
+            same = [g for g in groups if _meta(g).get("name") == ref]
+            if any(_same_namespace(g, namespace) for g in same):
+                continue
+            if same:
+                there = _meta(same[0]).get("namespace")
+                out.append((f"PodGroup {ref} is in namespace {there}, the {data.get('kind')} in {namespace} (its pods' {key} "
+                            "names a PodGroup of their own namespace)",
+                            f"move PodGroup {ref} to namespace {namespace} with the {data.get('kind')}"))
+                continue
+            # renamed with the JobSet: by a kustomize prefix or suffix, or by hand
+            renamed = sorted(str(_meta(g).get("name")) for g in groups if _same_namespace(g, namespace) and (
+                written in str(_meta(g).get("name")) or _meta(g).get("name") == _meta(data).get("name")))
+            if renamed:
+                out.append((f"the PodGroup is now {renamed[0]}, but the pods' {key} still names {ref} (kustomize "
+                            "renames no reference inside a JobSet)", f"set the pods' {key} to {renamed[0]} (in an overlay, patch it there)"))
     return out
 
 
 def select(doc: str) -> bool:
-    return NAMED_FOR_ANNOTATION in doc or JOBSET_NAME_LABEL in doc or "-mpi-hostfile" in doc
+    return NAMED_FOR_ANNOTATION in doc or JOBSET_NAME_LABEL in doc or "-mpi-hostfile" in doc or "PodGroup" in doc \
+        or "TrainingRuntime" in doc
 
 
 def renamed_jobsets(text: str, parsed: list | None = None) -> list[Renamed]:
@@ -273,6 +415,8 @@ def renamed_jobsets(text: str, parsed: list | None = None) -> list[Renamed]:
         others = [o for o in objects if o is not data]
         if recorded is None and NAMED_FOR_ANNOTATION not in ann and SOURCE_ANNOTATION in ann:
             recorded, items = _unrecorded(data, others)
+            items += _referenced_groups(data, others)
+            recorded = {} if recorded is None and items else recorded
         if recorded is None:
             continue
         now = {NAME: meta.get("name") or (f"(generateName {meta['generateName']})" if meta.get("generateName") else None),
@@ -281,17 +425,19 @@ def renamed_jobsets(text: str, parsed: list | None = None) -> list[Renamed]:
                         if now[what] is not None and now[what] != was)
         if recorded.get(NAMESPACE) not in (None, "default") and now[NAMESPACE] is None:
             changes += ((NAMESPACE, recorded[NAMESPACE], "(none: wherever it is applied)"),)
+        gang = _gang_mismatches(data, items, others)
         if changes:
             changed = {what for what, _, _ in changes}
             stale = [(what, deps) for what, deps in items if changed & set(deps)] or items
         else:  # the record matches the object: do the values it lists still name what it records?
             stale = _unlike_record(data, recorded, items, others)
-            if not stale:
+            if not stale and not gang:
                 continue
-        at = position(data, ("metadata", changes[0][0] if changes else "annotations"), doc.start_line)[0]
+        field = changes[0][0] if changes else "annotations" if stale else NAMESPACE if " is in namespace " in gang[0][0] else "name"
+        at = position(data, ("metadata", field), doc.start_line)[0]
         out.append(Renamed(at or doc.start_line + first_content_line(doc.text) + 1,
                            f"{data.get('kind')} {now[NAME] or '(unnamed)'} ({data.get('apiVersion')})", changes,
                            tuple(what for what, _ in stale), ann.get(SOURCE_ANNOTATION),
                            _renamed_companions(stale, recorded.get(NAME), others) if changes else (),
-                           "" if changes else ann.get(NAMED_FOR_ANNOTATION, "")))
+                           "" if changes else ann.get(NAMED_FOR_ANNOTATION, ""), tuple(gang)))
     return out

@@ -84,6 +84,7 @@ def test_no_false_alarm_and_a_record_only_where_something_is_name_bound(golden):
             searches = (rj["template"]["spec"]["template"]["spec"].get("dnsConfig") or {}).get("searches") or []
             if name and any(s.startswith(f"{name}.") for s in searches):
                 bound.append("dnsConfig.searches")
+        bound += _gang_names(jobset["spec"]["replicatedJobs"], objects, name)
         assert bool(bound) == (NAMED_FOR_ANNOTATION in ann), (name, bound, ann)
         for value in bound:
             assert value in ann[NAME_LITERALS_ANNOTATION], (value, ann)
@@ -91,7 +92,28 @@ def test_no_false_alarm_and_a_record_only_where_something_is_name_bound(golden):
         name = trainjob["metadata"].get("name")
         hostfile = [c for c in objects if c.get("kind") == "ConfigMap" and name and
                     ((c.get("metadata") or {}).get("labels") or {}).get("jobset.sigs.k8s.io/jobset-name") == name]
-        assert bool(hostfile) == (NAMED_FOR_ANNOTATION in (trainjob["metadata"].get("annotations") or {})), name
+        runtime = [o for o in objects if o.get("kind") == "TrainingRuntime"
+                   and o["metadata"]["name"] == trainjob["spec"]["runtimeRef"]["name"]]
+        rjobs = [rj for r in runtime for rj in r["spec"]["template"]["spec"]["replicatedJobs"]] + \
+            [rj for p in trainjob["spec"].get("runtimePatches") or []
+             for rj in p.get("trainingRuntimeSpec", {}).get("template", {}).get("spec", {}).get("replicatedJobs") or []]
+        gang = _gang_names(rjobs, objects, name)
+        ann = trainjob["metadata"].get("annotations") or {}
+        assert bool(hostfile or gang) == (NAMED_FOR_ANNOTATION in ann), name
+        for value in gang:
+            assert value in ann[NAME_LITERALS_ANNOTATION], (value, ann)
+
+
+def _gang_names(rjobs: list, objects: list, name: str | None) -> list[str]:
+    """The gang's names that are the job's: a PodGroup beside it named after it that its pods name, the YuniKorn
+    application id written as its name."""
+    pods = [(rj.get("template") or {}).get("spec", {}).get("template", {}).get("metadata") or {} for rj in rjobs]
+    group = [c for c in objects if c.get("kind") == "PodGroup" and name and c["metadata"]["name"] == name]
+    out = [f"PodGroup {name} ({key}" for key, where in (("scheduling.k8s.io/group-name", "annotations"),
+                                                       ("scheduling.x-k8s.io/pod-group", "labels"))
+           if group and any((p.get(where) or {}).get(key) == name for p in pods)]
+    return out + [f"yunikorn.apache.org/app-id {name} of" for _ in [0]
+                  if name and any((p.get("labels") or {}).get("yunikorn.apache.org/app-id") == name for p in pods)]
 
 
 @pytest.fixture(params=BROKEN, ids=IDS)

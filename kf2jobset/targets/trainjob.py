@@ -212,6 +212,9 @@ def _finish_generated(conversion, options, why: list[str]) -> None:
     if managed_by:
         train_spec["managedBy"] = managed_by
     trainjob = {"apiVersion": API_VERSION, "kind": "TrainJob", "metadata": train_meta, "spec": train_spec}
+    # the runtime's pods name the job (the hostfile, the PodGroup, YuniKorn's application): Trainer names its JobSet
+    # after the TrainJob, so the TrainJob records them
+    record_names(trainjob, conversion.companions, meta.get("name"), meta.get("namespace"), options.subdomain, [runtime])
     _check_companions(conversion.companions, meta.get("name"))
     trainjob_manager(conversion, trainjob)
     # the runtime first: Trainer's webhook refuses a TrainJob whose runtime does not exist yet
