@@ -12,6 +12,7 @@ from ..text.classify import may_hold_job
 from ..yamlio import detect_style
 from . import gotemplate as gt
 from . import standins as si
+from .numeric import probe
 from .fold import fold
 from .merge import merge
 from .names import guard
@@ -165,6 +166,7 @@ class Work:
         self.choices: dict = {}  # share -> every word a choice's stand-in may be (check_choices)
         self.embedded = False
         self.folding = None  # the helpers' texts written as their includes again (chart/fold.py)
+        self.unprobed: set = set()  # string stand-ins that digits make invalid (chart/numeric.py)
 
         self.sizes = Sizes(program.prefix, program.plan.counts)  # values derived from replica counts
 
@@ -335,6 +337,7 @@ class Work:
                 v.lines = r0[0].split("\n")
                 v.other = self.swap(r1[0]).split("\n")
                 v.conversions = r0[1]
+                probe(self, text0, r0[0])  # a string the conversion reads as a number when it is one: refused
                 if self.reference is not None:
                     v.lines, v.other = reorder_like(v.lines, self.reference), reorder_like(v.other, self.reference)
                 v.raw = list(v.lines)
@@ -348,6 +351,9 @@ class Work:
         replica count and what is derived from it: chart/sizes.py), both get the same marker."""
         lines, other = v.lines, v.other
         if self.program.plan.counts:
+            p = self.program
+            self.sizes.numbers = {p.share.get(k, k): (p.token(k, 0), p.token(k, 1)) for k in p.slots
+                                  if p.share.get(k, k) in p.plan.numbers}
             lines, other = self.sizes.blocks(list(lines), list(other))
         if len(lines) != len(other):
             return

@@ -118,6 +118,13 @@ def _depends(work, v) -> Refusal:
             return Refusal("--target trainjob writes a TrainingRuntime named by a digest of its content, and its content "
                            "holds values the template writes (a TrainJob fits Trainer's built-in runtime only when every "
                            "pod has one template): convert with --target jobset")
+        if op != "equal" and work.sizes.products:
+            p = work.program
+            key = next(k for k in p.slots if p.share.get(k, k) == work.sizes.products[0])
+            shown = work.restore_text(" / ".join(x.strip() for x in v.lines[i1:i2][:2]))
+            return Refusal(f"{{{{ {p.slots[key].source} }}}} is multiplied by a replica count in what kf2jobset "
+                           f"writes (near: {shown}), which a stand-in for the values cannot follow: write that value "
+                           "in the template as it is", p.slots[key].line, p.slots[key].file, key)
         if op != "equal":
             shown = work.restore_text(" / ".join(x.strip() for x in v.lines[i1:i2][:2]))
             return Refusal(f"the conversion depends on the values the template writes (near: {shown}): with other "

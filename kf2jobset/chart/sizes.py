@@ -56,6 +56,8 @@ class Sizes:
         self.counts = counts  # share -> (set 0, set 1)
         self.found: dict[str, object] = {}
         self._by_value: dict[object, str] = {}
+        self.numbers: dict = {}  # share -> (set 0, set 1) of the numbers standing in for values (not counts)
+        self.products: list = []  # shares of numbers found multiplied into a count-derived number
 
     def mark(self, kind: str, what) -> str:
         if what not in self._by_value:
@@ -92,6 +94,12 @@ class Sizes:
         exact = [share for share, pair in self.counts.items() if pair == (x0, x1)]
         if exact:
             return self.mark("d", Derived(exact[0], 0, 1))
+        # a value's number times a count (GPUs per pod x pods): no `c + k x count` of the count alone, though
+        # two sets of numbers fit one; the stand-ins are primes, so their multiples say so
+        times = [share for share, (n0, n1) in self.numbers.items() if x0 and x0 % n0 == 0 and x1 % n1 == 0]
+        if times:
+            self.products += [share for share in times if share not in self.products]
+            return None
         fits = []
         for share, (a, b) in self.counts.items():
             if (x1 - x0) % (b - a) == 0:

@@ -118,6 +118,7 @@ class Program:
         self._ids: dict[int, int] = {}
         self.prefix = "kfq"
         self.reassigned = _reassigned(nodes) | {v for d, _f, _t in helpers.values() for v in _reassigned(d.body)}
+        self.per_item = _declared_in_ranges(nodes)  # variables a range sets anew for each item
         self.inline_ids: set = set()  # ids of if/with/range blocks written inside a line: one value each
         self.expanded: dict[tuple, SlotInfo] = {}  # key -> an include of a helper written as the helper's text
         self.expansions: dict[tuple, set] = {}  # key -> the texts it wrote (first token set, every variant)
@@ -269,7 +270,7 @@ class Program:
         alike: the same item). A pipeline that reads only variables depends on the range that declares them,
         not on the ranges inside it (`{{ $key }}` under an inner range and an if is the outer item's key)."""
         items = tuple((self.regions[b].decision, i) for b, i in it)
-        if not uses_dot(pipeline) and variables(pipeline):
+        if not uses_dot(pipeline):
             wanted = variables(pipeline)
             ranges = [self.regions[r] for r, _ in regions if self.regions[r].block.kind == "range"]
             binding = [r for r in ranges if declared(r.block.branches[0].header) & wanted]
@@ -277,6 +278,10 @@ class Program:
                 keep = ranges.index(binding[-1]) + 1
                 scope = scope[:scope.index(("range", binding[-1].decision)) + 1]
                 items = items[:keep]
+            elif not helpers and not wanted & (self.reassigned | self.per_item):
+                # the root (`$.Values.workers`) or a variable set before the range (`$w`): one value for every
+                # item, so one stand-in (a replica count stays one in the second item too)
+                items = ()
         return ("share", pipeline, scope, helpers, items)
 
     def _block(self, n: Block, base, out, ctx, it, regions, scope, helpers, file, source):
@@ -335,6 +340,16 @@ def _reassigned(nodes: list) -> set:
         m = re.match(r"^\s*(\$[A-Za-z0-9_]+)\s*=[^=]", n.source) if isinstance(n, Silent) else None
         if m:
             found.add(m.group(1))
+    return found
+
+
+def _declared_in_ranges(nodes: list) -> set:
+    """Variables declared inside a range's body (or by its header): another value for each item."""
+    found = set()
+    for n in walk(nodes):
+        if isinstance(n, Block) and n.kind == "range":
+            found |= declared(n.branches[0].header)
+            found |= {v for m in walk(n.branches[0].body) if isinstance(m, Silent) for v in declared(m.source)}
     return found
 
 
