@@ -1,13 +1,16 @@
 """Converted JobSets whose replicatedJobs were reshaped by hand in ways the injected values do not follow.
 
 A value that follows the size (SZ001) reads the pod's `jobset.sigs.k8s.io/global-replicas` label, the
-sum of every replicatedJob's pods; a rank reads `job-global-index`, one per Job; an address names a pod
-by its replicatedJob (`$(KF2JOBSET_JOBSET_NAME)-master-0-0...`). So an edit that keeps the replicas but
-changes the layout breaks them silently: a replicatedJob added beside the ranks (its pods are counted in
-WORLD_SIZE), a replicatedJob renamed or removed (addresses name pods that no longer exist), a Job made to
-run several pods (they share one job-global-index: ranks repeat). Where values follow the size, the
-conversion records the replicatedJobs they count (`kf2jobset.dev/replicated-jobs`); the rest is read from
-the JobSet itself. `convert --check` lists such a JobSet as `reshaped`, every other mode warns (as
+sum of every replicatedJob's pods; a rank reads `job-global-index`, one per Job, counted in list order (the
+Jobs of the replicatedJobs listed before, then its own); a task index or process id reads `job-index`; an
+address names a pod by its replicatedJob (`$(KF2JOBSET_JOBSET_NAME)-master-0-0...`). So an edit that keeps the
+replicas but changes the layout breaks them silently: a replicatedJob added beside the ranks (its pods are
+counted in WORLD_SIZE, or claim indexes the values gave others), replicatedJobs reordered or one added before
+the ranks (the ranks move to other pods), a replicatedJob renamed or removed (addresses name pods that no
+longer exist), a Job made to run several pods (they share one index: ranks and task indexes repeat). Where
+values read the layout, the conversion records the replicatedJobs, in order (`kf2jobset.dev/replicated-jobs`;
+a JobSet converted before it was written there reads the order of `kf2jobset.dev/sized-for`); the rest is read
+from the JobSet itself. `convert --check` lists such a JobSet as `reshaped`, every other mode warns (as
 `resized`, kf2jobset/staleness.py).
 
 Light to import: the YAML reader is loaded only for a file that holds kf2jobset's source record.
@@ -19,18 +22,28 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .categories import RESHAPED
-from .staleness import SOURCE_ANNOTATION
+from .staleness import SIZED_FOR_ANNOTATION, SOURCE_ANNOTATION, parse_sized_for
 
 LAYOUT_ANNOTATION = "kf2jobset.dev/replicated-jobs"
 _GLOBAL_REPLICAS = "jobset.sigs.k8s.io/global-replicas"
 _GLOBAL_INDEX = "jobset.sigs.k8s.io/job-global-index"
+_JOB_INDEX = "jobset.sigs.k8s.io/job-index"
+_INDEXES = (_GLOBAL_INDEX, _JOB_INDEX)  # a pod's identity: its rank, task index, process id
 # a pod of the JobSet named through the name variable kf2jobset writes: <jobset>-<replicatedJob>-<job>-<pod>
 _POD_ADDRESS = re.compile(r"\$\(KF2JOBSET_JOBSET_NAME\)-([a-z0-9]([-a-z0-9]*[a-z0-9])?)-\d+-\d+")
 
 
 def layout_record(jobset: dict) -> str:
-    """The annotation's value: the replicatedJobs, in order, whose pods the size label counts."""
+    """The annotation's value: the replicatedJobs, in order, whose layout the values were written for."""
     return ",".join(r["name"] for r in jobset["spec"]["replicatedJobs"])
+
+
+def reads_layout(jobset: dict) -> bool:
+    """The values depend on the replicatedJobs' layout: they read the size label or an index label, or name a
+    replicatedJob's pods (TF_CONFIG's cluster, MASTER_ADDR, ...). The conversion records the layout for these."""
+    rjobs = jobset["spec"]["replicatedJobs"]
+    return (any(label in p for p in _field_refs(rjobs) for label in (_GLOBAL_REPLICAS, *_INDEXES))
+            or any(map(_POD_ADDRESS.search, _strings(rjobs))))
 
 
 @dataclass(frozen=True)
@@ -82,22 +95,7 @@ def problems_of(jobset: dict, services: frozenset = frozenset(), renames_said: b
     names = [r["name"] for r in rjobs]
     meta = jobset.get("metadata") if isinstance(jobset.get("metadata"), dict) else {}
     ann = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
-    out: list[str] = []
-    recorded = [n.strip() for n in str(ann.get(LAYOUT_ANNOTATION) or "").split(",") if n.strip()]
-    if recorded:
-        added = [n for n in names if n not in recorded]
-        removed = [n for n in recorded if n not in names]
-        if removed and renames_said:  # the size check named the rename: nothing more to say about the set
-            added = removed = []
-        if added and removed:
-            out.append(f"replicatedJob {', '.join(removed)} renamed or replaced ({', '.join(added)}): the values were "
-                       f"written for replicatedJobs {', '.join(recorded)}")
-        elif added:
-            out.append(f"replicatedJob {', '.join(added)} added beside {', '.join(recorded)}: the pod count the "
-                       f"values read ({_GLOBAL_REPLICAS}) now counts {'its' if len(added) == 1 else 'their'} pods too")
-        elif removed:
-            out.append(f"replicatedJob {', '.join(removed)} removed: the pod count the values read "
-                       f"({_GLOBAL_REPLICAS}) no longer counts {'its' if len(removed) == 1 else 'their'} pods")
+    out: list[str] = _record_problems(rjobs, _recorded(ann), renames_said)
     referenced: dict[str, None] = {}
     for s in _strings(rjobs):
         for m in _POD_ADDRESS.finditer(s):
@@ -117,9 +115,75 @@ def problems_of(jobset: dict, services: frozenset = frozenset(), renames_said: b
         if not isinstance(job, dict):
             continue
         pods = max(_count(job.get("completions")), _count(job.get("parallelism")))
-        if pods > 1 and any(_GLOBAL_INDEX in p for p in _field_refs(job.get("template"))):
-            out.append(f"replicatedJob {r['name']} runs {pods} pods per Job: they share one job-global-index, "
-                       "so the ranks read from it repeat")
+        shared = _indexes_read(job.get("template"))
+        if pods > 1 and shared:
+            what = "the ranks read from it repeat" if shared[0] == _GLOBAL_INDEX else \
+                "the index read from it (a task index, a process id) repeats: two pods claim one identity"
+            out.append(f"replicatedJob {r['name']} runs {pods} pods per Job: they share one {shared[0].split('/')[-1]}, so {what}")
+    return out
+
+
+def _recorded(ann: dict) -> list[str]:
+    """The replicatedJobs, in order, the values were written for: the layout record, or (a JobSet converted before
+    the record was written for it) the names of the size record, which lists them in the same order."""
+    if ann.get(LAYOUT_ANNOTATION):
+        return [n.strip() for n in str(ann[LAYOUT_ANNOTATION]).split(",") if n.strip()]
+    return list(parse_sized_for(ann[SIZED_FOR_ANNOTATION]) or {}) if ann.get(SIZED_FOR_ANNOTATION) else []
+
+
+def _indexes_read(node) -> list[str]:
+    """The index labels (job-global-index first) the pods under ``node`` read."""
+    refs = _field_refs(node)
+    return [label for label in _INDEXES if any(label in p for p in refs)]
+
+
+def _record_problems(rjobs: list, recorded: list[str], renames_said: bool) -> list[str]:
+    """What the edits of the recorded layout broke: replicatedJobs added, removed, renamed, reordered."""
+    if not recorded:
+        return []
+    names = [r["name"] for r in rjobs]
+    out: list[str] = []
+    added = [n for n in names if n not in recorded]
+    removed = [n for n in recorded if n not in names]
+    if removed and renames_said:  # the size check named the rename: nothing more to say about the set
+        added = removed = []
+    counts = any(_GLOBAL_REPLICAS in p for p in _field_refs(rjobs))
+    if added and removed:
+        out.append(f"replicatedJob {', '.join(removed)} renamed or replaced ({', '.join(added)}): the values were "
+                   f"written for replicatedJobs {', '.join(recorded)}")
+    elif added and counts:
+        out.append(f"replicatedJob {', '.join(added)} added beside {', '.join(recorded)}: the pod count the "
+                   f"values read ({_GLOBAL_REPLICAS}) now counts {'its' if len(added) == 1 else 'their'} pods too")
+    elif removed and counts:
+        out.append(f"replicatedJob {', '.join(removed)} removed: the pod count the values read "
+                   f"({_GLOBAL_REPLICAS}) no longer counts {'its' if len(removed) == 1 else 'their'} pods")
+    by_name = {r["name"]: r for r in rjobs}
+    if added and not removed and not counts:  # a copy of a replicatedJob kf2jobset wrote carries its identity
+        claiming = [n for n in added if _indexes_read(by_name[n])]
+        if claiming:
+            labels = sorted({label.split("/")[-1] for n in claiming for label in _indexes_read(by_name[n])})
+            out.append(f"replicatedJob {', '.join(claiming)} added beside {', '.join(recorded)}: "
+                       f"{'its' if len(claiming) == 1 else 'their'} pods read {', '.join(labels)}, the identity the values "
+                       f"give the pods of {', '.join(recorded)}, so they claim ranks or indexes that other pods hold or "
+                       "that no value counts")
+    # job-global-index counts the Jobs of the replicatedJobs listed before: a rank moves when those change
+    ranked = [n for n in names if n in recorded and _GLOBAL_INDEX in _indexes_read(by_name[n])]
+    kept = [n for n in names if n in recorded]
+    kept_then = [n for n in recorded if n in names]
+
+    def before(order: list[str], name: str) -> set[str]:
+        return set(order[:order.index(name)])
+
+    moved = [n for n in ranked if before(kept, n) != before(kept_then, n)]
+    if moved:
+        out.append(f"replicatedJobs reordered ({', '.join(kept)}; the values were written for {', '.join(kept_then)}): "
+                   f"ranks follow the list order ({_GLOBAL_INDEX} counts the Jobs listed before), so the pods of "
+                   f"{', '.join(moved)} take ranks other than those the values were written for")
+    pushed = {n: [a for a in names[:names.index(n)] if a in added] for n in ranked} if not removed else {}
+    for n, ahead in pushed.items():
+        if ahead:
+            out.append(f"replicatedJob {', '.join(ahead)} added before {n}: ranks follow the list order ({_GLOBAL_INDEX}), "
+                       f"so the ranks of {n}'s pods shift by {'its' if len(ahead) == 1 else 'their'} Jobs")
     return out
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from . import claims
 from .frameworks.base import LABEL_GLOBAL_REPLICAS
-from .layout_guard import LAYOUT_ANNOTATION, layout_record
+from .layout_guard import LAYOUT_ANNOTATION, layout_record, reads_layout
 from .notes import Note
 from .staleness import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION, sized_for
 
@@ -49,7 +49,9 @@ def size_contract(job, ctx, profile_literals: list[str], jobset: dict) -> None:
             target_path="initContainers",  # explains no difference: the files are v1's
             claims=tuple(dict.fromkeys(claim for _, claim in ctx.follows_files)),
         ))
-    if follows or files:  # what the size label counts: --check tells a replicatedJob added beside them (layout_guard)
+    # the replicatedJobs, in order, that the size label counts, the ranks follow, the addresses name: --check tells
+    # one added, removed or moved under them (layout_guard)
+    if follows or files or reads_layout(jobset):
         jobset["metadata"].setdefault("annotations", {})[LAYOUT_ANNOTATION] = layout_record(jobset)
     if not literals:
         return

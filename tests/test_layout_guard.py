@@ -1,7 +1,9 @@
 """kf2jobset/layout_guard.py: a converted JobSet whose replicatedJobs were reshaped by hand under the values
-that read them — a replicatedJob added beside the ranks (the size label counts its pods), one renamed (addresses
-name pods that are gone), a Job running several pods (ranks read from job-global-index repeat) — is listed by
-`convert --check` as `reshaped` and warned of by report and convert; edits the values follow pass."""
+that read them — a replicatedJob added beside the ranks (the size label counts its pods, or it claims their
+indexes), one renamed (addresses name pods that are gone), replicatedJobs reordered under ranks read from
+job-global-index (list order), a Job running several pods (the ranks or task indexes read from its index
+repeat) — is listed by `convert --check` as `reshaped` and warned of by report and convert; edits the values
+follow pass."""
 from __future__ import annotations
 
 import copy
@@ -12,13 +14,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kf2jobset import exitcodes
-from kf2jobset.layout_guard import LAYOUT_ANNOTATION, problems_of, reshaped_jobsets
+from kf2jobset.layout_guard import LAYOUT_ANNOTATION, problems_of, reads_layout, reshaped_jobsets
 
 from .conftest import FIXTURES
 from .fixture_cases import CONVERTED_CASES
 from .jobset_edits import convert_cli, converted_in_place
 
 DDP = FIXTURES / "pytorchjob" / "master-workers" / "input.yaml"
+XGB = FIXTURES / "xgboostjob" / "master-workers" / "input.yaml"
+TF = FIXTURES / "tfjob" / "chief-ps-workers" / "input.yaml"
+JAX = FIXTURES / "jaxjob" / "workers" / "input.yaml"
 
 
 def _jobset(text: str) -> dict:
@@ -93,6 +98,93 @@ def test_edits_the_values_follow_pass(tmp_path, edit):
     assert check.exit_code == exitcodes.OK, check.stdout + check.stderr
 
 
+def _reversed(js: dict) -> dict:
+    js["spec"]["replicatedJobs"].reverse()
+    return js
+
+
+def _rjob(js: dict, name: str) -> dict:
+    (r,) = [r for r in js["spec"]["replicatedJobs"] if r["name"] == name]
+    return r
+
+
+def _several_pods(name: str):
+    def edit(js: dict) -> dict:
+        job = _rjob(js, name)["template"]["spec"]
+        job["completions"] = job["parallelism"] = 2
+        return js
+    return edit
+
+
+def _copied(name: str, new: str):
+    def edit(js: dict) -> dict:
+        copy_ = copy.deepcopy(_rjob(js, name))
+        copy_["name"] = new
+        js["spec"]["replicatedJobs"].append(copy_)
+        return js
+    return edit
+
+
+def _checked(tmp_path, source, flags, edit):
+    """`convert --check` on the job converted in place with ``flags`` after ``edit`` of its JobSet."""
+    work, text = converted_in_place(tmp_path, source.read_text(), *flags)
+    path = work / "job.yaml"
+    docs = [edit(d) if isinstance(d, dict) and d.get("kind") == "JobSet" else d for d in yaml.safe_load_all(text)]
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    return convert_cli("--check", path)
+
+
+@pytest.mark.parametrize("source, flags, edit, said", [
+    # job-global-index counts replicatedJobs in list order: rank 0 leaves the pod MASTER_ADDR names
+    (XGB, (), _reversed, "replicatedJobs reordered (worker, master; the values were written for master, worker)"),
+    (DDP, ("--scheduler", "volcano"), _reversed, "replicatedJobs reordered (worker, master; the values were written for"),
+    (DDP, ("--scheduler", "scheduler-plugins"), _reversed, "ranks follow the list order"),
+    # the task index and the process id read job-index: two pods of one Job claim one identity
+    (TF, (), _several_pods("worker"), "replicatedJob worker runs 2 pods per Job: they share one job-index"),
+    (JAX, (), _several_pods("worker"), "replicatedJob worker runs 2 pods per Job: they share one job-index"),
+    # a copy of TF's workers: its pods claim worker indexes again, and no TF_CONFIG names them
+    (TF, (), _copied("worker", "extra-workers"), "replicatedJob extra-workers added beside chief, ps, worker, evaluator: "
+                                                 "its pods read job-index"),
+])
+def test_a_layout_edit_the_indexes_do_not_follow_is_listed(tmp_path, source, flags, edit, said):
+    check = _checked(tmp_path, source, flags, edit)
+    assert check.exit_code == exitcodes.FINDINGS, check.stdout + check.stderr
+    (line,) = check.stdout.splitlines()
+    assert ": reshaped: " in line and said in line, line
+
+
+@pytest.mark.parametrize("source, edit", [
+    (TF, _reversed),  # task indexes read job-index, within each replicatedJob: the list order is no one's rank
+    (TF, lambda js: js["spec"]["replicatedJobs"].append(js["spec"]["replicatedJobs"].pop(0)) or js),
+    (TF, _added),  # a TensorBoard reads no index and no count
+    (XGB, lambda js: _added(js) and js),  # ranks keep their places behind a new last replicatedJob
+])
+def test_a_reorder_or_addition_nothing_reads_is_not_listed(tmp_path, source, edit):
+    check = _checked(tmp_path, source, (), edit)
+    assert ": reshaped: " not in check.stdout, check.stdout
+
+
+def test_a_replicated_job_added_before_the_ranks_shifts_them():
+    from kf2jobset.options import ConvertOptions
+    from kf2jobset.pipeline import convert_text
+
+    js = _jobset(convert_text(XGB.read_text(), "job.yaml", ConvertOptions()).new_text)
+    _added(js)["spec"]["replicatedJobs"].insert(0, js["spec"]["replicatedJobs"].pop())
+    found = " | ".join(problems_of(js))
+    assert "replicatedJob tensorboard added before master: ranks follow the list order" in found, found
+    assert "added before worker" in found and "reordered" not in found, found
+
+
+def test_a_jobset_converted_before_the_record_reads_the_order_of_its_size_record(tmp_path):
+    """A JobSet converted before the layout record was written for XGBoost (no kf2jobset.dev/replicated-jobs, its
+    kf2jobset.dev/sized-for in list order) is still checked."""
+    def old_and_reversed(js: dict) -> dict:
+        del js["metadata"]["annotations"][LAYOUT_ANNOTATION]
+        return _reversed(js)
+    check = _checked(tmp_path, XGB, (), old_and_reversed)
+    assert check.exit_code == exitcodes.FINDINGS and "replicatedJobs reordered" in check.stdout, check.stdout
+
+
 def test_every_converted_fixture_is_whole():
     """No JobSet kf2jobset writes is reshaped (a rule that fires on fresh output is a false alarm)."""
     checked = 0
@@ -104,20 +196,28 @@ def test_every_converted_fixture_is_whole():
     assert checked > 100
 
 
-def test_the_record_is_written_where_values_read_the_size_label_only():
-    """kf2jobset.dev/replicated-jobs on a JobSet whose values read global-replicas, naming every replicatedJob;
-    none where nothing reads it."""
+def test_the_record_is_written_where_values_read_the_layout_only():
+    """kf2jobset.dev/replicated-jobs, naming every replicatedJob in order, on each JobSet whose values read the size
+    label or an index label or name a replicatedJob's pods, and on no other; never on a TrainJob or its runtime
+    patch (Trainer builds the replicatedJobs: one node)."""
+    recorded = 0
     for case in CONVERTED_CASES:
         expected = case / "expected.yaml"
         if not expected.exists():
             continue
         for d in yaml.safe_load_all(expected.read_text()):
-            if not (isinstance(d, dict) and d.get("kind") == "JobSet"):
+            if not isinstance(d, dict):
+                continue
+            if d.get("kind") == "TrainJob":
+                assert LAYOUT_ANNOTATION not in yaml.safe_dump(d), case
+            if d.get("kind") != "JobSet" or "kf2jobset.dev/source" not in yaml.safe_dump(d.get("metadata")):
                 continue
             record = ((d.get("metadata") or {}).get("annotations") or {}).get(LAYOUT_ANNOTATION)
-            reads = "jobset.sigs.k8s.io/global-replicas" in yaml.safe_dump(d["spec"])
+            assert (record is not None) == reads_layout(d), case
             if record is not None:
-                assert reads and record == ",".join(r["name"] for r in d["spec"]["replicatedJobs"]), case
+                assert record == ",".join(r["name"] for r in d["spec"]["replicatedJobs"]), case
+                recorded += 1
+    assert recorded > 60
 
 
 @settings(max_examples=60, deadline=None)

@@ -25,6 +25,7 @@ import copy
 
 from .. import staleness
 from ..addresses import FIELDS, configmap_addresses, find, pattern
+from ..layout_guard import LAYOUT_ANNOTATION
 from ..runtime.jobset_view import stand_in_name
 from ..runtime.lifecycle import managed_by_rule
 from .builtin_fields import PATCHABLE_POD, field_decisions
@@ -252,7 +253,8 @@ def build(plugin: Plugin, conversion, options) -> tuple[dict, dict]:
     container = pod_spec["containers"][0]
     index = node_index(jobset)
     nodes = len(index)
-    record = (staleness.SIZED_FOR_ANNOTATION, staleness.SIZE_LITERALS_ANNOTATION)
+    # the plan's records describe its replicatedJobs; Trainer builds its own (one "node"): neither copies over
+    record = (staleness.SIZED_FOR_ANNOTATION, staleness.SIZE_LITERALS_ANNOTATION, LAYOUT_ANNOTATION)
     # the plan's literal names, as "NAME" or "NAME (what it counts)"
     written = [n.strip() for n in str((meta.get("annotations") or {}).get(record[1], "")).split(",") if n.strip()]
     literals = {n.split(" (", 1)[0]: n for n in written}

@@ -326,9 +326,10 @@ def test_server_fields_status_and_owners_are_stripped(apiserver, crds, admin, na
     (jobset,) = yaml_stream(res.stdout)
     assert set(jobset) == {"apiVersion", "kind", "metadata", "spec"}
     assert set(jobset["metadata"]) == {"name", "namespace", "annotations"}
-    # the server's annotations are gone; kf2jobset's own remain (a TFJob's TF_CONFIG is sized: SZ002)
-    assert list(jobset["metadata"]["annotations"]) == ["kf2jobset.dev/source", "kf2jobset.dev/sized-for",
-                                                       "kf2jobset.dev/size-literals"]
+    # the server's annotations are gone; kf2jobset's own remain (a TFJob's TF_CONFIG names its replicatedJobs' pods
+    # and is sized: the layout record, SZ002)
+    assert list(jobset["metadata"]["annotations"]) == ["kf2jobset.dev/source", "kf2jobset.dev/replicated-jobs",
+                                                       "kf2jobset.dev/sized-for", "kf2jobset.dev/size-literals"]
     assert "was owned by Trial/trial-1" in res.stderr
     scan = kf(apiserver.kubeconfig, "scan", "-n", namespace)
     assert scan.stdout.splitlines()[1].split()[3] == "Succeeded", scan
