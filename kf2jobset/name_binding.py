@@ -387,7 +387,8 @@ def _gang_mismatches(data: dict, items: list, others: list) -> list[tuple[str, s
                 written in str(_meta(g).get("name")) or _meta(g).get("name") == _meta(data).get("name")))
             if renamed:
                 out.append((f"the PodGroup is now {renamed[0]}, but the pods' {key} still names {ref} (kustomize "
-                            "renames no reference inside a JobSet)", f"set the pods' {key} to {renamed[0]} (in an overlay, patch it there)"))
+                            "renames no reference inside a JobSet)",
+                            f"set the pods' {key} to {renamed[0]} (in an overlay, patch it there)"))
     return out
 
 
