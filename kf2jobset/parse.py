@@ -250,7 +250,8 @@ def _parse_replica(raw: dict, rtype: str, key: str, path: tuple, mapping: KindMa
             problems.append(_problem(path + ("replicas",), f"{rtype} replicas must be exactly {rule.exact_replicas}, got {n}",
                                      rule="replicas"))
         if rule.min_replicas is not None and n < rule.min_replicas:
-            problems.append(_problem(path + ("replicas",), f"{rtype} replicas must be at least {rule.min_replicas}, got {n}",
+            got = f": it is unset, and {mapping.operator}'s default is {n}" if replicas_defaulted else f", got {n}"
+            problems.append(_problem(path + ("replicas",), f"{rtype} replicas must be at least {rule.min_replicas}{got}",
                                      rule="replicas"))
         if rule.max_replicas is not None and n > rule.max_replicas:
             problems.append(_problem(path + ("replicas",), f"{rtype} replicas must be at most {rule.max_replicas}, got {n}",
