@@ -78,10 +78,12 @@ def podsets_drift(wrapped: list):
         if said == runs:
             continue
         names = [rj.get("name") for rj in jobset["spec"]["replicatedJobs"]]
-        found = tuple(f"podSets[{k}] says {n} pods for replicatedJob {names[k] if k < len(names) else '?'}, the JobSet "
-                      f"runs {runs[k][1] if k < len(runs) else 0}" for k, (_, n) in enumerate(said)
-                      if k >= len(runs) or (said[k][0], n) != runs[k]) or (f"podSets list {len(said)} pod sets, the JobSet "
-                                                                          f"has {len(runs)} replicatedJobs",)
+        if len(said) != len(runs):
+            found = (f"podSets list {len(said)} pod sets, the JobSet has {len(runs)} replicatedJobs",)
+        else:
+            found = tuple(f"podSets[{k}] says {n} pods at {path} for replicatedJob {names[k]}, the JobSet runs {pods} at {at}"
+                          if path != at else f"podSets[{k}] says {n} pods for replicatedJob {names[k]}, the JobSet runs {pods}"
+                          for k, ((path, n), (at, pods)) in enumerate(zip(said, runs)) if (path, n) != (at, pods))
         line = position(doc.data, ("spec", "components", i, "podSets"), doc.start_line)[0] or held.start()[0]
         name = meta.get("name") or "(unnamed)"
         yield staleness.Resized(line, f"JobSet {name} ({jobset.get('apiVersion')}) in AppWrapper component {i}",

@@ -487,19 +487,16 @@ def _fields_v1_never_saw(job: TrainingJob) -> list[Note]:
     operator ignored: v1 ran without them, so does the JobSet."""
     notes = []
     for pruned in job.pruned:
+        where, claims = format_path(pruned.path), _dropped_claims(job, pruned.path)
+        unchecked = None if claims else "the pruned field is outside the pod templates: the JobSet has no field that could carry it"
         if pruned.why == NULL_PRUNED:  # kubectl writes `creationTimestamp: null` into templates: nothing to fix
-            notes.append(Note("JS070", "unchanged", f"unknown field {format_path(pruned.path)} is null: the API server prunes "
-                              "it, and nothing is lost", source_path=format_path(pruned.path),
-                              claims=_dropped_claims(job, pruned.path),
-                              unchecked=None if _dropped_claims(job, pruned.path) else
-                              "the pruned field is outside the pod templates: the JobSet has no field that could carry it"))
-            continue
-        notes.append(Note("JS070", "dropped", f"unknown field {format_path(pruned.path)}: the API server prunes it, so the "
-                          "operator never saw it", source_path=format_path(pruned.path), action="remove or fix the field",
-                          warn=True,  # a typo (resources.request) leaves the job without what it meant
-                          claims=_dropped_claims(job, pruned.path),
-                          unchecked=None if _dropped_claims(job, pruned.path) else
-                          "the pruned field is outside the pod templates: the JobSet has no field that could carry it"))
+            notes.append(Note("JS070", "unchanged", f"unknown field {where} is null: the API server prunes it, and nothing "
+                              "is lost", source_path=where, claims=claims, unchecked=unchecked))
+        else:
+            notes.append(Note("JS070", "dropped", f"unknown field {where}: the API server prunes it, so the operator never "
+                              "saw it", source_path=where, action="remove or fix the field",
+                              warn=True,  # a typo (resources.request) leaves the job without what it meant
+                              claims=claims, unchecked=unchecked))
     for null in job.nulls:
         notes.append(_null_note(job, null))
     notes += image_notes(job)
