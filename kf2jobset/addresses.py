@@ -138,7 +138,7 @@ def rewrite_pod(job, rtype: str, template: dict, ctx, rjob: str, first_index: in
             if static and not ctx.jobset_name:
                 continue
             side = ctx.side(rtype, static=static, first_index=first_index)
-            host = lambda t, i: side.host(t, i, "short")  # noqa: E731
+            host = lambda t, i, side=side: side.host(t, i, "short")  # noqa: E731
             changes = []  # (source path, target path, old, new)
             for e in env:
                 value = e.get("value") if isinstance(e, dict) else None
@@ -160,7 +160,7 @@ def rewrite_pod(job, rtype: str, template: dict, ctx, rjob: str, first_index: in
             if not static:
                 _helper_first(container)
             where = f"{'init container' if field == 'initContainers' else 'container'} {container.get('name')!r} of the {rtype} pods"
-            for place, old, new, found in changes:
+            for place, _old, new, found in changes:
                 names = ", ".join(sorted({f.text for f in found}))
                 target = f"{pod_path(rjob)}.spec.{field}[{c}].{place}"
                 ctx.note(Note(

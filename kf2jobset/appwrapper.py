@@ -76,7 +76,7 @@ def rewrite_component(component: dict, conv, index: int) -> list[dict]:
         rtype_of = {r.name: r.rtype for r in conv.plan.rjobs}
         podsets, new_infos = [], []
         rjobs = (jobset.get("spec") or {}).get("replicatedJobs") or []
-        for ps, rj in zip(inferred, rjobs):
+        for ps, rj in zip(inferred, rjobs, strict=False):
             source = by_type.get(rtype_of.get(rj.get("name")))
             entry = dict(ps)
             own = declared[source].get("annotations") if source is not None and declared else None

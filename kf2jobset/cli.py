@@ -139,7 +139,7 @@ def runtimes(names, as_list, gang, gang_scheduler_name):
     try:
         click.echo(bundle_listing(names) if as_list else bundle_stream(names, flavour), nl=False)
     except KeyError as err:
-        raise click.UsageError(f"no runtime {err.args[0]!r} in kf2jobset's bundle (kf2jobset runtimes --list names them)")
+        raise click.UsageError(f"no runtime {err.args[0]!r} in kf2jobset's bundle (kf2jobset runtimes --list names them)") from None
 
 
 _KRM_HELP = """kustomize function: a ResourceList on stdin; the same list, every Kubeflow job replaced by what `convert` writes \

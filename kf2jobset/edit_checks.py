@@ -83,7 +83,7 @@ def podsets_drift(wrapped: list):
         else:
             found = tuple(f"podSets[{k}] says {n} pods at {path} for replicatedJob {names[k]}, the JobSet runs {pods} at {at}"
                           if path != at else f"podSets[{k}] says {n} pods for replicatedJob {names[k]}, the JobSet runs {pods}"
-                          for k, ((path, n), (at, pods)) in enumerate(zip(said, runs)) if (path, n) != (at, pods))
+                          for k, ((path, n), (at, pods)) in enumerate(zip(said, runs, strict=False)) if (path, n) != (at, pods))
         line = position(doc.data, ("spec", "components", i, "podSets"), doc.start_line)[0] or held.start()[0]
         name = meta.get("name") or "(unnamed)"
         yield staleness.Resized(line, f"JobSet {name} ({jobset.get('apiVersion')}) in AppWrapper component {i}",

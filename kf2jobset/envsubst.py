@@ -272,7 +272,7 @@ class PlaceholderRestorer:
         self.seen[id(obj)] = obj
         if isinstance(obj, dict):
             items = [(self(k) if isinstance(k, str) else k, self(v)) for k, v in obj.items()]
-            if any(k is not old for (k, _), old in zip(items, list(obj))):
+            if any(k is not old for (k, _), old in zip(items, list(obj), strict=False)):
                 obj.clear()
             for k, v in items:
                 obj[k] = v
@@ -303,8 +303,8 @@ def convert_template(doc: dict, placeholders: list[Placeholder], convert: Callab
     # a count is only known from a conversion, which needs the others)
     everything = needed
     needed = [(p, why) for p, why in needed if p not in sized]
-    first_counts = {p.path: n for p, n in zip(sized, COUNT_STAND_INS[0])}
-    second_counts = {p.path: n for p, n in zip(sized, COUNT_STAND_INS[1])}
+    first_counts = {p.path: n for p, n in zip(sized, COUNT_STAND_INS[0], strict=False)}
+    second_counts = {p.path: n for p, n in zip(sized, COUNT_STAND_INS[1], strict=False)}
     spelled = {p.path: p.text for p in sized}
     spellings = sorted({s for p in template if p not in sized for s in p.spellings})
     name = next((p.text for p in template if p.path == ("metadata", "name")), None)

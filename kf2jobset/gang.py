@@ -42,7 +42,7 @@ def operator_min_resources(job: TrainingJob, min_member: int) -> tuple[dict, boo
     specs = list(job.replicas.values())
     per_pod = [_pod_resources(s.template) for s in specs]
     counted, left = [], min_member
-    for spec, res in zip(specs, per_pod):
+    for spec, res in zip(specs, per_pod, strict=False):
         n = max(0, min(spec.replicas, left))
         left -= n
         counted += res * n
@@ -50,7 +50,7 @@ def operator_min_resources(job: TrainingJob, min_member: int) -> tuple[dict, boo
     for name, q in counted:
         sums.setdefault(name, []).append(q)
     total = sum(s.replicas for s in specs)
-    order_free = min_member >= total or len({tuple(sorted(map(str, r))) for r, s in zip(per_pod, specs) if s.replicas}) <= 1
+    order_free = min_member >= total or len({tuple(sorted(map(str, r))) for r, s in zip(per_pod, specs, strict=False) if s.replicas}) <= 1
     out = {}
     for name in sorted(sums):
         text = go_sum(sums[name])

@@ -29,7 +29,7 @@ MAX_NAME = 255  # the name part (before tag and digest)
 
 
 def is_reference(image: str) -> bool:
-    name = re.split(r"@", image, 1)[0]
+    name = re.split(r"@", image, maxsplit=1)[0]
     name = name.rsplit(":", 1)[0] if ":" in name.rsplit("/", 1)[-1] else name
     return bool(REFERENCE.match(image)) and len(name) <= MAX_NAME
 

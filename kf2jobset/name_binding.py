@@ -303,7 +303,7 @@ def _unlike_record(data: dict, recorded: dict, items: list, others: list) -> lis
             for rj in (data.get("spec") or {}).get("replicatedJobs") or []:
                 pod = (((rj.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec") or {}
                 searches = [s for s in (pod.get("dnsConfig") or {}).get("searches") or [] if isinstance(s, str)]
-                sub_ok = lambda s: not (NAME in deps and name) or s.startswith(f"{name}.")  # noqa: E731
+                sub_ok = lambda s, deps=deps: not (NAME in deps and name) or s.startswith(f"{name}.")  # noqa: E731
                 if rj.get("name") in rest.split(" ", 1)[-1].split(", ") and not any(
                         sub_ok(s) and (not namespace or f".{namespace}.svc" in s) for s in searches):
                     out.append((f"dnsConfig.searches of {rj.get('name')} ({', '.join(searches) or 'none'})", deps))

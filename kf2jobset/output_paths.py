@@ -22,14 +22,14 @@ def path_map(data: Any, result, options) -> PathMap:
         return pm
     if isinstance(data, dict) and (data.get("apiVersion"), data.get("kind")) == KATIB_EXPERIMENT:
         pm.same.append(((), 0, ()))
-        for conv, path in zip(result.conversions, result.embedded_paths):
+        for conv, path in zip(result.conversions, result.embedded_paths, strict=False):
             pm.jobs.append(_place(conv, path, 0, path, result.outputs[0]))
         return pm
     from .appwrapper import COMPONENTS, is_appwrapper
 
     if is_appwrapper(data):
         pm.same.append(((), 0, ()))
-        placed = {path[2]: conv for path, conv in zip(result.embedded_paths, result.conversions)}
+        placed = {path[2]: conv for path, conv in zip(result.embedded_paths, result.conversions, strict=False)}
         j = 0  # a converted component's companions become components of their own after it
         for i in range(len(data["spec"]["components"])):
             conv = placed.get(i)

@@ -40,7 +40,7 @@ class FileResult:
     def unconverted_lines(self) -> list[str]:
         """`file:line:column: document N: <path> holds a <kind> ...` for each v1 job left inside another object."""
         out = []
-        for i, (doc, res) in enumerate(zip(self.documents, self.results)):
+        for i, (doc, res) in enumerate(zip(self.documents, self.results, strict=False)):
             for emb in res.unconverted:
                 line, col = position(doc.data, emb.path, doc.start_line)  # where the job is held, as --check says
                 if line is None:
@@ -99,7 +99,7 @@ def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:
     style = detect_style(text)
     pieces = []
     last = len(docs) - 1
-    for i, (doc, res) in enumerate(zip(docs, result.results)):
+    for i, (doc, res) in enumerate(zip(docs, result.results, strict=False)):
         if res.new_text is not None:
             pieces.append(res.new_text)  # job text converted inside a string scalar: the rest as it was
         elif res.changed:
@@ -231,7 +231,7 @@ def _render_json(text: str, docs: list[Document], results: list[DocumentResult])
     import json
     import re
 
-    content = [(d, r) for d, r in zip(docs, results) if d.data is not None]
+    content = [(d, r) for d, r in zip(docs, results, strict=False) if d.data is not None]
     if len(content) != 1 or not content[0][1].changed:
         return None
     outputs = [to_plain(o) for o in content[0][1].outputs]

@@ -147,7 +147,7 @@ def go_sum(values) -> str | None:
         return None
     if len(values) == 1:
         return go_string(values[0])
-    first = next((v for v, a in zip(values, amounts) if a != 0), values[0])
+    first = next((v for v, a in zip(values, amounts, strict=False) if a != 0), values[0])
     text = _go_json_text(first if isinstance(first, str) else str(first)).strip(_GO_SPACE)
     m = _SCAN.match(text)
     suffix = m.group(4) if m else ""

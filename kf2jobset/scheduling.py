@@ -52,7 +52,7 @@ def scheduler_objects(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, 
                           claims=(*(claim.equals(f"metadata.labels[{KUEUE_QUEUE_LABEL}]", job.labels.get(KUEUE_QUEUE_LABEL, sp.queue))
                                     for _ in [0] if sp.queue),
                                   *(claim.equals(pod_path(rj.name) + ".spec.priorityClassName", pc)
-                                    for rj, pc in zip(p.rjobs, priorities) if pc))))
+                                    for rj, pc in zip(p.rjobs, priorities, strict=False) if pc))))
         dropped = [f for f, v in (("minAvailable", sp.min_available if sp.min_available not in (None, total) else None),
                                   ("minResources", sp.min_resources), ("scheduleTimeoutSeconds", sp.schedule_timeout_seconds)) if v]
         if dropped:
@@ -67,7 +67,7 @@ def scheduler_objects(job: TrainingJob, p: JobSetPlan, options: ConvertOptions, 
     from .gang import min_resources_note, mpi_operator_volcano_group, operator_min_resources
 
     mpi = job.by_mpi_operator  # mpi-operator's --gang-scheduling=volcano: its own rules (podgroup.go, v0.8)
-    for rj, pod in zip(p.rjobs, pods):
+    for rj, pod in zip(p.rjobs, pods, strict=False):
         if mpi:  # mpi-operator set schedulerName over yours and no task-spec
             pod["spec"]["schedulerName"] = "volcano"
         else:

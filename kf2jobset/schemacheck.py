@@ -113,7 +113,7 @@ def _equal(one, two) -> bool:
     if isinstance(one, str) or isinstance(two, str):
         return one == two
     if isinstance(one, list) and isinstance(two, list):
-        return len(one) == len(two) and all(_equal(a, b) for a, b in zip(one, two))
+        return len(one) == len(two) and all(_equal(a, b) for a, b in zip(one, two, strict=False))
     if isinstance(one, dict) and isinstance(two, dict):
         return one.keys() == two.keys() and all(_equal(one[k], two[k]) for k in one)
     if isinstance(one, bool) or isinstance(two, bool):

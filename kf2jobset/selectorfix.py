@@ -202,7 +202,7 @@ def _rewrite(it: _Item, op_pods, js_pods, kept: dict, named: bool = True):
             cands = [c for c in cands if c.op == r.op and len(c.values) == len(r.values)]
         options.append(cands)
     for choice in itertools.islice(itertools.product(*options), 256):
-        swap = dict(zip((r.origin for r in bad), choice))
+        swap = dict(zip((r.origin for r in bad), choice, strict=False))
         reqs = [swap.get(r.origin, r) for r in it.found.reqs]
         if sel.selected(reqs, js_pods) == it.v1:
             return swap
@@ -454,7 +454,7 @@ def edit_peers(docs, edits: list) -> dict:
             else:
                 entry = yamledit.items(yamledit.get(node, "matchExpressions"))[ref]
                 changes.append(_scalar(yamledit.get(entry, "key"), e.new.key))
-                changes += [_scalar(v, new) for v, new in zip(yamledit.items(yamledit.get(entry, "values")), e.new.values)]
+                changes += [_scalar(v, new) for v, new in zip(yamledit.items(yamledit.get(entry, "values")), e.new.values, strict=False)]
         out[i] = yamledit.apply_edits(text, changes)
     return out
 

@@ -23,8 +23,8 @@ class CertMaker:
         if self._openssl is None:
             try:
                 import cryptography  # noqa: F401
-            except ImportError:
-                raise ToolUnavailable("neither the openssl CLI nor the `cryptography` package is available")
+            except ImportError as exc:
+                raise ToolUnavailable("neither the openssl CLI nor the `cryptography` package is available") from exc
 
     def _ossl(self, *args: str) -> None:
         subprocess.run(

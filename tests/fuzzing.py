@@ -1,6 +1,6 @@
 """Fuzzing support shared by tests/test_fuzz.py and tools/fuzz.py: a seeded mutator over the
-fixtures (and the upstream corpus of tests/upstream.py when its modules are there) and the oracles issue #9
-asks for.
+fixtures (and the upstream corpus of tests/upstream.py when its modules are there) and the oracles every
+input must pass (no traceback, no hang, no invalid JobSet, no job skipped in silence).
 
 Oracles, for one input and one set of options, run through the real CLI (click, in process):
 - `traceback`: anything but a typed kf2jobset error escapes (exit 70, or an exception);

@@ -37,7 +37,7 @@ def conversion_findings(text: str, path: str, options: ConvertOptions) -> list[t
     """(conversion, finding) for every finding of every job in the text, as `report` makes them."""
     result = convert_text(text, path, options)
     out = []
-    for doc, res in zip(result.documents, result.results):
+    for doc, res in zip(result.documents, result.results, strict=False):
         for conv in res.conversions:
             embedded = ()  # claims are about the conversion's own objects; the location does not matter here
             report = job_report(conv, doc, embedded, options)

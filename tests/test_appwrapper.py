@@ -136,7 +136,7 @@ def test_podset_infos_follow_their_podsets(tmp_path):
     [aw] = load(res.stdout)
     [component] = aw["spec"]["components"]
     names = [rj["name"] for rj in component["template"]["spec"]["replicatedJobs"]]
-    by_name = dict(zip(names, component["podSetInfos"]))
+    by_name = dict(zip(names, component["podSetInfos"], strict=False))
     assert by_name == {"ps": {"nodeSelector": {"pool": "cpu"}}, "worker": {"nodeSelector": {"pool": "gpu"}}}
     assert [(p["path"], p["replicas"]) for p in component["podSets"]] == inferred(component["template"])
     assert len(component["podSetInfos"]) == len(component["podSets"])
@@ -230,5 +230,5 @@ def test_podset_infos_of_inferred_pytorch_podsets_follow_master_and_worker(tmp_p
     [component] = load(res.stdout)[0]["spec"]["components"]
     assert "podSets" not in component
     names = [rj["name"] for rj in component["template"]["spec"]["replicatedJobs"]]
-    assert dict(zip(names, component["podSetInfos"])) == {"master": {"labels": {"role": "master-pool"}},
+    assert dict(zip(names, component["podSetInfos"], strict=False)) == {"master": {"labels": {"role": "master-pool"}},
                                                           "worker": {"labels": {"role": "worker-pool"}}}

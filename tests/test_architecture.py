@@ -249,3 +249,29 @@ def test_no_test_or_tool_module_is_over_600_lines():
                   if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600
                   and str(p.relative_to(REPO)) not in LONG_MODULES)
     assert long == []
+
+
+
+# A tracker's number or a review's finding is nothing a reader of the code can look up: comments say why.
+TRACKER_CITATION = __import__("re").compile(r"\b[Ii]ssues? #?\d+|\b[Ff]inding \d+ of|\b[Ss]ession \d+\b")
+
+
+def _citations(root: Path, paths) -> list[str]:
+    out = []
+    for path in paths:
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if TRACKER_CITATION.search(line):
+                out.append(f"{path.relative_to(root)}:{n}: {line.strip()}")
+    return out
+
+
+def test_no_code_comment_cites_a_tracker_number():
+    paths = [p for top in ("kf2jobset", "tests", "tools") for p in sorted((REPO / top).rglob("*.py"))]
+    assert _citations(REPO, paths) == []
+
+
+def test_the_citation_rule_bites(tmp_path):
+    sample = tmp_path / "sample.py"
+    cited = "# under " + "issue" + " 30's contract"  # spelled apart: this module is read by the rule too
+    sample.write_text(f"{cited}\nx = 1  # plain\n", encoding="utf-8")
+    assert _citations(tmp_path, [sample]) == [f"sample.py:1: {cited}"]

@@ -81,7 +81,7 @@ def test_each_case_converts_in_place_with_only_the_manifest_and_conditions_chang
                 if node is not None:
                     spans.append((node.start_mark.index, node.end_mark.index))
         pattern = "".join(re.escape(before[a:b]) + "(.*?)" for a, b in
-                          zip([0] + [e for _, e in sorted(spans)], [s for s, _ in sorted(spans)]))
+                          zip([0] + [e for _, e in sorted(spans)], [s for s, _ in sorted(spans)], strict=False))
         assert re.fullmatch(pattern + re.escape(before[sorted(spans)[-1][1]:]), after, re.S), case
         for resource in steps(after):
             if resource["action"] == "delete":

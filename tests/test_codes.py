@@ -1,4 +1,4 @@
-"""Finding codes (issue 23): one source (kf2jobset/report/codes.yaml) feeds `kf2jobset explain`, the
+"""Finding codes: one source (kf2jobset/report/codes.yaml) feeds `kf2jobset explain`, the
 report's titles and docs/codes.md. Every code the package can emit has a long form; every example
 that names a fixture is one whose report shows the code; docs/codes.md is what the source renders."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Commented-out YAML keeps its meaning through a conversion (issue 25, item 2).
+"""Commented-out YAML keeps its meaning through a conversion.
 
 A commented-out line belongs to the block its indentation puts it in, and moves and re-indents with
 that block. The property: uncommenting a commented-out line (or a commented-out field: the line and
@@ -119,7 +119,7 @@ def _list_map(value) -> bool:
 def _load_b(text: str, wins: set[int]) -> list:
     _UncommentedWins.wins, _UncommentedWins.duplicates = wins, []
     docs = list(yaml.load_all(text, Loader=_UncommentedWins))
-    for key, one, other in _UncommentedWins.duplicates:
+    for _key, one, other in _UncommentedWins.duplicates:
         # a whole `env:` (or `volumes:` ...) uncommented where kf2jobset wrote its own entries: the two lists
         # are for the user to merge (the API server refuses the duplicate key, so this never passes silently)
         assume(not (_list_map(one) and _list_map(other)))
@@ -283,7 +283,7 @@ def test_a_field_commented_out_anywhere_comes_back_when_uncommented(base, data, 
     assert a == b, f"lines {first + 1}-{last + 1} commented out and back mean something else"
 
 
-# ---- the cases from the issue, and what has no place to go ------------------------------------------
+# ---- commented-out keys users write, and what has no place to go ------------------------------------------
 
 def _indent_of(lines: list[str], needle: str) -> tuple[int, int]:
     hits = [n for n, line in enumerate(lines) if line.strip() == needle]

@@ -1,4 +1,4 @@
-"""Nulls as the API server stores a custom resource (issue 29, class 1; kf2jobset/crdnulls.py).
+"""Nulls as the API server stores a custom resource (kf2jobset/crdnulls.py).
 
 `cpu:` with no value is a null. The API server drops a null whose CRD field is not nullable and has no
 default before it validates (a field with a default gets the default), so the v1 job ran without the

@@ -1,4 +1,4 @@
-"""Docs that cannot rot (issue 23): every command shown in README.md and docs/*.md runs here, against
+"""Docs that cannot rot: every command shown in README.md and docs/*.md runs here, against
 the bundled fixtures, and its shown output is checked.
 
 The convention, for whoever writes docs:
@@ -270,8 +270,6 @@ def test_shell_blocks_are_refused_and_elision_is_anchored(tmp_path):
     assert check_block(cont, tmp_path) == []
 
 
-# pages that other branches of issue 24 add (docs/index.md and the README already link them)
-PENDING_PAGES = {"docs/argo-and-katib-configmaps.md", "docs/markdown-and-appwrapper.md"}
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 
@@ -300,8 +298,7 @@ def test_relative_links_and_anchors_resolve():
             dest = (doc.parent / file).resolve() if file else doc
             rel = dest.relative_to(REPO).as_posix() if dest.is_relative_to(REPO) else str(dest)
             if not dest.exists():
-                if rel not in PENDING_PAGES:
-                    broken.append(f"{doc.relative_to(REPO)}: {target}")
+                broken.append(f"{doc.relative_to(REPO)}: {rel}")
             elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
                 broken.append(f"{doc.relative_to(REPO)}: {target} (no such heading)")
     assert not broken, "\n".join(broken)

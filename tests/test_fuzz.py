@@ -1,4 +1,4 @@
-"""Issue #9: no traceback, no hang, no invalid JobSet, no silently skipped job — on any input.
+"""Fuzzing: no traceback, no hang, no invalid JobSet, no silently skipped job — on any input.
 
 - every reproducer in tests/fuzz-findings (input + JSON with its options) passes the oracles of
   tests/fuzzing.py, in stream mode and with --check;

@@ -1,4 +1,4 @@
-"""Gang schedulers beyond Kueue and Volcano (issue 34): scheduler-plugins' PodGroup as the v1 operator made it
+"""Gang schedulers beyond Kueue and Volcano: scheduler-plugins' PodGroup as the v1 operator made it
 (the minResources sum of CalcPGMinResources, the label and schedulerName), the start order a gang would
 deadlock (JS092), YuniKorn's task groups carried and guarded by --check, and --scheduler yunikorn.
 The PodGroup and pods are compared with the real operator in tests/e2e/test_scheduler_plugins.py."""

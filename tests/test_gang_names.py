@@ -161,7 +161,7 @@ def test_a_trainjob_on_its_own_runtime_records_the_gang_names_of_its_pods():
 def test_a_kustomize_overlay_renaming_the_podgroup_is_caught_in_its_build(kustomize, tmp_path):
     base, overlay = tmp_path / "base", tmp_path / "prod"
     base.mkdir(), overlay.mkdir()
-    for case, flags, name, key in (VOLCANO, COSCHEDULING, YUNIKORN):
+    for case, flags, name, _key in (VOLCANO, COSCHEDULING, YUNIKORN):
         (base / f"{name}.yaml").write_text(_convert(case, flags))
     (base / "kustomization.yaml").write_text("resources: [queued.yaml, llm-finetune.yaml, bert-pretrain.yaml]\n")
     (overlay / "kustomization.yaml").write_text("resources: [../base]\nnamePrefix: prod-\n")
@@ -171,7 +171,7 @@ def test_a_kustomize_overlay_renaming_the_podgroup_is_caught_in_its_build(kustom
     assert res.exit_code == exitcodes.FINDINGS, res.stdout + res.stderr
     lines = res.stdout.splitlines()
     assert len(lines) == 3, lines
-    for case, flags, name, key in (VOLCANO, COSCHEDULING):
+    for _case, _flags, name, key in (VOLCANO, COSCHEDULING):
         (line,) = [x for x in lines if f"JobSet prod-{name} " in x]
         assert f"the PodGroup is now prod-{name}, but the pods' {key} still names {name}" in line, line
     (line,) = [x for x in lines if "JobSet prod-bert-pretrain " in x]

@@ -102,7 +102,7 @@ def test_the_converted_chart_renders_what_the_post_renderer_writes(param, name, 
         got = _documents(_template(helm, chart, values, env))
         shown = values.name if values else "the chart's defaults"
         assert [(d["kind"], d["metadata"]["name"]) for d in got] == [(d["kind"], d["metadata"]["name"]) for d in want], shown
-        for g, w in zip(got, want):
+        for g, w in zip(got, want, strict=False):
             assert g == w, f"{shown}: {g['kind']} {g['metadata']['name']} differs"
         assert not any(d.get("apiVersion", "").startswith("kubeflow.org/") for d in got)
 

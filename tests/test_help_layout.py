@@ -1,4 +1,4 @@
-"""Every command's --help reads as written (issue 23): within 80 columns, and no option table or list
+"""Every command's --help reads as written: within 80 columns, and no option table or list
 rewrapped into a run-on paragraph (click rewraps a paragraph unless it is marked with \\b)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Katib TrainJob trials for every kind on a shared runtime (issue 31): XGBoost on xgboost-distributed, MPIJob on
+"""Katib TrainJob trials for every kind on a shared runtime: XGBoost on xgboost-distributed, MPIJob on
 the bundle with its hostfile carried in the TrainJob (kf2jobset/katib_files.py). The real Trainer runs them in
 tests/e2e/test_trainjob_katib.py."""
 from __future__ import annotations

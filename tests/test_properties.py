@@ -102,7 +102,7 @@ def test_every_address_reaches_an_existing_pod_of_the_intended_rank(doc):
     op_pods = {p.key: p for p in op.pods}
     for pod in js.pods:
         twin = op_pods[pod.key]
-        for c, c_op in zip(pod.containers(), twin.containers()):
+        for c, c_op in zip(pod.containers(), twin.containers(), strict=False):
             mine = dict(twin.env(c_op))
             for name, value in pod.env(c):
                 targets = js.resolver.addresses_in(value)

@@ -47,7 +47,7 @@ def _findings(case_name: str) -> list[dict]:
     return [f for file in data["files"] for j in file["jobs"] for f in j["findings"]]
 
 
-# What the issue asks the goldens to show, checked against the committed report.json files.
+# What the goldens must show a reader, checked against the committed report.json files.
 @pytest.mark.parametrize("case_name, code, category, needle", [
     ("pytorchjob/master-workers", "RT001", "rewritten", "MASTER_ADDR"),
     ("pytorchjob/master-workers", "PT001", "rewritten", "init-pytorch"),

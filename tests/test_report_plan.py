@@ -1,4 +1,4 @@
-"""A report you can plan with (issue 25, items 4 and 5).
+"""A report you can plan a migration with.
 
 Several jobs: the report leads with one entry per code (how many jobs, which, the one action) and
 then shows per job only what sets it apart; stderr prints one line per code. Categories rank what

@@ -1,4 +1,4 @@
-"""Said, not silent (issue 29, class 5): what changes a job, or shows the file is not the job that ran,
+"""Said, not silent: what changes a job, or shows the file is not the job that ran,
 gets one stderr line per code per job from `convert`.
 
 (a) a field pruned as unknown (JS070: `resources.request` leaves the job without requests); (b) your env
@@ -181,7 +181,7 @@ spec:
 
 
 def test_jobs_on_two_runtimes_get_a_line_per_runtime_not_one_runtime_for_all():
-    # Finding 2 of the TrainJob review: TJ012 named the first job's runtime for every job of the code.
+    # Grouped warnings must not state one job's runtime for all: each runtime gets its own TJ012 line.
     text = "---\n".join([job(PLAIN, name=f"resnet-{i}") for i in range(3)] + [jax_job(f"spmd-{i}") for i in range(2)])
     result = convert(text, "--target", "trainjob")
     assert result.exit_code == 0, result.stderr

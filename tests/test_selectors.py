@@ -45,7 +45,7 @@ def _picked(conv, peers_before, peers_after):
             after = {f.path: f for f in sel.pod_selectors(rj["template"]["spec"]["template"]["spec"], base)}
             for f in before:
                 out.append((f.what, sel.selected(f.reqs, op.pods), sel.selected(after[f.path].reqs, js.pods)))
-    for a, b in zip(peers_before, peers_after):
+    for a, b in zip(peers_before, peers_after, strict=False):
         after = {f.path: f for f in sel.object_selectors(b)}
         for f in sel.object_selectors(a):
             out.append((f.what, sel.selected(f.reqs, op.pods), sel.selected(after[f.path].reqs, js.pods)))

@@ -172,7 +172,7 @@ def _pod(**container) -> dict:
 ])
 def test_field_decisions(pod, misfit, defaults, pull, ports):
     d = field_decisions(pod, "op")
-    assert len(d.misfits) == len(misfit) and all(w in m for w, m in zip(misfit, d.misfits)), d.misfits
+    assert len(d.misfits) == len(misfit) and all(w in m for w, m in zip(misfit, d.misfits, strict=False)), d.misfits
     assert d.defaults == defaults and d.pull == pull and d.ports == ports
 
 
@@ -219,7 +219,7 @@ def test_a_trainjob_whose_values_all_follow_numnodes_may_be_resized(tmp_path):
 
 
 def test_a_ttl_and_cleanpodpolicy_all_are_decided_alike_on_a_built_in_and_a_bundle_runtime():
-    """Issue 31: a TTL no TrainJob carries does not keep a job off a built-in runtime any more than off a
+    """A TTL no TrainJob carries does not keep a job off a built-in runtime any more than off a
     bundle one; both say the same (TJ031, TJ036) in place of the JobSet's notes (JS032, JS036)."""
     said = {}
     for case, runtime in (("xgboost-ttl", "xgboost-distributed"), ("tfjob-bundle-ttl", "kf2jobset-tensorflow-chief-ps")):

@@ -203,7 +203,7 @@ def test_jobs_that_do_not_fit_are_refused_by_default_and_say_why(case, words):
 
 
 def _refusal(text: str, options: ConvertOptions) -> str:
-    """No shared runtime takes the job: the default refuses it (exit 4) naming why (issue 31)."""
+    """No shared runtime takes the job: the default refuses it (exit 4) naming why."""
     result = convert_text(text, "input.yaml", options)
     (error,) = result.errors
     (problem,) = error.problems

@@ -73,7 +73,7 @@ def test_every_fixture_becomes_a_trainjob_on_a_runtime_holding_its_jobset(case):
     # everything else (ConfigMaps, PodGroups, passed-through documents) is as --target jobset wrote it
     others = lambda objs: [o for o in objs if o.get("kind") not in ("JobSet", "TrainJob", "TrainingRuntime")]  # noqa: E731
     assert others(out) == others(objects(as_jobset))
-    for jobset, trainjob in zip(jobsets, trainjobs):
+    for jobset, trainjob in zip(jobsets, trainjobs, strict=False):
         meta = jobset["metadata"]
         ref = trainjob["spec"]["runtimeRef"]
         assert ref == {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime", "name": ref["name"]}

@@ -203,7 +203,7 @@ def test_a_chief_ps_job_runs_on_the_bundle_with_its_role_read_from_the_runtime()
 
 
 def _refusal(case) -> str:
-    """The default's refusal of a job no shared runtime takes (issue 31: a per-job runtime only on request)."""
+    """The default's refusal of a job no shared runtime takes (a per-job runtime only on request)."""
     options = dataclasses.replace(fixture_options(FIXTURES / case), target="trainjob", trainer_runtime="auto")
     result = convert_text((FIXTURES / case / "input.yaml").read_text(), "input.yaml", options)
     (error,) = result.errors
@@ -317,7 +317,7 @@ def test_the_bundle_path_writes_no_namespaced_runtime_for_the_corpus_tf_examples
 
 
 def test_the_census_of_every_fixture_and_the_corpus():
-    """tools/trainjob_census.py (issue 31's figures): the ClusterTrainingRuntimes the TrainJobs name stay within
+    """tools/trainjob_census.py (the figures in docs/trainjob.md): the ClusterTrainingRuntimes the TrainJobs name stay within
     Trainer's own and the bundle, and the jobs on shared runtimes do not fall back (the figures in
     docs/trainjob.md)."""
     import importlib.util

@@ -51,7 +51,7 @@ def test_a_flavour_is_the_bundle_under_the_same_names_with_the_gang_added(gang):
     plain = bundle_catalog.runtime_objects()
     flavoured = bundle_catalog.runtime_objects(gang)
     assert [o["metadata"]["name"] for o in flavoured] == [o["metadata"]["name"] for o in plain]
-    for mine, base in zip(flavoured, plain):
+    for mine, base in zip(flavoured, plain, strict=False):
         policy = mine["spec"].pop("podGroupPolicy", None)
         assert policy == {"coscheduling": {"coscheduling": {"scheduleTimeoutSeconds": 60}}, "volcano": {"volcano": {}},
                           "yunikorn": None}[gang.flavour]

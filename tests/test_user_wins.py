@@ -1,4 +1,4 @@
-"""What kf2jobset adds beyond v1 never overrides what the user wrote (issue 21, class 1), and names the
+"""What kf2jobset adds beyond v1 never overrides what the user wrote, and names the
 operator gave its pods stay usable (class 2).
 
 v1's own variables came after the user's and won (envmerge, JS061). A name v1 never set for a role

@@ -63,7 +63,7 @@ def test_with_a_generated_hostfile_only_the_podsets_must_follow(tmp_path):
 
 def test_a_wrapped_jobset_renamed_by_hand_is_listed_renamed(tmp_path):
     work, text = converted_in_place(tmp_path, MPI.read_text())
-    (work / "job.yaml").write_text(re.sub(r"(\n\s+kind: JobSet\n\s+metadata:\n\s+name: )osu-bench\n", r"\1osu-bench-2\n", text, 1))
+    (work / "job.yaml").write_text(re.sub(r"(\n\s+kind: JobSet\n\s+metadata:\n\s+name: )osu-bench\n", r"\1osu-bench-2\n", text, count=1))
     res = convert_cli("--check", work)
     assert res.exit_code == exitcodes.FINDINGS, res.stdout + res.stderr
     assert ": renamed: " in res.stdout and "osu-bench-2" in res.stdout, res.stdout

@@ -29,7 +29,7 @@ def _same(a, b, path=()):
         assert (a.lc.line, a.lc.col) == (b.lc.line, b.lc.col), path
         assert dict(a.lc.data or {}) == dict(b.lc.data or {}), path
         assert a.fa.flow_style() == b.fa.flow_style(), path
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
             _same(x, y, path + (i,))
     else:
         assert a == b, path
@@ -109,6 +109,6 @@ def test_refused_documents_load_with_ruamel(text):
             build(roots[0], text)
     fast = parse_documents(text, without_comments=True)
     slow = parse_documents(text)
-    for a, b in zip(fast, slow):
+    for a, b in zip(fast, slow, strict=False):
         assert type(a.data) is type(b.data)
         assert a.data == b.data

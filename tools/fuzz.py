@@ -1,4 +1,4 @@
-"""Long fuzz run for local use (issue #9): seeded mutations of fixtures/ and the upstream corpus
+"""Long fuzz run for local use: seeded mutations of fixtures/ and the upstream corpus
 (tests/upstream.py) through the real CLI, with the oracles of tests/fuzzing.py (no traceback, no hang
 > 10 s, no invalid JobSet with exit 0, no Kubeflow job silently left, no stdout on failure).
 

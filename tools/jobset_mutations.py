@@ -202,7 +202,7 @@ def _m_success_policy(js, rng):
 def _m_failure_policy(js, rng):
     names = [r.get("name") for r in _rjobs(js) if isinstance(r, dict)]
     rules = []
-    for k in range(rng.randint(1, 3)):
+    for _k in range(rng.randint(1, 3)):
         rule = {"name": rng.choice(["r1", "r1", "rule_2", "1bad", "a" * 129, "", "ok:x", "ok-x"]),
                 "action": rng.choice(["FailJobSet", "RestartJobSet", "RestartJobSetAndIgnoreMaxRestarts", "RestartJob", "Nope"])}
         if rng.random() < 0.5:

@@ -1,9 +1,9 @@
-"""Count what `--target trainjob` (defaults) writes over every fixture and the upstream corpus (issue 31):
+"""Count what `--target trainjob` (defaults) writes over every fixture and the upstream corpus:
 namespaced TrainingRuntimes, ClusterTrainingRuntimes referenced, the share of TrainJobs whose
 `spec.trainer` holds the image and numNodes, and the jobs the default refuses because no shared runtime
 takes them (`--why`: each with its reason; `--per-job` counts `--trainer-runtime per-job` instead;
 `--shapes`: the job shapes no runtime holds, by how many refused jobs one more runtime of that shape would
-take — what raising issue 31's bound of 12 ClusterTrainingRuntimes would buy).
+take — what raising the bound of 12 ClusterTrainingRuntimes (docs/trainjob.md) would buy).
 
     PYTHONPATH=$PWD python tools/trainjob_census.py [--corpus DIR] [--why] [--json]
 

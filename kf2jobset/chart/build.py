@@ -357,7 +357,7 @@ class Work:
             lines, other = self.sizes.blocks(list(lines), list(other))
         if len(lines) != len(other):
             return
-        for i, (a, b) in enumerate(zip(lines, other)):
+        for i, (a, b) in enumerate(zip(lines, other, strict=False)):
             if a != b:
                 same = self._typed_line(a, b) or (self.sizes.line(a, b) if self.program.plan.counts else None)
                 if same is not None:
@@ -382,7 +382,7 @@ class Work:
                 if self.reference is not None and lines is not None:
                     lines = reorder_like(lines, self.reference)
                 if lines is None or len(lines) != len(base.raw) or any(
-                        a != b and not _choice_only(a, b, w0, word) for a, b in zip(base.raw, lines)):
+                        a != b and not _choice_only(a, b, w0, word) for a, b in zip(base.raw, lines, strict=False)):
                     key = next(k for k in p.slots if p.share.get(k, k) == share)
                     raise Refusal(f"{{{{ {p.slots[key].source} }}}} writes one of {', '.join(words)}, which the "
                                   f"conversion reads: with {word} it writes another job, not just another word",
@@ -400,7 +400,7 @@ class Work:
         if not pairs or len(wa) != len(wb):
             return None
         new = []
-        for x, y in zip(wa, wb):
+        for x, y in zip(wa, wb, strict=False):
             shares = pairs.get((x, y), []) if x != y else []
             if x != y and len(shares) != 1:
                 return None  # not a choice's stand-in, or two alike
@@ -480,7 +480,7 @@ def _sibling_item(line: str, indent: int) -> bool:
 def _choice_only(a: str, b: str, was: str, word: str) -> bool:
     """Lines that differ only where `a` has the word `was` and `b` has `word`."""
     wa, wb = _WORD.findall(a), _WORD.findall(b)
-    return len(wa) == len(wb) and all(x == y or (x, y) == (was, word) for x, y in zip(wa, wb))
+    return len(wa) == len(wb) and all(x == y or (x, y) == (was, word) for x, y in zip(wa, wb, strict=False))
 
 
 def _replica_count(path: tuple) -> bool:

@@ -52,7 +52,7 @@ def fold(program, items: list) -> tuple[list, Folding]:
     for key, lines in sorted(texts, key=lambda kl: bool(program.expanded[kl[0]].scope)):  # `.` the root first
         by_text.setdefault(tuple(lines), []).append(key)
     out = _walk(items, [(keys[0], list(lines)) for lines, keys in by_text.items()], folding)
-    for lines, keys in by_text.items():
+    for keys in by_text.values():
         for key in keys[1:]:
             if keys[0] in folding.kept:
                 folding.kept.add(key)
@@ -156,7 +156,7 @@ def _match(items: list, at: int, lines: list) -> int | None:
     if shift < 0 or not lines[0].strip():
         return None
     pad = " " * shift
-    for got, want in zip(items[at:at + len(lines)], lines):
+    for got, want in zip(items[at:at + len(lines)], lines, strict=False):
         if got.rstrip() != (pad + want if want.strip() else "").rstrip():
             return None
     return shift

@@ -113,7 +113,7 @@ def _error(work, err: Kf2JobSetError) -> Exception:
 def _depends(work, v) -> Refusal:
     import re
 
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, v.lines, v.other, autojunk=False).get_opcodes():
+    for op, i1, i2, _j1, _j2 in difflib.SequenceMatcher(None, v.lines, v.other, autojunk=False).get_opcodes():
         if op != "equal" and any(re.search(r"\bkf2jobset-[a-z]+-[0-9a-f]{10}\b", x) for x in v.lines[i1:i2]):
             return Refusal("--target trainjob writes a TrainingRuntime named by a digest of its content, and its content "
                            "holds values the template writes (a TrainJob fits Trainer's built-in runtime only when every "
@@ -205,7 +205,7 @@ def _group(work, choice: dict, v, members: list) -> _Group:
 
 
 def _with(choice: dict, members: list, combo: tuple) -> dict:
-    return {**choice, **{r.key: a for d, a in zip(members, combo) for r in d}}
+    return {**choice, **{r.key: a for d, a in zip(members, combo, strict=False) for r in d}}
 
 
 def _range_extent(work, choice, v, ranges: list) -> list:
@@ -253,7 +253,7 @@ def _content(work, choice, v, group: _Group, combo: tuple, start: int, end: int)
     ops = difflib.SequenceMatcher(None, v.lines, w.lines, autojunk=False).get_opcodes()
     s, e = _mapped(ops, start), _mapped(ops, end)
     trial = _with(choice, group.regions, combo)
-    inner = [c for d, a in zip(group.regions, combo) for r in d for c in _children(work, (r.key, a), trial)]
+    inner = [c for d, a in zip(group.regions, combo, strict=False) for r in d for c in _children(work, (r.key, a), trial)]
     return _slice(_build(work, trial, w, _decisions(work, inner)), s, e)
 
 
@@ -341,7 +341,7 @@ def _overlap(a: list, b: list) -> bool:
 
 def _mapped(ops, i: int) -> int:
     """Where line i of the base sits in the other variant (i never falls strictly inside a hunk)."""
-    for op, i1, i2, j1, j2 in ops:
+    for op, i1, i2, j1, _j2 in ops:
         if i1 <= i < i2 or (i == i1 == i2):
             return j1 + (i - i1) if op == "equal" else j1
     return ops[-1][4] if ops else 0

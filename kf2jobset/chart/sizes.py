@@ -1,8 +1,8 @@
 """Values kf2jobset derives from a replica count the template writes, kept as template expressions.
 
-Under issue 30's contract a pod count is read from the pod's `jobset.sigs.k8s.io/global-replicas` label,
-so most jobs need nothing here: the count only lands in the replicatedJob's `replicas`. What a label
-cannot carry is written from the count: a TrainJob's `numNodes` (`1 + workers`), a literal
+Under the size contract (docs/conversion.md) a pod count is read from the pod's
+`jobset.sigs.k8s.io/global-replicas` label, so most jobs need nothing here: the count only lands in the
+replicatedJob's `replicas`. What a label cannot carry is written from the count: a TrainJob's `numNodes` (`1 + workers`), a literal
 `WORLD_SIZE`, TF_CONFIG's host lists, an MPI hostfile's lines, the `kf2jobset.dev/sized-for` record.
 
 A replica count stands in with a small number, another in each token set and for each count: (2, 3),
@@ -138,7 +138,7 @@ class Sizes:
     def blocks(self, lines: list, other: list):
         """Both outputs with lines added for a count's items (a hostfile) replaced by one marker line."""
         ops = difflib.SequenceMatcher(None, lines, other, autojunk=False).get_opcodes()
-        for op, i1, i2, j1, j2 in reversed(ops):
+        for op, i1, _i2, j1, j2 in reversed(ops):
             if op != "insert":
                 continue
             found = self._line_list(lines, i1, other[j1:j2])
@@ -204,7 +204,7 @@ def _template(previous: str, i: int, following: str, j: int) -> tuple | None:
     if len(wa) != len(wb):
         return None
     parts: list = [""]
-    for x, y in zip(wa, wb):
+    for x, y in zip(wa, wb, strict=False):
         if x == y:
             parts[-1] += x
         elif x.isdigit() and y.isdigit() and int(y) - int(x) == j - i and int(x) - i >= 0:

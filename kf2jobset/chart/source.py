@@ -74,7 +74,7 @@ def chunks(text: str) -> list[Chunk]:
                 depth -= 1
     cuts = sorted(set(cuts))
     bounds = cuts[1:] + [len(text)]
-    return [Chunk(s, e, text.count("\n", 0, s) + 1) for s, e in zip(cuts, bounds) if e > s]
+    return [Chunk(s, e, text.count("\n", 0, s) + 1) for s, e in zip(cuts, bounds, strict=False) if e > s]
 
 
 def _raw_pieces(text: str):

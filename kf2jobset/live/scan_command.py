@@ -121,4 +121,4 @@ def _inventory(rows: list[dict], output: str) -> str:
     table = [header] + [(r["namespace"], r["kind"], r["name"], r["state"], format_replicas(r["replicas"]), _worst_cell(r))
                         for r in rows]
     widths = [max(len(str(line[i])) for line in table) for i in range(len(header))]
-    return "".join("   ".join(str(c).ljust(w) for c, w in zip(line, widths)).rstrip() + "\n" for line in table)
+    return "".join("   ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=False)).rstrip() + "\n" for line in table)

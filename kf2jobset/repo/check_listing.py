@@ -74,7 +74,7 @@ def file_lines(path: str, result, template: bool = False, again: str = CONVERT_A
     out: list[tuple[str, str]] = []
     held_back = bool(result.errors)
     located = iter(result.errors)  # in document order: a parse error, or each of res.errors with its line
-    for i, (doc, res) in enumerate(zip(result.documents, result.results)):
+    for i, (doc, res) in enumerate(zip(result.documents, result.results, strict=False)):
         line = doc_line(doc)
         if doc.error is not None:
             err = next(located, doc.error)
@@ -87,7 +87,7 @@ def file_lines(path: str, result, template: bool = False, again: str = CONVERT_A
                                  f"{err.problems[0].message}"))
             continue
         embedded = res.embedded_paths if len(res.embedded_paths) == len(res.conversions) else [()] * len(res.conversions)
-        for n, (conv, inside) in enumerate(zip(res.conversions, embedded)):
+        for n, (conv, inside) in enumerate(zip(res.conversions, embedded, strict=False)):
             at = position(doc.data, inside, doc.start_line)[0] if inside else None  # a job inside an AppWrapper, a Katib trial
             label = f"{conv.job.kind} {conv.job.name or conv.job.generate_name or '(unnamed)'} ({conv.job.written_api_version})"
             if res.new_text is not None and n < len(res.embedded_paths):  # job text in a string scalar: its line

@@ -32,12 +32,12 @@ def read_source(path: str) -> Source:
             with open(path, "rb") as fh:
                 raw = fh.read()
     except OSError as exc:
-        raise InputError(Problem(f"cannot read: {exc.strerror}", Location(path)))
+        raise InputError(Problem(f"cannot read: {exc.strerror}", Location(path))) from exc
     bom = raw.startswith(codecs.BOM_UTF8)
     try:
         text = raw[3:].decode("utf-8") if bom else raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(Problem(f"not UTF-8 (byte {exc.start + (3 if bom else 0)})", Location(path)))
+        raise InputError(Problem(f"not UTF-8 (byte {exc.start + (3 if bom else 0)})", Location(path))) from exc
     return Source(path, text, bom, raw)
 
 
@@ -46,11 +46,11 @@ def read_text(path: str) -> str:
     try:
         raw = Path(path).read_bytes() if path != "-" else sys.stdin.buffer.read()
     except OSError as exc:
-        raise InputError(Problem(f"cannot read: {exc.strerror}", Location(path)))
+        raise InputError(Problem(f"cannot read: {exc.strerror}", Location(path))) from exc
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(Problem(f"not UTF-8 (byte {exc.start})", Location(path)))
+        raise InputError(Problem(f"not UTF-8 (byte {exc.start})", Location(path))) from exc
 
 
 def write_atomic(path: str | Path, data: bytes, mode_from: str | Path | None = None) -> None:

@@ -74,9 +74,9 @@ def _load(unit: Unit, value: str, node, inline: bool) -> _Content | None:
     display = os.path.normpath(os.path.join(os.path.dirname(unit.path), value))
     try:
         src = read_source(str(path))
-    except Exception:
+    except Exception as exc:
         if JOB_KIND_RE.search(unit.text) or "ReplicaSpecs" in unit.text:
-            raise Unmappable(node, f"patch file {value} cannot be read")
+            raise Unmappable(node, f"patch file {value} cannot be read") from exc
         return None
     return _Content(src.text, display, node, src.bom)
 
@@ -126,7 +126,7 @@ def _convert(job: dict, options, node, what: str):
     try:
         conv = convert_job(copy.deepcopy(job), options)
     except Kf2JobSetError as err:
-        raise Unmappable(node, f"{what}: the patched job does not convert: {err.problems[0].message}")
+        raise Unmappable(node, f"{what}: the patched job does not convert: {err.problems[0].message}") from err
     return conv, to_plain(conv.jobset), [to_plain(c) for c in conv.companions]
 
 
@@ -136,7 +136,7 @@ def _expected(ctx: Context, base_doc, apply, node, what: str):
     try:
         patched = apply(base)
     except patches.PatchError as exc:
-        raise Unmappable(node, f"{what} does not apply to its v1 job: {exc}")
+        raise Unmappable(node, f"{what} does not apply to its v1 job: {exc}") from exc
     conv, base_js, base_comp = _convert(base, ctx.options, node, what)
     _, exp_js, exp_comp = _convert(patched, ctx.options, node, what)
     if base_comp != exp_comp:
@@ -182,7 +182,7 @@ def _json_patch(unit: Unit, ctx: Context, content: _Content, target, tkind) -> N
         root = yamledit.compose(content.text)
         ops = to_plain(_yaml_load(content.text))
     except Exception as exc:
-        raise Unmappable(content.node, f"{what} is not valid YAML/JSON: {exc}")
+        raise Unmappable(content.node, f"{what} is not valid YAML/JSON: {exc}") from exc
     if not isinstance(ops, list):
         raise Unmappable(content.node, f"{what} is not a list of operations")
     _file, base_doc = _base(unit, ctx, kind, name, namespace, target, what)
@@ -191,7 +191,7 @@ def _json_patch(unit: Unit, ctx: Context, content: _Content, target, tkind) -> N
     index_of = _index_of(conv)
 
     mapped, edits = [], []
-    for op, op_node in zip(ops, yamledit.items(root)):
+    for op, op_node in zip(ops, yamledit.items(root), strict=False):
         new_op = dict(op)
         for key in ("path", "from"):
             if key not in op:

@@ -167,7 +167,7 @@ def json_diff(a: Any, b: Any, path=(), atomic: frozenset = frozenset()) -> list[
         return ops
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         ops = []
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
             ops += json_diff(x, y, path + (str(i),), atomic)
         return ops
     if a == b and type(a) is type(b):

@@ -92,7 +92,7 @@ def file_report(result, options) -> FileReport:
             out.errors.append(FileError(msg, loc.line, loc.column, loc.document, getattr(err, "kind", "input"),
                                         format_path(loc.path) if loc.path else None, p.rule or None))
     out.warnings = [FileWarning(e.category, e.label, e.message(), e.line, e.listing(result.path)) for e in result.edited]
-    for doc, res in zip(result.documents, result.results):
+    for doc, res in zip(result.documents, result.results, strict=False):
         for i, conv in enumerate(res.conversions):
             embedded = _embedded_path(doc.data, conv.job.source, res.embedded_paths, i)
             out.jobs.append(job_report(conv, doc, embedded, options))

@@ -76,4 +76,4 @@ def write(report, specs: list[OutputSpec], stream, color: str = "auto") -> None:
             os.replace(tmp, target)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
-            raise UsageError(f"cannot write the {spec.fmt} report to {spec.path}: {exc.strerror}")
+            raise UsageError(f"cannot write the {spec.fmt} report to {spec.path}: {exc.strerror}") from exc

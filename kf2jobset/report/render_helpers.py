@@ -96,7 +96,7 @@ def _pods(wheres: list[str]) -> str:
     for role, idxs in by_role.items():
         idxs = sorted(set(idxs))
         runs, start = [], idxs[0]
-        for a, b in zip(idxs, idxs[1:] + [None]):
+        for a, b in zip(idxs, idxs[1:] + [None], strict=False):
             if b != a + 1:
                 runs.append(f"{start}" if start == a else f"{start}-{a}")
                 start = b

@@ -207,7 +207,7 @@ def _stale(d: Difference, pod: Pod, other: Pod, op: OperatorWorld, js: JobSetWor
     for key in ("command", "args"):
         mine = _raw_words(pod, d.container, key, False) or []
         theirs = _raw_words(other, d.container, key, False) or []
-        for word, their_word in zip(mine, theirs):
+        for word, their_word in zip(mine, theirs, strict=False):
             found = stale_addresses(word, their_word, op, js)
             if found:
                 return Difference("address", found[0], "changed", word, their_word, role=d.role, pod=d.pod, container=d.container)

@@ -149,7 +149,7 @@ def jobset_misfits(plugin: Plugin, jobset: dict) -> list[str]:
     rjobs = spec.get("replicatedJobs") or []
     jobs = [(r.get("template") or {}).get("spec") or {} for r in rjobs]
     pods = [j.get("template") or {} for j in jobs]
-    for r, j in zip(rjobs, jobs):
+    for r, j in zip(rjobs, jobs, strict=False):
         extra = sorted(set(j) - set(JOB_FIELDS) - {"podFailurePolicy"})
         if extra or set(r) - {"name", "replicas", "template", "dependsOn"}:
             why.append(f"Job fields {extra or sorted(set(r) - {'name', 'replicas', 'template', 'dependsOn'})} "

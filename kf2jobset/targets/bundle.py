@@ -217,7 +217,7 @@ def _derive_node(conversion, jobset, rjobs) -> Derived:
     renames = {f"-{rjob}-{j}-0.": f"-{NODE}-0-{i}." for (rjob, j), i in index.items()}
     rjobs = _argv_renamed(rjobs, renames)
     envs = [_env(_main(rj).get("env") or [], renames, n, (GLOBAL_INDEX,)) for rj in rjobs]
-    for p, e in zip(pods, envs):
+    for p, e in zip(pods, envs, strict=False):
         p["spec"]["containers"][0]["env"] = e[0]
     if any(p != pods[0] for p in pods[1:]):
         why.append("the roles' pod templates differ (one Indexed Job holds every rank, so one template serves all)")
@@ -261,7 +261,7 @@ def _derive_node(conversion, jobset, rjobs) -> Derived:
                      "replicatedJobs": [rjob]}
     trainer = _trainer(container, trainer_env, n)
     roles = []
-    for rj, (role, first) in zip(rjobs, (conversion.plan.pod_roles[r["name"]] for r in rjobs)):
+    for rj, (role, first) in zip(rjobs, (conversion.plan.pod_roles[r["name"]] for r in rjobs), strict=False):
         roles.append((NODE, role, _rtype(conversion, rj["name"]), first, rj.get("replicas", 1)))
     patch = _patch(rjobs[0], NODE)
     return Derived(runtime_spec={"mlPolicy": {"numNodes": 1}, "template": {"spec": template_spec}},

@@ -1,5 +1,5 @@
 """`--target trainjob`, bundle path: the v1 values no TrainJob carries that do not by themselves keep a job
-off a shared runtime of kf2jobset's bundle (issue 31: decided per field, with evidence; docs/trainjob.md).
+off a shared runtime of kf2jobset's bundle (decided per field, with evidence: docs/trainjob.md).
 
 - Declared ports (TJ035): no TrainJob field declares a port, and a declared port without hostPort is
   informational, so a job whose ports differ from the runtime's of its framework and shape runs on it.
@@ -61,7 +61,7 @@ def shape_fit(spec: dict, runtimes, framework: str | None = None) -> tuple:
         if [r["name"] for r in ours_rjobs] != [r["name"] for r in their_rjobs]:
             continue
         changes, ports = [], []
-        for mine, their in zip(ours_rjobs, their_rjobs):
+        for mine, their in zip(ours_rjobs, their_rjobs, strict=False):
             a = mine["template"]["spec"].get("backoffLimit")
             b = their["template"]["spec"].get("backoffLimit")
             if a != b:
@@ -115,7 +115,7 @@ def never_retried(spec: dict, runtimes) -> list[str]:
         theirs = runtime.spec
         ours = copy.deepcopy(spec)
         pairs = list(zip(ours["template"]["spec"].get("replicatedJobs") or [],
-                         theirs["template"]["spec"].get("replicatedJobs") or []))
+                         theirs["template"]["spec"].get("replicatedJobs") or [], strict=False))
         for mine, their in pairs:
             mine["template"]["spec"]["backoffLimit"] = their["template"]["spec"].get("backoffLimit")
         if ours == theirs:

@@ -134,7 +134,7 @@ def prepared(conversion, options, found: JobGang, drop_task_spec: bool = False):
     view.jobset = copy.deepcopy(conversion.jobset)
     name = view.jobset["metadata"].get("name")
     sp = conversion.job.run_policy.scheduling
-    for rj, (rtype, spec) in zip(view.jobset["spec"]["replicatedJobs"], _v1_specs(conversion)):
+    for rj, (_rtype, spec) in zip(view.jobset["spec"]["replicatedJobs"], _v1_specs(conversion), strict=False):
         pod = rj["template"]["spec"]["template"]
         pod["spec"].pop("schedulerName", None)
         meta = pod.get("metadata") or {}

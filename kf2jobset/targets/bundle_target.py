@@ -435,7 +435,7 @@ class BundleLayout:
         self.derived = derived
         self.container_names = dict(derived.container_names)
         self._segments: dict = {}
-        for rjob, role, rtype, first, pods in derived.rjobs:
+        for rjob, _role, rtype, first, pods in derived.rjobs:
             self._segments.setdefault(rtype, []).append((rjob, first, pods))
 
     @property

@@ -2,7 +2,7 @@
 v1 job: on one of Trainer's built-in ClusterTrainingRuntimes where the job fits it (BUILTINS: a module per
 runtime, shared code in builtin.py); else on a ClusterTrainingRuntime of kf2jobset's compat bundle
 (bundle_target.py) where the runtime derived from the job is one of the bundle's; else the job is refused
-(issue 31: users usually cannot create runtimes, and a platform vets the ones they may name), saying why
+(users usually cannot create runtimes, and a platform vets the ones they may name), saying why
 and the ways out. Only with `--trainer-runtime per-job`: a generated namespaced TrainingRuntime that holds
 the JobSet kf2jobset built.
 
@@ -98,7 +98,7 @@ def finish(conversion, options) -> None:
 
 
 def _no_shared_runtime(conversion, module, builtin_why: list[str], bundle_why: list[str]) -> UnsupportedError:
-    """A job no shared runtime takes: a namespaced runtime per job is the user's call (issue 31: platforms
+    """A job no shared runtime takes: a namespaced runtime per job is the user's call (platforms
     vet the runtimes users may name, and users usually cannot create them), never the default."""
     job = conversion.job
     name = job.name or job.generate_name
@@ -227,7 +227,7 @@ def _finish_generated(conversion, options, why: list[str]) -> None:
 
 def _check_pod_counts(spec: dict) -> None:
     """Trainer sets completions to parallelism (default 1) on every Job it builds."""
-    for i, rj in enumerate(spec.get("replicatedJobs") or []):
+    for _i, rj in enumerate(spec.get("replicatedJobs") or []):
         job = ((rj.get("template") or {}).get("spec") or {})
         parallelism, completions = job.get("parallelism", 1), job.get("completions", job.get("parallelism", 1))
         if parallelism != completions:

@@ -338,7 +338,7 @@ def own(layout: Layout, data: Any, until: int | None = None) -> list:
             path, kcol, after, before = where
             kind, key = classify(head.text)
             texts: list[tuple[int, str]] = []
-            for p, c in zip([None, *group], group):
+            for p, c in zip([None, *group], group, strict=False):
                 if p is not None:
                     texts += [(0, "")] * (c.line - p.line - 1)
                 texts.append((c.column - kcol, c.text))

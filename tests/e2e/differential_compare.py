@@ -200,7 +200,7 @@ def compare_worlds(op: World, js: World, rename: dict | None = None) -> list[Dif
                                   None if a is None else f"{key[0]}/{key[1]}", None if b is None else f"{key[0]}/{key[1]}",
                                   role=role, pod=key))
             continue
-        d = lambda aspect, subject, change, va=None, vb=None, c=None: out.append(  # noqa: E731
+        d = lambda aspect, subject, change, va=None, vb=None, c=None, role=role, key=key: out.append(  # noqa: E731
             Difference(aspect, subject, change, va, vb, role=role, pod=key, container=c))
         if a.restart_policy != b.restart_policy:
             d("restartPolicy", role, "changed", a.restart_policy, b.restart_policy)
@@ -318,7 +318,7 @@ def compare_selectors(op: World, js: World, conv, peers_a: list, peers_b: list, 
             b = picked(js.namespace, other.reqs, names_b) if other else frozenset()
             if a != b:
                 diffs.append(Difference("selector", f.what, "changed", show(a), show(b), role=key[0], pod=key))
-    for pa, pb in zip(peers_a, peers_b):
+    for pa, pb in zip(peers_a, peers_b, strict=False):
         mine, theirs = object_selectors(pa), {f.path: f for f in object_selectors(pb)}
         for f in mine:
             compared += 1
@@ -338,7 +338,7 @@ def model_world(world, real: World) -> World:
     """A runtime model (OperatorWorld / JobSetWorld) as the SeenPods it predicts."""
     pods = {}
     for p in world.pods:
-        def shape(c, init):
+        def shape(c, init, p=p):
             env = p.env(c)
             defined = dict(env)
             from kf2jobset.runtime.pods import expand

@@ -530,7 +530,7 @@ def framework_runner(stack, pythons: dict, **agent_kw):
 def run_cases(runner: FrameworkRunner, cases: list, parallel: int) -> dict:
     """case id -> the runner's outcome of each case, ``parallel`` at a time, started in the order given."""
     with ThreadPoolExecutor(parallel) as pool:
-        return {case.id: o for case, o in zip(cases, pool.map(runner.run_case, cases))}
+        return {case.id: o for case, o in zip(cases, pool.map(runner.run_case, cases), strict=False)}
 
 
 def check_ran_alike(o: FwOutcome) -> None:

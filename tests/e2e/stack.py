@@ -212,7 +212,7 @@ class GroundTruthStack:
         js_dir = self._webhook_cert_dir("jobset-controller", certs)
         # after the CRDs: the garbage collector would otherwise redo discovery for each new CRD
         for attempt in range(3):  # a free port can be taken by another process before we bind it
-            self.ports = dict(zip(PORT_NAMES, free_ports(len(PORT_NAMES))))
+            self.ports = dict(zip(PORT_NAMES, free_ports(len(PORT_NAMES)), strict=False))
             if not admission:  # the admission stack needs no Job controller and no operator
                 self._start_kcm()
                 if mpi:

@@ -307,7 +307,7 @@ def test_mutations_are_caught(runner):
     cases = [(by_id[cid], fn, want) for cid, fn, want in MUTATIONS]
     with ThreadPoolExecutor(len(cases)) as pool:
         outs = list(pool.map(lambda c: runner.run(c[0], mutate=c[1]), cases))
-    for (case, fn, want), o in zip(cases, outs):
+    for (case, fn, want), o in zip(cases, outs, strict=False):
         assert o.status == "compared", (fn.__name__, o.detail)
         caught = [(d.aspect, d.subject) for d in o.unexplained]
         assert want in caught, f"{fn.__name__} on {case.id} was not caught: unexplained {caught}"

@@ -32,7 +32,7 @@ A difference (terminal status, a pod's verdicts) is accepted only when the kf2jo
 :func:`test_mutations_make_the_programs_fail` proves the programs bite: a conversion with a wrong
 address or a wrong rank must fail or disagree.
 
-Size as a parameter (issue 30, kf2jobset/sizes.py): :func:`test_programs_rendezvous_at_the_edited_size` runs a
+Size as a parameter (kf2jobset/sizes.py): :func:`test_programs_rendezvous_at_the_edited_size` runs a
 few jobs with a replica edit in both worlds (``resized:``: jobs whose sizes follow the count, the JobSet edited like
 the v1 job and not converted again; ``reconverted:``: jobs with literals, the edited v1 job converted again) and
 requires one world of the new size with every rank once; :func:`test_literal_sizes_are_guarded` runs the real
@@ -249,7 +249,7 @@ def mutation_outcomes(fw_runner, fw_outcomes) -> dict:
         outs = list(pool.map(lambda m: fw_runner.run_case(by_id[m[0]], mutate=m[1], only_jobset=True,
                                                           timeout=MUTATION_TIMEOUT), todo))
     print(f"\n[frameworks] {len(todo)} mutations in {time.monotonic() - t0:.1f} s")
-    return {_mid(cid, fn): o for (cid, fn), o in zip(todo, outs)}
+    return {_mid(cid, fn): o for (cid, fn), o in zip(todo, outs, strict=False)}
 
 
 @pytest.mark.parametrize("mutation", [_mid(cid, fn) for cid, fn, _ in MUTATIONS])
@@ -271,7 +271,7 @@ def test_mutations_make_the_programs_fail(fw_outcomes, mutation_outcomes, mutati
     assert failed or differ, f"{name} on {cid}: no pod failed and no verdict changed ({o.js.result})"
 
 
-# ---- size as a parameter (issue 30): the programs rendezvous at the size the replicas were edited to
+# ---- size as a parameter: the programs rendezvous at the size the replicas were edited to
 
 TORCHRUN_CPU = "corpus/training-operator/examples/pytorch/cpu-demo/demo.yaml"  # nprocPerNode "2": WORLD_SIZE is pods x 2
 # Jobs whose size-derived values all follow the count (SZ001 without SZ002), smaller and larger than written: the
@@ -449,7 +449,7 @@ def test_literal_sizes_are_guarded(tmp_path):
     first = _cli("convert", "--in-place", tree)
     assert first.returncode == 0, first.stderr
     was = {}
-    for n, case, new, _ in checked:
+    for n, _case, new, _ in checked:
         path = tree / f"job{n}.yaml"
         (rjob,) = [r for r in yaml.safe_load(path.read_text())["spec"]["replicatedJobs"] if r["name"] == "worker"]
         was[n] = rjob["replicas"]
@@ -458,7 +458,7 @@ def test_literal_sizes_are_guarded(tmp_path):
     assert res.returncode == exitcodes.FINDINGS, res.stdout + res.stderr
     lines = {int(re.search(r"job(\d+)\.yaml:", line).group(1)): line for line in res.stdout.splitlines()}
     assert sorted(lines) == [n for n, *_ in checked], res.stdout
-    for n, case, new, literal in checked:
+    for n, _case, new, literal in checked:
         line = lines[n]
         assert ": resized: " in line and f"worker {was[n]} -> {new}" in line, line
         assert literal in line and "again at the new size" in line, line

@@ -146,7 +146,7 @@ def test_v1_job_and_jobset_start_all_or_nothing() -> None:
             return core.list_namespaced_pod(ns).items
 
         for ns in (v1_ns, js_ns):
-            wait_for(lambda: _tried(core, ns, 4), timeout=240, interval=1, what=f"the scheduler to try the gang in {ns}")
+            wait_for(lambda ns=ns: _tried(core, ns, 4), timeout=240, interval=1, what=f"the scheduler to try the gang in {ns}")
         time.sleep(2 * PERMIT_WAIT)  # past the permit wait: a partial gang would have been bound by now
         bound = {ns: sorted(p.metadata.name for p in pods(ns) if p.spec.node_name) for ns in (v1_ns, js_ns)}
         print(f"\n[e2e gang run] 3 nodes of 1 CPU, two gangs of 4 pods: bound {bound}")
@@ -159,7 +159,7 @@ def test_v1_job_and_jobset_start_all_or_nothing() -> None:
         custom.delete_namespaced_custom_object("kubeflow.org", "v1", v1_ns, "pytorchjobs", "gang")
         custom.delete_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", js_ns, "jobsets", "gang")
         for ns in (v1_ns, js_ns):  # the garbage collector removes the pods (ownerReferences)
-            wait_for(lambda: not pods(ns), timeout=300, interval=2, what=f"the first gang's pods gone from {ns}")
+            wait_for(lambda ns=ns: not pods(ns), timeout=300, interval=2, what=f"the first gang's pods gone from {ns}")
         custom.delete_namespaced_custom_object(*PG[:2], js_ns, PG[2], "gang")
         for i in range(3, 8):  # room for both gangs
             _add_node(core, f"node-{i}")
@@ -167,11 +167,11 @@ def test_v1_job_and_jobset_start_all_or_nothing() -> None:
         custom.create_namespaced_custom_object(*PG[:2], js_ns, PG[2], dict(pg, metadata=dict(pg["metadata"], namespace=js_ns)))
         custom.create_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", js_ns, "jobsets", conv.jobset)
         for ns in (v1_ns, js_ns):
-            wait_for(lambda: len(pods(ns)) == 4, timeout=240, interval=1, what=f"the second gang's 4 pods in {ns}")
+            wait_for(lambda ns=ns: len(pods(ns)) == 4, timeout=240, interval=1, what=f"the second gang's 4 pods in {ns}")
         run.start_scheduler()
         t0 = time.monotonic()
         for ns in (v1_ns, js_ns):
-            wait_for(lambda: len(pods(ns)) == 4 and all(p.spec.node_name for p in pods(ns)), timeout=300, interval=1,
+            wait_for(lambda ns=ns: len(pods(ns)) == 4 and all(p.spec.node_name for p in pods(ns)), timeout=300, interval=1,
                      what=f"every pod of the gang in {ns} bound")
         print(f"[e2e gang run] 8 nodes: both gangs bound whole within {time.monotonic() - t0:.0f} s: "
               f"{ {ns: sorted((p.metadata.name, p.spec.node_name) for p in pods(ns)) for ns in (v1_ns, js_ns)} }")

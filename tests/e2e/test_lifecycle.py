@@ -172,7 +172,7 @@ def test_mutations_are_caught(results, scenario_id, mutate, rule):
 
 
 def test_scenarios_cover_the_issue():
-    """Every kind whose rules differ and every rule of the issue is exercised by some scenario."""
+    """Every kind whose rules differ and every lifecycle rule is exercised by some scenario."""
     kinds = {s.job["kind"] for s in SCENARIOS}
     rules = {r for s in SCENARIOS for r in s.rules}
     if os.environ.get("KF2JOBSET_LIFECYCLE_ONLY"):

@@ -1,5 +1,5 @@
 """Real mpirun in both worlds, through the real operators: what MPI *does* with a v1 MPIJob and with its
-conversion (issue #10, MPI part).
+conversion.
 
 For every MPIJob kubeflow.org/v1 fixture (fixtures/mpijob-v1/<case> with an expected.yaml, its
 ``args`` honoured) and corpus job, plus the ``--mpi-hostfile=generated`` form of mpijob-v1/accepted:
@@ -66,7 +66,7 @@ MPI 5), and every other run must be identical. The v1 world must really have gon
 (the broker saw an exec into each worker) and the converted one through sshd. Mutated conversions (a
 hostfile line dropped, a worker address pointing at the wrong pod, a wrong slot count) must fail.
 
-**Resized runs** (issue 30, ``resized:<fixture>:worker=<n>[<mode>]``, :data:`RESIZED`): the v1 job and the JobSet
+**Resized runs** (``resized:<fixture>:worker=<n>[<mode>]``, :data:`RESIZED`): the v1 job and the JobSet
 kf2jobset wrote for the job as written are edited alike -- the workers' replicas and the launcher's ``-np`` (the
 slots of the new size) -- smaller and larger than written, never re-converted. With ``--mpi-hostfile generated``
 the launcher's init container writes the hostfile for the new size, and the ranks must land as above;
@@ -110,7 +110,7 @@ from .mpi_runner import DNS_PROBE, MPIRunner, mpi_mount_points, running_mpi
 # cases
 
 
-# Fixtures run resized too (issue 30): 2 workers as written, edited to 1 and 3 in both hostfile modes. The
+# Fixtures run resized too: 2 workers as written, edited to 1 and 3 in both hostfile modes. The
 # MPIJob kubeflow.org/v2beta1 one runs resized only, on the mpi-operator stack (see the module docstring).
 RESIZED = {"mpijob-v1/accepted": (1, 3), "mpijob-v1/gpu-launcher": (1, 3), "mpijob-v2beta1/openmpi": (1, 3)}
 
@@ -307,7 +307,7 @@ def test_mutated_hostfiles_are_caught(mpi):
         pytest.skip(f"KF2JOBSET_MPI_ONLY={ONLY} leaves out mpijob-v1/accepted, the case mutated here")
     with ThreadPoolExecutor(len(MUTATIONS)) as pool:
         outs = list(pool.map(lambda fn: mpi.run(case, launchers=(OMPI41,), worlds=("jobset",), mutate=fn), MUTATIONS))
-    for fn, o in zip(MUTATIONS, outs):
+    for fn, o in zip(MUTATIONS, outs, strict=False):
         assert o.status == "ran", (fn.__name__, o.detail)
         r = o.worlds["jobset"].runs[OMPI41]
         print(f"\n[mpi] mutation {fn.__name__}: {OMPI41} rc {r.code}, ranks per pod {placement(r.ranks)} "

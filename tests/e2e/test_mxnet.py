@@ -188,7 +188,7 @@ def mutation_outcomes(mx_runner, mx_outcomes) -> dict:
         outs = list(pool.map(lambda m: mx_runner.run_case(case, mutate=m, only_jobset=True, timeout=MUTATION_TIMEOUT),
                              MUTATIONS))
     print(f"\n[mxnet] {len(MUTATIONS)} mutations in {time.monotonic() - t0:.1f} s")
-    return {m.__name__: o for m, o in zip(MUTATIONS, outs)}
+    return {m.__name__: o for m, o in zip(MUTATIONS, outs, strict=False)}
 
 
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda f: f.__name__)

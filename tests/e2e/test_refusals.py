@@ -21,7 +21,7 @@ kf2jobset's verdict must agree with it:
   world ran it, and no message may say *inherited*.
 
 Converting fixtures whose null keys the API server drops (report code JS072: ``cpu:`` with no value) are
-sent too (NULL_CASES, issue 29): kf2jobset converts them (exit 0), so the v1 world must run them, store
+sent too (NULL_CASES): kf2jobset converts them (exit 0), so the v1 world must run them, store
 them without those keys (or with the CRD's default in place of the null) and make pods without them.
 
 Cases that cannot be sent (invalid YAML, an API version the v1 world does not serve) are skipped with

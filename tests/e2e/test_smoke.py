@@ -201,7 +201,7 @@ def test_jobset_controllers_create_jobs_and_pods(api, namespace):
     }
     _show("pods from the Job controller", pod_facts)
 
-    for jname, f in job_facts.items():
+    for _jname, f in job_facts.items():
         assert f["owner"] == [("JobSet", name)]
         assert f["labels"]["jobset.sigs.k8s.io/jobset-name"] == name
         assert f["labels"]["jobset.sigs.k8s.io/replicatedjob-name"] in rjobs

@@ -1,6 +1,6 @@
 """Kubeflow Trainer v2.3.0 on the ``trainer`` stack (tests/e2e/stack.py): what the real controller builds.
 
-The ground truth for kf2jobset's second target (issue 22, TrainJob ``trainer.kubeflow.org/v1alpha1``):
+The ground truth for kf2jobset's second target (TrainJob ``trainer.kubeflow.org/v1alpha1``):
 the unmodified Trainer controller manager with its webhooks on, its CRDs and built-in
 ClusterTrainingRuntimes from github.com/kubeflow/trainer/v2@v2.3.0 (``manifests/base``), the JobSet v0.12.0
 controller and the Job controller. No pod runs unless a test starts the node agent.
@@ -173,7 +173,7 @@ def test_v1_env_through_trainer_env(custom, tns):
     custom.create_namespaced_custom_object(*TJ[:2], tns, TJ[2], trainjob(name, trainer={"numNodes": 2, "env": env}))
     got = container(rjobs(jobset_of(custom, tns, name))["node"], "node")["env"]
     assert [e["name"] for e in got] == [e["name"] for e in env] + list(PET)  # the user's env first, in order
-    for want, have in zip(env, got):
+    for want, have in zip(env, got, strict=False):
         if "valueFrom" in want:  # Trainer rebuilds the EnvVar: fieldRef.apiVersion is dropped (the API default)
             assert have["valueFrom"]["fieldRef"]["fieldPath"] == want["valueFrom"]["fieldRef"]["fieldPath"]
         else:
@@ -251,7 +251,7 @@ def test_plain_runtime_keeps_both_replicated_jobs(custom, tns):
         wpod, hpod = w["template"]["spec"]["template"]["spec"], h["template"]["spec"]["template"]["spec"]
         assert hpod["restartPolicy"] == wpod["restartPolicy"]
         assert [c["name"] for c in hpod["containers"]] == [c["name"] for c in wpod["containers"]]
-        for wc, hc in zip(wpod["containers"], hpod["containers"]):
+        for wc, hc in zip(wpod["containers"], hpod["containers"], strict=False):
             assert hc["image"] == wc["image"] and hc["command"] == wc["command"], rname
             assert hc["env"] == wc["env"], rname  # nothing added, nothing reordered: no IGNORED, no PET_* rewrite
             assert hc["ports"] == [dict(p, protocol="TCP") for p in wc["ports"]], rname

@@ -1,4 +1,4 @@
-"""Katib TrainJob trials for the kinds that land on a shared runtime (issue 31), on the real Trainer v2.3.0
+"""Katib TrainJob trials for the kinds that land on a shared runtime, on the real Trainer v2.3.0
 (stack flavour `trainer`, kf2jobset's bundle installed as `kf2jobset runtimes` prints it; the node agent runs the
 pods). For each trial fixture (`kf2jobset convert --katib --target trainjob`): the Experiment's trialSpec is a
 TrainJob naming a shared ClusterTrainingRuntime with every `${trialParameters.*}` inside the TrainJob (no runtime is

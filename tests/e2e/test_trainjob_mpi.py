@@ -1,4 +1,4 @@
-"""Real Open MPI on kf2jobset's MPI bundle runtimes, through the real Trainer v2.3.0 controller (issue 31:
+"""Real Open MPI on kf2jobset's MPI bundle runtimes, through the real Trainer v2.3.0 controller (
 "real ... Open MPI runs complete" as TrainJobs; stack flavour `trainer`).
 
 For MPIJob fixtures on each bundle runtime -- kf2jobset-mpi (mpi-operator v2beta1, ``fixtures/mpijob-v2beta1/

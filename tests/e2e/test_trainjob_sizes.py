@@ -1,4 +1,4 @@
-"""numNodes as the size knob, on every shared ClusterTrainingRuntime a converted job lands on (issue 31): a
+"""numNodes as the size knob, on every shared ClusterTrainingRuntime a converted job lands on: a
 TrainJob converted from a v1 job of 2 nodes, its `spec.trainer.numNodes` edited to 3 by hand as a platform user
 would, runs on the real Trainer v2.3.0 (stack flavour `trainer`, kf2jobset's bundle installed as `kf2jobset
 runtimes` prints it; the node agent runs the pods) with what v1 gives a job of 3.
@@ -167,7 +167,7 @@ def apply_record(edited: list[dict], fresh: list[dict]) -> list[dict]:
     tj["spec"]["trainer"]["env"] = [copy.deepcopy(values[e["name"]]) if e["name"] in names else e
                                     for e in tj["spec"]["trainer"].get("env") or []]
     keys = {n.rsplit("/", 1)[1] for n in names if n.startswith("/")}
-    for obj, twin in zip(out, fresh):
+    for obj, twin in zip(out, fresh, strict=False):
         if obj["kind"] == "ConfigMap" and keys & set(obj.get("data") or {}):
             obj["data"].update({k: twin["data"][k] for k in keys})
     return out

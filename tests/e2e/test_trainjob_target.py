@@ -84,7 +84,7 @@ def test_trainer_builds_exactly_the_jobset_kf2jobset_plans_for_every_fixture(cus
                     create_trainjob_after_its_runtime(custom, core, named_in(obj, ns), ns)
                 except Exception as e:  # noqa: BLE001 - the server's words
                     problems.append(f"{label}: {obj['kind']} refused: {getattr(e, 'body', e)}")
-        for want, tj in zip(expected, trainjobs):
+        for want, tj in zip(expected, trainjobs, strict=False):
             name = named_in(tj, ns)["metadata"]["name"]
             try:
                 built = jobset_of(custom, ns, name, timeout=60)
@@ -188,7 +188,7 @@ def test_a_pytorchjob_on_torch_distributed_keeps_its_ranks_and_runs_to_complete(
         seen[me["rank"]] = (host, run.pod_ip, me)
     assert sorted(seen) == [0, 1, 2, 3]
     master_ip = seen[0][1]
-    for rank, (host, ip, me) in seen.items():
+    for rank, (host, _ip, me) in seen.items():
         assert host == f"{name}-node-0-{rank}"  # rank = completion index = v1's rank order
         assert me["world"] == 4 and me["master_ip"] == master_ip
         assert me["pet"]["PET_NODE_RANK"] == str(rank) and me["pet"]["PET_NNODES"] == "4"
@@ -468,7 +468,7 @@ def test_a_pytorchjob_on_the_bundle_keeps_ranks_and_the_masters_success_rule(cus
         seen[me["rank"]] = (host, run.pod_ip, me)
         assert dict(run.env)["NCCL_DEBUG"] == "INFO"
     assert sorted(seen) == [0, 1, 2, 3]
-    for rank, (host, ip, me) in seen.items():
+    for rank, (host, _ip, me) in seen.items():
         assert host == f"{name}-node-0-{rank}" and me["world"] == 4 and me["master_ip"] == seen[0][1]
     js = jobset_of(custom, tns, name)
     assert js["spec"]["replicatedJobs"][0]["template"]["spec"]["successPolicy"] == {"rules": [{"succeededIndexes": "0"}]}

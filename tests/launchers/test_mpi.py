@@ -195,7 +195,7 @@ def test_without_prte_variables_open_mpi_5_ignores_the_hostfile(netns, root):
 
 
 def test_open_mpi_5_reaches_sshd_on_the_port_the_user_set(netns, root):
-    """Issue 21 class 1: the user's PRTE_MCA_plm_ssh_args (sshd on 2222, as with hostNetwork) stays in
+    """The user's PRTE_MCA_plm_ssh_args (sshd on 2222, as with hostNetwork) stays in
     force. With kf2jobset's own value in its place, as before the fix, Open MPI 5 dials port 22 and fails."""
     from .common import FIXTURES
 

@@ -1,4 +1,4 @@
-"""Numbers in int-or-string fields (issue 21): what the real v1 API and the real JobSet API do with
+"""Numbers in int-or-string fields: what the real v1 API and the real JobSet API do with
 `cpu: 0.5`, and that kf2jobset does the same.
 
 The Kubeflow CRDs (Training Operator v1.9.4, mpi-operator v0.8.2) and the JobSet CRD type every

@@ -240,7 +240,7 @@ def test_get_reports_jobs_it_cannot_convert_and_prints_the_rest(apiserver, v1_jo
 def test_apply_server_dry_run_accepts_every_converted_corpus_job(apiserver, v1_jobs, admin):
     custom, core = admin
     failures = []
-    for (ns, kind, name), created in sorted(v1_jobs.items()):
+    for ns, kind, name in sorted(v1_jobs):
         res = kf(apiserver.kubeconfig, "apply", kind.lower(), name, "-n", ns, "--accept-mpi-ssh")
         if res.code != 0 or f"jobset.jobset.x-k8s.io/{name} created (server dry run)" not in res.stdout:
             failures.append(f"{ns}/{kind}/{name}: {res!r}")
