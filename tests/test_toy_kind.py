@@ -100,6 +100,16 @@ def test_a_new_kind_is_a_mapping_file_and_a_profile(tmp_path):
     assert job["kind"] == "ToyJob"
     assert not [f for f in job["findings"] if f["category"] == "unexplained"], job["findings"]
 
+    # and to a TrainJob: on a TrainingRuntime of its own (no shared runtime keeps a toy's contract; said so)
+    trainjob = run_cli(root, "convert", "-", "--target", "trainjob", "--trainer-runtime", "per-job", stdin=JOB)
+    assert trainjob.returncode == 0, trainjob.stderr
+    runtime, train = [d for d in yaml.safe_load_all(trainjob.stdout) if d]
+    assert runtime["kind"] == "TrainingRuntime" and runtime["metadata"]["name"].startswith("kf2jobset-toy-")
+    assert runtime["metadata"]["labels"]["trainer.kubeflow.org/framework"] == "toy"
+    assert train["kind"] == "TrainJob" and train["spec"]["runtimeRef"]["name"] == runtime["metadata"]["name"]
+    shared = run_cli(root, "convert", "-", "--target", "trainjob", stdin=JOB)
+    assert shared.returncode == 4 and "fits no shared ClusterTrainingRuntime" in shared.stderr, shared.stderr
+
     # the pre-filter (repo mode, the hook) knows the new kind from its mapping file too
     (root / "jobs").mkdir()
     (root / "jobs" / "toy.yaml").write_text(JOB)
