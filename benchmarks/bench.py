@@ -361,9 +361,9 @@ def main(argv=None) -> int:
     from ruamel.yaml import YAML
 
     from kf2jobset.options import ConvertOptions
-    from kf2jobset.pipeline import convert_text
+    from kf2jobset.files.pipeline import convert_text
     from kf2jobset.repo.run import CHECK, Settings, run
-    from kf2jobset.yamlio import detect_style, split_documents
+    from kf2jobset.text.yamlio import detect_style, split_documents
 
     if not getattr(yaml, "__with_libyaml__", False):
         print("warning: PyYAML is built without libyaml; the C-loader baseline is not available", file=sys.stderr)

@@ -1,6 +1,6 @@
 """kf2jobset: Kubeflow Training Operator v1 jobs -> Kubernetes JobSet or Kubeflow Trainer v2 TrainJob.
 
-The Python API (kf2jobset/api.py, docs/api.md): ``kf2jobset.convert_job(job_dict, **options)`` and
+The Python API (kf2jobset/api/__init__.py, docs/api.md): ``kf2jobset.convert_job(job_dict, **options)`` and
 ``kf2jobset.convert_yaml(text, **options)``. Loaded on first use, so that ``import kf2jobset`` (and
 the CLI, which imports the package) stays cheap for the pre-commit hook."""
 

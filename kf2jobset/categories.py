@@ -1,6 +1,6 @@
 """What a Kubeflow job still in a tree is, in the words `convert --check` lists it with (repo mode's
 summary, and the Markdown pages whose blocks are never rewritten). Its own module so that the file
-forms below the front ends (kf2jobset/markdown.py) name them without importing repo mode."""
+forms below the front ends (kf2jobset/sources/markdown.py) name them without importing repo mode."""
 from __future__ import annotations
 
 # in the order the summary names them

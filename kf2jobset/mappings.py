@@ -79,7 +79,7 @@ class KindMapping:
     allowed_restart_policies: tuple[str, ...] = ("Always", "OnFailure", "Never", "ExitCode")
     # volumes the operator added to each role's pods; the user's own containers may mount them by name
     operator_volumes: dict = field(default_factory=dict)
-    # older apiVersions read as this mapping's job (kf2jobset/upgrade.py), e.g. TFJob kubeflow.org/v1beta2
+    # older apiVersions read as this mapping's job (kf2jobset/upgrade/__init__.py), e.g. TFJob kubeflow.org/v1beta2
     upgrade_from: tuple[str, ...] = ()
     upgrades: tuple[UpgradeSource, ...] = ()  # how each of them is read, in upgrade_from's order
     # what the old operators' pods got that v1's did not (note UP002), where a version says nothing else

@@ -71,7 +71,7 @@ class ConvertOptions:
     # Experiments naming them are updated too; repo mode fills it, not the user
     katib_trial_templates: tuple = ()
     # ConfigMaps of the file being converted (their parsed objects): the v1 pod addresses they name get
-    # companion Services (kf2jobset/addresses.py); pipeline.convert_text fills it, not the user
+    # companion Services (kf2jobset/core/addresses.py); pipeline.convert_text fills it, not the user
     sibling_configmaps: tuple = ()
     v1_pod_services: bool = False  # offer v1's per-pod Services for every pod (addresses in code, images)
     # objects of the same file that may select the job's pods (selectorfix.Peer: Services, PDBs,

@@ -80,7 +80,7 @@ def crd_validator():
     from jsonschema import Draft7Validator, validators
     from ruamel.yaml import YAML
 
-    from kf2jobset.schemas import _list_type
+    from kf2jobset.k8s.schemas import _list_type
 
     from . import upstream
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kf2jobset.clioptions import options_from_args
-from kf2jobset.convert import is_job
+from kf2jobset.cli.shared_options import options_from_args
+from kf2jobset.core.convert import is_job
 from kf2jobset.options import ConvertOptions
-from kf2jobset.yamlio import parse_documents
+from kf2jobset.text.yamlio import parse_documents
 
 from . import upstream
 from .conftest import FIXTURES

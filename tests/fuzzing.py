@@ -139,7 +139,7 @@ def _load_output(text: str):
 def _run_cli(args: list[str], time_limit_s: float):
     from click.testing import CliRunner
 
-    from kf2jobset.cli import main
+    from kf2jobset.cli.main import main
 
     runner = CliRunner()
     start = time.monotonic()
@@ -242,7 +242,7 @@ def _check_output_doc(doc, opts: dict, out: Outcome, use_crd: bool) -> None:
     if kind == "JobSet" and isinstance(annotations, dict) and "kf2jobset.dev/source" in annotations:
         _check_jobset(doc, opts, out, use_crd)
     elif kind == "ConfigMap" and isinstance(labels, dict) and labels.get("app.kubernetes.io/managed-by") == "kf2jobset":
-        from kf2jobset.podrules import check_configmap
+        from kf2jobset.k8s.podrules import check_configmap
 
         for p in check_configmap(doc):
             out.violations.append(f"invalid-jobset: companion ConfigMap: {p}")
@@ -250,7 +250,7 @@ def _check_output_doc(doc, opts: dict, out: Outcome, use_crd: bool) -> None:
 
 def _check_jobset(doc: dict, opts: dict, out: Outcome, use_crd: bool) -> None:
     from kf2jobset.options import parse_version
-    from kf2jobset.validate import check_jobset
+    from kf2jobset.k8s.validate import check_jobset
 
     plain = json.loads(json.dumps(doc, default=str))
     meta = plain.setdefault("metadata", {}) if isinstance(plain.get("metadata"), dict) or "metadata" not in plain else {}

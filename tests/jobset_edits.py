@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 
 
 def convert_cli(*args):

@@ -5,7 +5,7 @@ import functools
 import json
 
 from kf2jobset.options import ConvertOptions
-from kf2jobset.pipeline import convert_text
+from kf2jobset.files.pipeline import convert_text
 from kf2jobset.report import build_report
 from kf2jobset.report.build import job_report
 from kf2jobset.data_dirs import data_dir

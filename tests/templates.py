@@ -1,5 +1,5 @@
 """envsubst templates in tests: the values of a fixture (fixtures/envsubst/<case>/env) and a
-substitution that follows GNU envsubst's rules (kf2jobset.envsubst), for checks that need the
+substitution that follows GNU envsubst's rules (kf2jobset.sources.envsubst), for checks that need the
 JobSet as it will be applied rather than the template kf2jobset writes."""
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def case_values(case: Path) -> dict[str, str]:
 def fill(text: str, values: dict[str, str], default: str | None = None) -> str:
     """`envsubst '${A} ${B}'` for the names in `values`; with `default`, every other placeholder (and
     the `${A:-x}` forms GNU leaves alone) becomes `default` too."""
-    from kf2jobset.envsubst import PLACEHOLDER_RE, gnu_substitutes, variable
+    from kf2jobset.sources.envsubst import PLACEHOLDER_RE, gnu_substitutes, variable
 
     def one(m):
         name = variable(m.group(0))

@@ -1,4 +1,4 @@
-"""v1 pod addresses the user wrote (kf2jobset/addresses.py): which strings are this job's pods, how each
+"""v1 pod addresses the user wrote (kf2jobset/core/addresses.py): which strings are this job's pods, how each
 form is rewritten, what is never touched, the companion Services, and that the rewritten pods reach
 the same logical pods as under v1 in the runtime model (also after a rename)."""
 from __future__ import annotations
@@ -8,12 +8,12 @@ import copy
 import pytest
 import yaml
 
-from kf2jobset import addresses
-from kf2jobset.convert import convert_job
+from kf2jobset.core import addresses
+from kf2jobset.core.convert import convert_job
 from kf2jobset.mappings import convertible_mapping
 from kf2jobset.options import ConvertOptions
-from kf2jobset.parse import parse_job
-from kf2jobset.pipeline import convert_text
+from kf2jobset.core.parse import parse_job
+from kf2jobset.files.pipeline import convert_text
 from kf2jobset.runtime.jobset_view import jobset_world
 from kf2jobset.runtime.operator_view import operator_world
 

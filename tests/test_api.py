@@ -1,4 +1,4 @@
-"""The Python API (kf2jobset/api.py) is public: it gives what the CLI gives, and docs/api.md runs."""
+"""The Python API (kf2jobset/api/__init__.py) is public: it gives what the CLI gives, and docs/api.md runs."""
 from __future__ import annotations
 
 import copy
@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 import kf2jobset
-from kf2jobset.cli import main as cli_main  # imported first on purpose: it loads kf2jobset.convert (a module)
+from kf2jobset.cli.main import main as cli_main  # imported first on purpose: it loads kf2jobset.core.convert (a module)
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "fixtures" / "pytorchjob" / "master-workers"
@@ -28,7 +28,7 @@ def _cli_objects(args: list[str]) -> list[dict]:
 
 
 def test_the_api_names_survive_importing_the_cli():
-    # kf2jobset.convert is a module: the API's names must not be shadowed once it is imported
+    # kf2jobset.core.convert is a module: the API's names must not be shadowed once it is imported
     assert cli_main is not None
     assert callable(kf2jobset.convert_job) and callable(kf2jobset.convert_yaml)
     assert set(kf2jobset.__all__) >= {"convert_job", "convert_yaml", "Converted", "ConvertOptions", "InvalidJobError"}

@@ -16,8 +16,8 @@ import yaml
 from click.testing import CliRunner
 
 from kf2jobset import exitcodes
-from kf2jobset.cli import main
-from kf2jobset.validate import check_jobset
+from kf2jobset.cli.main import main
+from kf2jobset.k8s.validate import check_jobset
 
 from .conftest import FIXTURES
 from .jobs import job_text, replica_text

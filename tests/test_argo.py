@@ -1,4 +1,4 @@
-"""v1 jobs held as YAML text in an Argo resource template's `manifest` (kf2jobset/jobs_in_strings.py), converted
+"""v1 jobs held as YAML text in an Argo resource template's `manifest` (kf2jobset/sources/jobs_in_strings.py), converted
 in place: only the manifest scalar and the step's success/failure conditions change, `{{...}}`
 placeholders are carried, the emitted JobSet passes the validator and the real CRD, a second run
 changes nothing, `--check` lists each job at the manifest's line, and what cannot be converted is one
@@ -16,9 +16,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from kf2jobset import argo_steps, exitcodes
-from kf2jobset.cli import main
-from kf2jobset.validate import check_jobset
+from kf2jobset.sources import argo_steps
+from kf2jobset import exitcodes
+from kf2jobset.cli.main import main
+from kf2jobset.k8s.validate import check_jobset
 
 from .conftest import FIXTURES
 

@@ -1,5 +1,5 @@
 """Numbers a chart's values hold, read by the conversion: carried as template expressions or refused, never
-converted into another contract (kf2jobset/chart/numeric.py, chart/sizes.py).
+converted into another contract (kf2jobset/sources/chart/numeric.py, chart/sizes.py).
 
 A string stand-in is never numeric text, and a number stand-in is a prime no count is multiplied by, so a
 conversion that reads a value as a number (PyTorchJob's `nprocPerNode: "2"` makes WORLD_SIZE pods x 2;
@@ -15,7 +15,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 
 from .ground_truth_tools import helm_binary, helm_env
 

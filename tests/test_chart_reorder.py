@@ -2,7 +2,7 @@
 field it adds to where the job had it, or last when the job had none): chart/reorder.py."""
 from __future__ import annotations
 
-from kf2jobset.chart.reorder import reorder_like
+from kf2jobset.sources.chart.reorder import reorder_like
 
 BASE = """\
 spec:

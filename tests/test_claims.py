@@ -17,7 +17,7 @@ import pytest
 
 from kf2jobset import claims as claim_rules
 from kf2jobset.options import ConvertOptions
-from kf2jobset.yamlio import parse_documents, to_plain
+from kf2jobset.text.yamlio import parse_documents, to_plain
 
 from .conftest import FIXTURES
 from .fixture_cases import CONVERTED_CASES, CORPUS_OPTIONS, corpus_texts, fixture_options

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 from kf2jobset.report import codebook
 from kf2jobset.report.codes import FIELDS, SOURCE, codes, families, title
 

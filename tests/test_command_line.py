@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kf2jobset.choices import MPI_HOSTFILE_MODES, SCHEDULERS, TARGETS, TRAINER_RUNTIMES
-from kf2jobset.clioptions import options_from_args
+from kf2jobset.cli.shared_options import options_from_args
 from kf2jobset.options import FLAGS, ConvertOptions, command_line
 
 NAMES = st.from_regex(r"[a-z][a-z0-9-]{0,12}", fullmatch=True)
@@ -40,7 +40,7 @@ def test_the_flags_read_back_give_the_same_options(opts):
 def test_every_flag_is_one_the_cli_takes_and_every_cli_option_has_its_flag():
     from click.testing import CliRunner
 
-    from kf2jobset.cli import main
+    from kf2jobset.cli.main import main
 
     help_text = CliRunner().invoke(main, ["convert", "--help"]).output
     for flag in FLAGS.values():

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from kf2jobset.options import ConvertOptions
-from kf2jobset.pipeline import convert_text
+from kf2jobset.files.pipeline import convert_text
 
 from .conftest import check_golden
 from .jobs import pytorchjob_text, replica_text
@@ -224,7 +224,7 @@ def _local(path: tuple) -> bool:
 def _candidates(text: str) -> list[tuple[int, int]]:
     """(first line, last line) of every local field and sequence item of the text's job."""
     from kf2jobset.text.comments import _nodes
-    from kf2jobset.yamlio import parse_documents
+    from kf2jobset.text.yamlio import parse_documents
 
     data = parse_documents(text, "b.yaml", without_comments=True)[0].data
     lines = text.splitlines()
@@ -294,7 +294,7 @@ def _indent_of(lines: list[str], needle: str) -> tuple[int, int]:
 def test_toggles_stay_in_their_block_when_a_directory_is_converted_in_place(tmp_path):
     from click.testing import CliRunner
 
-    from kf2jobset.cli import main
+    from kf2jobset.cli.main import main
 
     (tmp_path / "jobs").mkdir()
     job = tmp_path / "jobs" / "bench.yaml"
@@ -356,7 +356,7 @@ def _sprinkled(text: str, rng) -> str:
 def test_comments_anywhere_never_change_what_the_outputs_say():
     import random
 
-    from kf2jobset.schemacheck import normalise
+    from kf2jobset.k8s.schemacheck import normalise
 
     from .conftest import FIXTURES
 
@@ -366,10 +366,10 @@ def test_comments_anywhere_never_change_what_the_outputs_say():
     for path in sorted(FIXTURES.glob("*/*/input.yaml"))[::2]:  # half of them keeps it quick
         plain = convert_text(path.read_text(), "input.yaml", options)
         if plain.errors or plain.new_text is None or any(res.new_text is not None for res in plain.results):
-            continue  # job text inside a block scalar (kf2jobset/jobs_in_strings.py): a `#` line there is text, or ends it
+            continue  # job text inside a block scalar (kf2jobset/sources/jobs_in_strings.py): a `#` line there is text, or ends it
         r = convert_text(_sprinkled(path.read_text(), rng), "input.yaml", options)
         assert not r.errors, path
-        # as the API server reads them: a key with no value is an absent key (kf2jobset/crdnulls.py; the
+        # as the API server reads them: a key with no value is an absent key (kf2jobset/k8s/crdnulls.py; the
         # comment code puts an empty key back above its commented-out children, `name: #<name>` too)
         assert [normalise(d) for d in yaml.safe_load_all(r.new_text)] == \
             [normalise(d) for d in yaml.safe_load_all(plain.new_text)], path

@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from kf2jobset.convert import convert_job
-from kf2jobset.document_routing import convert_document
+from kf2jobset.core.convert import convert_job
+from kf2jobset.core.document_routing import convert_document
 from kf2jobset.options import ConvertOptions
 from kf2jobset.runtime.compare import compare_env
 from kf2jobset.runtime.jobset_view import jobset_world
 from kf2jobset.runtime.operator_view import operator_world
-from kf2jobset.validate import check_jobset
+from kf2jobset.k8s.validate import check_jobset
 
 from . import upstream
 from .fixture_cases import CORPUS_OPTIONS, NEVER_RAN, all_jobs

@@ -1,4 +1,4 @@
-"""Nulls as the API server stores a custom resource (kf2jobset/crdnulls.py).
+"""Nulls as the API server stores a custom resource (kf2jobset/k8s/crdnulls.py).
 
 `cpu:` with no value is a null. The API server drops a null whose CRD field is not nullable and has no
 default before it validates (a field with a default gets the default), so the v1 job ran without the
@@ -18,8 +18,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
-from kf2jobset.crdnulls import null_paths, pruned_nulls, schema_at
+from kf2jobset.cli.main import main
+from kf2jobset.k8s.crdnulls import null_paths, pruned_nulls, schema_at
 
 from . import upstream
 from .conftest import FIXTURES

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kf2jobset.convert import convert_job
+from kf2jobset.core.convert import convert_job
 from kf2jobset.errors import InvalidJobError
 from kf2jobset.options import ConvertOptions
 from kf2jobset.runtime.lifecycle import operator_lifecycle

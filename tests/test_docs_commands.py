@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]

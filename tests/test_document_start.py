@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
-from kf2jobset.yamlio import Document, parse_documents
+from kf2jobset.cli.main import main
+from kf2jobset.text.yamlio import Document, parse_documents
 
 HEADER = """# Training jobs of the ads team.
 # Reviewed by the platform team before each release.

@@ -4,7 +4,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kf2jobset.envmerge import SHADOW_PREFIX, merge_env
+from kf2jobset.core.envmerge import SHADOW_PREFIX, merge_env
 from kf2jobset.runtime.compare import effective
 from kf2jobset.runtime.pods import Pod, resolve_env
 

@@ -1,4 +1,4 @@
-"""envsubst templates (kf2jobset/envsubst.py): v1 jobs kept with `${VAR}` / `$VAR` placeholders.
+"""envsubst templates (kf2jobset/sources/envsubst.py): v1 jobs kept with `${VAR}` / `$VAR` placeholders.
 
 The fixtures are fixtures/envsubst/<case>/ (goldens checked by test_golden / test_report_golden);
 each case's `env` file holds the values substituted here. Tests marked `needs_envsubst` run the real
@@ -14,12 +14,13 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 
-from kf2jobset import envsubst, exitcodes
-from kf2jobset.cli import main
+from kf2jobset.sources import envsubst
+from kf2jobset import exitcodes
+from kf2jobset.cli.main import main
 from kf2jobset.errors import InvalidJobError
-from kf2jobset.podrules import check_configmap
-from kf2jobset.validate import check_jobset
-from kf2jobset.yamlio import parse_documents, to_plain
+from kf2jobset.k8s.podrules import check_configmap
+from kf2jobset.k8s.validate import check_jobset
+from kf2jobset.text.yamlio import parse_documents, to_plain
 
 from .conftest import FIXTURES
 from .templates import case_values

@@ -45,8 +45,8 @@ def test_fuzz_seeded_budget():
 
 def test_limits_are_clean_errors(tmp_path):
     """Replicas above the limit, alias bombs and deep nesting: one-line typed errors, fast."""
-    from kf2jobset.parse import MAX_REPLICAS
-    from kf2jobset.yamlio import MAX_DEPTH
+    from kf2jobset.core.parse import MAX_REPLICAS
+    from kf2jobset.text.yamlio import MAX_DEPTH
 
     base = (tmp_path.parent / "x").parent  # noqa: F841 - keep pytest's tmp dir alive
     job = ("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: big\nspec:\n  pytorchReplicaSpecs:\n"

@@ -13,8 +13,8 @@ from kf2jobset import exitcodes
 from kf2jobset.errors import UsageError
 from kf2jobset.schedulers.podgroup_resources import operator_min_resources
 from kf2jobset.options import ConvertOptions
-from kf2jobset.pipeline import convert_text
-from kf2jobset.quantity import go_sum
+from kf2jobset.files.pipeline import convert_text
+from kf2jobset.k8s.quantity import go_sum
 
 from .conftest import FIXTURES
 from .jobset_edits import convert_cli, converted_in_place, set_replicas

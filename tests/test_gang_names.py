@@ -1,4 +1,4 @@
-"""`renamed` for the gang's names (kf2jobset/name_binding.py): the PodGroup `--scheduler volcano` /
+"""`renamed` for the gang's names (kf2jobset/checks/name_binding.py): the PodGroup `--scheduler volcano` /
 `scheduler-plugins` names after the job, which the pods name (Volcano's scheduling.k8s.io/group-name annotation,
 scheduler-plugins' scheduling.x-k8s.io/pod-group label), and the YuniKorn application id `--scheduler yunikorn`
 writes as the job's name. A PodGroup renamed without the pods' reference (a kustomize namePrefix, a hand edit
@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from kf2jobset import exitcodes
-from kf2jobset.cli import main
-from kf2jobset.name_binding import NAME_LITERALS_ANNOTATION, NAMED_FOR_ANNOTATION
+from kf2jobset.cli.main import main
+from kf2jobset.checks.name_binding import NAME_LITERALS_ANNOTATION, NAMED_FOR_ANNOTATION
 
 from .conftest import FIXTURES
 from .jobset_edits import convert_cli, converted_in_place

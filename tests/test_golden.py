@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 
 from .conftest import FIXTURES, check_golden, held_jobsets, mapping_fixture_dirs
 from .templates import case_values, fill
@@ -38,7 +38,7 @@ def test_golden_conversion(case):
 
 def test_every_kind_has_fixtures():
     from kf2jobset.mappings import all_mappings
-    from kf2jobset.yamlio import parse_documents, to_plain
+    from kf2jobset.text.yamlio import parse_documents, to_plain
 
     kinds = {c.parent.name for c in CASES}
     dirs = mapping_fixture_dirs()
@@ -55,8 +55,8 @@ def test_every_kind_has_fixtures():
 
 @pytest.mark.parametrize("case", [c for c in CASES if (c / "expected.yaml").exists()], ids=lambda c: f"{c.parent.name}/{c.name}")
 def test_golden_jobsets_pass_our_validator_and_the_real_crd(case, crd_validator):
-    from kf2jobset.validate import check_jobset
-    from kf2jobset.yamlio import parse_documents, to_plain
+    from kf2jobset.k8s.validate import check_jobset
+    from kf2jobset.text.yamlio import parse_documents, to_plain
 
     text = (case / "expected.yaml").read_text()
     if (case / "env").exists():  # an envsubst template (fixtures/envsubst): validate it as it will be applied
@@ -68,7 +68,7 @@ def test_golden_jobsets_pass_our_validator_and_the_real_crd(case, crd_validator)
             jobsets.append(data)
         elif isinstance(data, dict) and data.get("kind") == "Experiment" and "trialSpec" in data["spec"]["trialTemplate"]:
             jobsets.append(data["spec"]["trialTemplate"]["trialSpec"])
-        elif isinstance(data, dict):  # job text in a string (kf2jobset/jobs_in_strings.py): Argo placeholders filled
+        elif isinstance(data, dict):  # job text in a string (kf2jobset/sources/jobs_in_strings.py): Argo placeholders filled
             jobsets += held_jobsets(data)
     for js in jobsets:
         js["metadata"].setdefault("name", "trial-abcdefgh")

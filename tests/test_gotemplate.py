@@ -1,10 +1,10 @@
-"""Go's text/template read as Helm runs it (kf2jobset/chart/gotemplate.py): trims, strings that hold
+"""Go's text/template read as Helm runs it (kf2jobset/sources/chart/gotemplate.py): trims, strings that hold
 `}}`, comments, blocks; and pipelines taken apart (indentation, helper calls, reads of the root)."""
 from __future__ import annotations
 
 import pytest
 
-from kf2jobset.chart import gotemplate as gt
+from kf2jobset.sources.chart import gotemplate as gt
 
 
 def test_trims_eat_white_space_and_line_breaks_beside_the_action():

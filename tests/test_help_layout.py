@@ -8,7 +8,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 from kf2jobset.live.plugin import plugin
 
 # words, then a wide gap, then more: a table or list glued into a paragraph ("...a stream):   --in-place

@@ -1,4 +1,4 @@
-"""Katib trial templates held as YAML text in ConfigMap values (`--katib`, kf2jobset/katib_configmaps.py and
+"""Katib trial templates held as YAML text in ConfigMap values (`--katib`, kf2jobset/sources/katib_configmaps.py and
 jobs_in_strings.py): the value's v1 job becomes a JobSet in place, and Experiments of the same run whose `trialTemplate.configMap` names it
 get the fields Katib reads from the trial (primaryPodLabels, success/failure conditions), as the inline
 `trialSpec` path writes them. Without --katib the ConfigMap is left and listed.
@@ -12,8 +12,8 @@ import yaml
 from click.testing import CliRunner
 
 from kf2jobset import exitcodes
-from kf2jobset.cli import main
-from kf2jobset.validate import check_jobset
+from kf2jobset.cli.main import main
+from kf2jobset.k8s.validate import check_jobset
 
 from .conftest import FIXTURES
 

@@ -1,5 +1,5 @@
 """Katib TrainJob trials for every kind on a shared runtime: XGBoost on xgboost-distributed, MPIJob on
-the bundle with its hostfile carried in the TrainJob (kf2jobset/katib_files.py). The real Trainer runs them in
+the bundle with its hostfile carried in the TrainJob (kf2jobset/sources/katib_files.py). The real Trainer runs them in
 tests/e2e/test_trainjob_katib.py."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 import yaml
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 
 from .conftest import FIXTURES
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import yaml
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 
 from .conftest import REPO
 

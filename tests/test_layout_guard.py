@@ -1,4 +1,4 @@
-"""kf2jobset/layout_guard.py: a converted JobSet whose replicatedJobs were reshaped by hand under the values
+"""kf2jobset/checks/layout_guard.py: a converted JobSet whose replicatedJobs were reshaped by hand under the values
 that read them — a replicatedJob added beside the ranks (the size label counts its pods, or it claims their
 indexes), one renamed (addresses name pods that are gone), replicatedJobs reordered under ranks read from
 job-global-index (list order), a Job running several pods (the ranks or task indexes read from its index
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kf2jobset import exitcodes
-from kf2jobset.layout_guard import LAYOUT_ANNOTATION, problems_of, reads_layout, reshaped_jobsets
+from kf2jobset.checks.layout_guard import LAYOUT_ANNOTATION, problems_of, reads_layout, reshaped_jobsets
 
 from .conftest import FIXTURES
 from .fixture_cases import CONVERTED_CASES
@@ -81,7 +81,7 @@ def test_a_layout_edit_is_listed_by_check_and_warned_by_report_and_convert(tmp_p
     assert "1 left: 1 reshaped" in check.stderr
     from click.testing import CliRunner
 
-    from kf2jobset.cli import main
+    from kf2jobset.cli.main import main
 
     rep = CliRunner().invoke(main, ["report", str(path)])
     assert rep.exit_code == exitcodes.OK and said in rep.output and "1 reshaped" in rep.output, rep.output
@@ -166,7 +166,7 @@ def test_a_reorder_or_addition_nothing_reads_is_not_listed(tmp_path, source, edi
 
 def test_a_replicated_job_added_before_the_ranks_shifts_them():
     from kf2jobset.options import ConvertOptions
-    from kf2jobset.pipeline import convert_text
+    from kf2jobset.files.pipeline import convert_text
 
     js = _jobset(convert_text(XGB.read_text(), "job.yaml", ConvertOptions()).new_text)
     _added(js)["spec"]["replicatedJobs"].insert(0, js["spec"]["replicatedJobs"].pop())
@@ -225,7 +225,7 @@ def test_the_record_is_written_where_values_read_the_layout_only():
 def test_only_the_edits_that_break_a_value_are_named(extra, pods, rename):
     """Random mixes of the edits on the converted DDP job: each problem is named iff its edit was made."""
     from kf2jobset.options import ConvertOptions
-    from kf2jobset.pipeline import convert_text
+    from kf2jobset.files.pipeline import convert_text
 
     base = _jobset(convert_text(DDP.read_text(), "job.yaml", ConvertOptions()).new_text)
     js = copy.deepcopy(base)
@@ -265,7 +265,7 @@ def test_the_fixer_hook_fails_on_a_stale_object_it_cannot_fix(tmp_path):
 ])
 def test_a_v1_pod_name_added_by_hand_is_named_unless_a_service_serves_it(value, flagged):
     from kf2jobset.options import ConvertOptions
-    from kf2jobset.pipeline import convert_text
+    from kf2jobset.files.pipeline import convert_text
 
     text = (FIXTURES / "tfjob" / "chief-ps-workers" / "input.yaml").read_text()
     js = _jobset(convert_text(text, "job.yaml", ConvertOptions()).new_text)

@@ -11,14 +11,14 @@ import json
 
 import pytest
 
-from kf2jobset.schemas import validate
+from kf2jobset.k8s.schemas import validate
 
 from . import upstream
 
 
 def _our_schema_lists() -> dict[str, tuple[str, tuple, dict]]:
     """dotted path ('spec.replicatedJobs[].name' style) -> (list type, map keys, item schema)."""
-    from kf2jobset.schemas import BASE_URI, _load_registry
+    from kf2jobset.k8s.schemas import BASE_URI, _load_registry
 
     registry = _load_registry()
     resolver = registry.resolver(base_uri=BASE_URI + "jobset.schema.json")

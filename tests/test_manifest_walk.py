@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kf2jobset.manifest_walk import Pattern, discover, walk
+from kf2jobset.repo.walk import Pattern, discover, walk
 
 
 def make(root: Path, *paths: str) -> None:

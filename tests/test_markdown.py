@@ -18,9 +18,9 @@ import yaml
 from click.testing import CliRunner
 
 from kf2jobset import exitcodes
-from kf2jobset.cli import main
-from kf2jobset.markdown import fences
-from kf2jobset.validate import check_jobset
+from kf2jobset.cli.main import main
+from kf2jobset.sources.markdown import fences
+from kf2jobset.k8s.validate import check_jobset
 
 from .conftest import FIXTURES, check_golden
 
@@ -32,7 +32,7 @@ def run(*args):
 
 
 def blocks(text: str) -> list[tuple[str, str]]:
-    """(info, dedented content) of every fenced block, read independently of kf2jobset.markdown."""
+    """(info, dedented content) of every fenced block, read independently of kf2jobset.sources.markdown."""
     out = []
     lines = text.splitlines(keepends=True)
     i = 0
@@ -153,7 +153,7 @@ def test_directory_walks_take_markdown_only_with_docs(tutorial):
 
 
 def test_the_prefilter_reads_markdown_that_mentions_no_job_never(tmp_path, monkeypatch):
-    from kf2jobset import markdown
+    from kf2jobset.sources import markdown
     from kf2jobset.text import classify
 
     (tmp_path / "notes.md").write_text("# Notes\n\n```yaml\napiVersion: v1\nkind: ConfigMap\n```\n")

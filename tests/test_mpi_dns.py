@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from kf2jobset.convert import convert_job
+from kf2jobset.core.convert import convert_job
 from kf2jobset.options import ConvertOptions
 
 from .conftest import FIXTURES

@@ -18,7 +18,7 @@ import subprocess
 import pytest
 import yaml
 
-from kf2jobset.convert import convert_job
+from kf2jobset.core.convert import convert_job
 from kf2jobset.frameworks.base import OperatorSide
 from kf2jobset.frameworks.mpi_hostfile import HOSTFILE_INIT, MPI_DIR, mpi_hosts, written_files
 from kf2jobset.options import ConvertOptions, parse_version

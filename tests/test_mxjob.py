@@ -11,12 +11,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
-from kf2jobset.convert import convert_job
+from kf2jobset.cli.main import main
+from kf2jobset.core.convert import convert_job
 from kf2jobset.errors import InvalidJobError
 from kf2jobset.mappings import mapping_for
 from kf2jobset.options import ConvertOptions
-from kf2jobset.parse import parse_job
+from kf2jobset.core.parse import parse_job
 from kf2jobset.runtime.jobset_view import jobset_world
 from kf2jobset.runtime.lifecycle import operator_lifecycle
 from kf2jobset.runtime.operator_view import operator_world
@@ -214,7 +214,7 @@ def test_our_schema_has_the_fields_of_the_real_v181_crd():
 def test_upstream_v181_examples_convert_with_every_difference_explained():
     import yaml
 
-    from kf2jobset.pipeline import convert_text
+    from kf2jobset.files.pipeline import convert_text
     from kf2jobset.report import build_report
 
     examples = sorted((_v181_module() / "examples" / "mxnet").rglob("*.yaml"))

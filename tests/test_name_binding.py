@@ -1,5 +1,5 @@
 """`renamed`: a converted JobSet whose name or namespace was edited away from those its name-bound literals were
-written for (kf2jobset/name_binding.py) fails `convert --check`, names each value and says what to do; `report`
+written for (kf2jobset/checks/name_binding.py) fails `convert --check`, names each value and says what to do; `report`
 and `convert` warn of it in the same words. A JobSet whose values all follow the name (a PyTorchJob's) passes
 renamed and moved, and so does the same JobSet unrenamed. `convert --check -` checks a rendered stream: a
 kustomize overlay's namePrefix/nameSuffix renames kf2jobset's companions but not the JobSet's reference to them.
@@ -15,8 +15,8 @@ import yaml
 from click.testing import CliRunner
 
 from kf2jobset import exitcodes
-from kf2jobset.cli import main
-from kf2jobset.name_binding import NAME_LITERALS_ANNOTATION, NAMED_FOR_ANNOTATION, renamed_jobsets
+from kf2jobset.cli.main import main
+from kf2jobset.checks.name_binding import NAME_LITERALS_ANNOTATION, NAMED_FOR_ANNOTATION, renamed_jobsets
 
 from .conftest import FIXTURES
 from .jobset_edits import convert_cli, converted_in_place

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from kf2jobset.mappings import mapping_for
-from kf2jobset.parse import parse_job
+from kf2jobset.core.parse import parse_job
 from kf2jobset.runtime.operator_view import operator_world
 
 

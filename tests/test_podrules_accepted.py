@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from kf2jobset.podrules import check_pod_template
+from kf2jobset.k8s.podrules import check_pod_template
 
 ACCEPTED = {
     # any string: the server does not validate schedulerName

@@ -11,12 +11,12 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kf2jobset.convert import convert_job
+from kf2jobset.core.convert import convert_job
 from kf2jobset.options import ConvertOptions
 from kf2jobset.runtime.compare import compare_env
 from kf2jobset.runtime.jobset_view import jobset_world
 from kf2jobset.runtime.operator_view import operator_world
-from kf2jobset.validate import check_jobset
+from kf2jobset.k8s.validate import check_jobset
 
 from .strategies import ANY_JOB
 

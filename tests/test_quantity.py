@@ -1,4 +1,4 @@
-"""kf2jobset/quantity.py: quantities read as Go's resource.ParseQuantity and Quantity.String() read
+"""kf2jobset/k8s/quantity.py: quantities read as Go's resource.ParseQuantity and Quantity.String() read
 them (apimachinery v0.36.3 quantity.go). The live counterpart, against the real webhook and Job
 API, is tools/validator_vs_apiserver.py (and its slice in tests/live)."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from kf2jobset.quantity import go_string, parse_quantity
+from kf2jobset.k8s.quantity import go_string, parse_quantity
 
 
 @pytest.mark.parametrize("text,amount", [

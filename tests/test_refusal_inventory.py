@@ -19,9 +19,9 @@ from .conftest import FIXTURES
 PACKAGE = Path(__file__).resolve().parent.parent / "kf2jobset"
 # The modules between a v1 document and a JobSet: parse -> plan -> emit -> validate, the object and
 # pod rules, the framework profiles and the document dispatcher.
-MODULES = ("parse.py", "k8syaml.py", "objectrules.py", "podrules.py", "validate.py", "convert.py", "document_routing.py",
-           "katib_trials.py", "emit.py",
-           "schedulers/*.py", "plan.py", "upgrade*.py", "envsubst.py", "frameworks/*.py")
+MODULES = ("core/parse.py", "text/k8syaml.py", "k8s/objectrules.py", "k8s/podrules.py", "k8s/validate.py", "core/convert.py",
+           "core/document_routing.py", "sources/katib_trials.py", "core/emit.py",
+           "schedulers/*.py", "core/plan.py", "upgrade/*.py", "sources/envsubst.py", "frameworks/*.py")
 BUILDERS = ("Problem", "_problem", "problem_at", "require_name")
 # builders called as methods (self.require_name: a scheduler refusing a job with no name), rule= by keyword
 METHOD_BUILDERS = ("require_name",)
@@ -92,7 +92,7 @@ NO_FIXTURE: dict[str, str] = {
 _RULE_MARK = re.compile(r" \[([A-Za-z][\w-]*)\](?= \(hint: |$)", re.M)
 
 
-def _rule_param(tree: ast.Module) -> dict[str, int | None]:
+def _rule_param(tree: ast.Module, folder: Path = PACKAGE) -> dict[str, int | None]:
     """Position of the `rule` parameter of each builder defined in a module (Problem: 2), or imported
     into it from a sibling module (podrules.py builds with objectrules.py's `problem_at`)."""
     out: dict[str, int | None] = {"Problem": 2, **dict.fromkeys(METHOD_BUILDERS)}
@@ -102,7 +102,7 @@ def _rule_param(tree: ast.Module) -> dict[str, int | None]:
             out[node.name] = names.index("rule") if "rule" in names else None
         elif isinstance(node, ast.ImportFrom) and node.level == 1 and node.module \
                 and any(a.name in BUILDERS and a.name != "Problem" for a in node.names):
-            source = _rule_param(ast.parse((PACKAGE / f"{node.module.replace('.', '/')}.py").read_text()))
+            source = _rule_param(ast.parse((folder / f"{node.module.replace('.', '/')}.py").read_text()), folder)
             out.update({a.name: source[a.name] for a in node.names if a.name in source and a.name != "Problem"})
     return out
 
@@ -110,7 +110,7 @@ def _rule_param(tree: ast.Module) -> dict[str, int | None]:
 def _rules_in(path: Path) -> tuple[dict[str, list[str]], list[str]]:
     """{rule id: [where]} and the refusals built without a literal rule id."""
     tree = ast.parse(path.read_text())
-    positions = _rule_param(tree)
+    positions = _rule_param(tree, path.parent)
     found: dict[str, list[str]] = {}
     unnamed: list[str] = []
     parents: dict[int, ast.AST] = {}

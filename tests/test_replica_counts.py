@@ -6,7 +6,7 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from kf2jobset import exitcodes
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 
 MPIJOB = """apiVersion: kubeflow.org/v2beta1
 kind: MPIJob

@@ -12,11 +12,11 @@ from click.testing import CliRunner
 from ruamel.yaml import YAML
 
 from kf2jobset import exitcodes
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 from kf2jobset.text import classify
 from kf2jobset.repo.run import CHECK, IN_PLACE, OUT_DIR
-from kf2jobset.validate import check_jobset
-from kf2jobset.yamlio import split_documents
+from kf2jobset.k8s.validate import check_jobset
+from kf2jobset.text.yamlio import split_documents
 
 from . import upstream
 from .conftest import FIXTURES
@@ -257,7 +257,7 @@ def test_kustomization_prefilter():
 
 
 def test_version_does_not_import_heavy_modules():
-    code = ("import sys\nfrom kf2jobset.cli import main\n"
+    code = ("import sys\nfrom kf2jobset.cli.main import main\n"
             "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('ruamel', 'jsonschema', 'yaml', 'kubernetes', 'deepdiff')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -321,7 +321,7 @@ def test_do_this_first_warnings_reach_repo_mode_and_the_hook(tmp_path, args):
     # every front end that converts prints them, like stream mode does (--check lists files only).
     from click.testing import CliRunner
 
-    from kf2jobset.cli import main
+    from kf2jobset.cli.main import main
 
     job = tmp_path / "mpi.yaml"
     job.write_text((FIXTURES / "mpijob-v2beta1" / "openmpi" / "input.yaml").read_text())
@@ -391,7 +391,7 @@ objects:
 def test_jobs_inside_appwrappers_and_configmaps_are_named_not_passed_silently(tmp_path):
     from click.testing import CliRunner
 
-    from kf2jobset.cli import main
+    from kf2jobset.cli.main import main
 
     f = tmp_path / "wrapped.yaml"
     f.write_text(EMBEDDED)
@@ -424,7 +424,7 @@ _OLD = "kubeflow.org/v1alpha1, kubeflow.org/v1alpha2, kubeflow.org/v1beta1, kube
 def test_old_api_versions_are_refused_with_the_supported_ones_in_every_mode(tmp_path, api, kind, supported):
     from click.testing import CliRunner
 
-    from kf2jobset.cli import main
+    from kf2jobset.cli.main import main
 
     f = tmp_path / "old.yaml"
     f.write_text(f"apiVersion: {api}\nkind: {kind}\nmetadata: {{name: old}}\nspec: {{}}\n")
@@ -461,7 +461,7 @@ spec:
 def test_argo_templates_are_not_helm_and_their_jobs_are_named(tmp_path):
     from click.testing import CliRunner
 
-    from kf2jobset.cli import main
+    from kf2jobset.cli.main import main
     from kf2jobset.text.classify import CANDIDATE, HELM, classify
 
     f = tmp_path / "wf.yaml"
@@ -470,7 +470,7 @@ def test_argo_templates_are_not_helm_and_their_jobs_are_named(tmp_path):
     assert classify(str(f), "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: {{ .Release.Name }}\n") == HELM
     res = CliRunner().invoke(main, ["convert", str(tmp_path), "--check"])
     assert res.exit_code == exitcodes.FINDINGS
-    # converted where it lives (kf2jobset/jobs_in_strings.py, tests/test_argo.py); here the placeholders sit where the
+    # converted where it lives (kf2jobset/sources/jobs_in_strings.py, tests/test_argo.py); here the placeholders sit where the
     # values are needed, so it is listed as a template with the placeholders named
     assert f"{f}:16:11: PyTorchJob {{{{workflow.name}}}}- (kubeflow.org/v1): template: Argo placeholder " \
            "{{workflow.name}} where kf2jobset needs the value" in res.stdout
@@ -480,7 +480,7 @@ def test_argo_templates_are_not_helm_and_their_jobs_are_named(tmp_path):
 def test_helm_hint_only_for_templates_that_hold_a_job(tmp_path):
     from click.testing import CliRunner
 
-    from kf2jobset.cli import main
+    from kf2jobset.cli.main import main
 
     (tmp_path / "chart" / "templates").mkdir(parents=True)
     (tmp_path / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
@@ -492,14 +492,14 @@ def test_helm_hint_only_for_templates_that_hold_a_job(tmp_path):
 def test_vendored_crds_are_not_parsed_as_jobs(tmp_path):
     from click.testing import CliRunner
 
-    from kf2jobset.cli import main
+    from kf2jobset.cli.main import main
 
     for crd in upstream.training_operator_crds():
         (tmp_path / crd.name).write_bytes(crd.read_bytes())
     res = CliRunner().invoke(main, ["convert", str(tmp_path), "--check"])
     assert res.exit_code == 0, res.output
     assert res.stdout == ""
-    from kf2jobset.pipeline import _may_convert
+    from kf2jobset.files.pipeline import _may_convert
     from kf2jobset.options import ConvertOptions
 
     text = next(tmp_path.glob("*tfjobs*.yaml")).read_text()
@@ -509,7 +509,7 @@ def test_vendored_crds_are_not_parsed_as_jobs(tmp_path):
 def test_stream_mode_and_report_never_take_a_kustomize_patch_for_a_job(tmp_path):
     from click.testing import CliRunner
 
-    from kf2jobset.cli import main
+    from kf2jobset.cli.main import main
 
     (tmp_path / "base").mkdir()
     (tmp_path / "base" / "job.yaml").write_text(PYTORCHJOB)
@@ -532,7 +532,7 @@ def test_stream_mode_and_report_never_take_a_kustomize_patch_for_a_job(tmp_path)
 def test_out_dir_that_is_the_tree_itself_is_refused(tmp_path):
     from click.testing import CliRunner
 
-    from kf2jobset.cli import main
+    from kf2jobset.cli.main import main
 
     (tmp_path / "job.yaml").write_text(PYTORCHJOB)
     cwd = os.getcwd()
@@ -548,7 +548,7 @@ def test_out_dir_that_is_the_tree_itself_is_refused(tmp_path):
 def test_stream_mode_names_katib_experiments_it_leaves_alone(tmp_path):
     from click.testing import CliRunner
 
-    from kf2jobset.cli import main
+    from kf2jobset.cli.main import main
 
     f = tmp_path / "exp.yaml"
     f.write_text(EXPERIMENT)

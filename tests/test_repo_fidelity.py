@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 from ruamel.yaml import YAML
 
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 from kf2jobset.options import ConvertOptions
-from kf2jobset.pipeline import convert_text
-from kf2jobset.validate import check_jobset
+from kf2jobset.files.pipeline import convert_text
+from kf2jobset.k8s.validate import check_jobset
 
 from .jobs import pytorchjob_text, replica_text
 
@@ -253,7 +253,7 @@ def test_a_file_without_final_newline_keeps_the_hostfile_data_of_its_last_object
     import yaml
     from click.testing import CliRunner
 
-    from kf2jobset.cli import main
+    from kf2jobset.cli.main import main
 
     from .conftest import FIXTURES
 

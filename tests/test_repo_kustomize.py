@@ -10,7 +10,7 @@ from ruamel.yaml import YAML
 
 from kf2jobset import exitcodes
 from kf2jobset.options import ConvertOptions
-from kf2jobset.pipeline import convert_text
+from kf2jobset.files.pipeline import convert_text
 from kf2jobset.repo import patches
 from kf2jobset.repo.run import CHECK, IN_PLACE
 
@@ -237,7 +237,7 @@ def _replicas_overlay(tmp_path):
 def test_out_dir_blocked_by_a_file_fails_cleanly_for_jobs_and_kustomize_units(tmp_path):
     from click.testing import CliRunner
 
-    from kf2jobset.cli import main
+    from kf2jobset.cli.main import main
 
     root = _replicas_overlay(tmp_path)
     out = tmp_path / "out"

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from kf2jobset import categories, exitcodes
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 from kf2jobset.repo import check_listing
 
 from .conftest import FIXTURES, repo_fixture_tree

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from kf2jobset import exitcodes
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 from kf2jobset.text import classify
 
 from .conftest import FIXTURES, repo_fixture_tree

@@ -8,7 +8,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 
 from .conftest import FIXTURES, REPO
 from .jobs import pytorchjob_yaml
@@ -137,9 +137,9 @@ def test_convert_report_not_written_when_conversion_fails(tmp_path):
 
 
 def test_version_does_not_import_report_machinery():
-    code = ("import sys; from kf2jobset.cli import main\n"
+    code = ("import sys; from kf2jobset.cli.main import main\n"
             "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
-            "bad = [m for m in ('deepdiff', 'jsonschema', 'kf2jobset.report', 'kf2jobset.k8syaml') if m in sys.modules]\n"
+            "bad = [m for m in ('deepdiff', 'jsonschema', 'kf2jobset.report', 'kf2jobset.text.k8syaml') if m in sys.modules]\n"
             "print(','.join(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert out.stdout.splitlines()[0].startswith("kf2jobset, version ")

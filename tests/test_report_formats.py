@@ -27,7 +27,7 @@ def fixture(case: str) -> str:
 def mixed():
     """A breaking MPIJob v1, an elastic PyTorchJob and a plain TFJob in one report."""
     from kf2jobset.options import ConvertOptions
-    from kf2jobset.pipeline import convert_text
+    from kf2jobset.files.pipeline import convert_text
     from kf2jobset.report import build_report
 
     opts = ConvertOptions(accept_mpi_ssh=True)

@@ -12,7 +12,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 
 from .conftest import FIXTURES, check_golden, mapping_fixture_dirs
 from .fixture_cases import CONVERTED_CASES, fixture_args

@@ -13,7 +13,7 @@ import copy
 import pytest
 
 from kf2jobset.options import ConvertOptions
-from kf2jobset.pipeline import convert_text
+from kf2jobset.files.pipeline import convert_text
 from kf2jobset.report import build_report
 from kf2jobset.report.build import job_report
 from kf2jobset.report.render_json import as_dict
@@ -50,7 +50,7 @@ def _embedded_texts(node) -> list[str]:
 
 
 def _options_from_args(args: list[str]) -> ConvertOptions:
-    from kf2jobset.cli import build_options
+    from kf2jobset.cli.main import build_options
 
     kw = dict(jobset_version="v0.12", scheduler="none", name=None, subdomain=None, keep_kubeflow_labels=False,
               ssh_secret=None, accept_mpi_ssh=False, mpi_hostfile="auto", cluster_domain=None, katib=False,
@@ -181,7 +181,7 @@ def test_user_written_old_address_is_rewritten_and_a_stale_one_is_breaking():
     text = PYTORCH.replace('["torchrun", "train.py"]', '["torchrun", "train.py", "--peer=resnet-ddp-master-0:23456"]', 1)
     assert text != PYTORCH
     report = build_report([convert_text(text, "job.yaml", ConvertOptions())], ConvertOptions())
-    assert [f for f in report.findings if f.code == "JS065"]  # kf2jobset/addresses.py: the same pod, JobSet hostname
+    assert [f for f in report.findings if f.code == "JS065"]  # kf2jobset/core/addresses.py: the same pod, JobSet hostname
     assert not [f for f in report.findings if f.code == "RT010"]
     assert not _unexplained(report)
 

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 from kf2jobset.options import ConvertOptions
-from kf2jobset.pipeline import convert_text
+from kf2jobset.files.pipeline import convert_text
 
 import pytest
 
-from kf2jobset import k8syaml
-from kf2jobset.yamlio import parse_documents
+from kf2jobset.text import k8syaml
+from kf2jobset.text.yamlio import parse_documents
 
 from .jobs import OCTAL_PYTORCHJOB
 from .report_helpers import report_for

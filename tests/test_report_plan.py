@@ -10,8 +10,8 @@ import re
 
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
-from kf2jobset.pipeline import convert_text
+from kf2jobset.cli.main import main
+from kf2jobset.files.pipeline import convert_text
 from kf2jobset.options import ConvertOptions
 from kf2jobset.report import build_report
 from kf2jobset.report.render_helpers import apart, by_code, job_id

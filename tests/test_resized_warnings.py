@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from kf2jobset import exitcodes
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 
 from .conftest import FIXTURES
 from .jobset_edits import convert_cli, converted_in_place, set_replicas

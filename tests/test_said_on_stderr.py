@@ -3,7 +3,7 @@ gets one stderr line per code per job from `convert`.
 
 (a) a field pruned as unknown (JS070: `resources.request` leaves the job without requests); (b) your env
 entry replaced by the operator's value (JS061: `MASTER_PORT: "29500"` ran as 23456); (c) placeholders of a
-file that a program fills in (kf2jobset/progtemplate.py: the error or TPL003 names each one and says the file
+file that a program fills in (kf2jobset/sources/progtemplate.py: the error or TPL003 names each one and says the file
 looks like a template for a program); (d) an image that cannot be an image reference (JS064).
 """
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
-from kf2jobset.images import is_reference
+from kf2jobset.cli.main import main
+from kf2jobset.k8s.images import is_reference
 
 from .conftest import FIXTURES
 

@@ -1,4 +1,4 @@
-"""The compiled schema checks (kf2jobset.schemacheck) must agree with jsonschema on validity: an
+"""The compiled schema checks (kf2jobset.k8s.schemacheck) must agree with jsonschema on validity: an
 instance they accept never reaches jsonschema, so a check that is more lenient would hide errors.
 Checked over every golden JobSet and fixture job, and over random mutations of them."""
 from __future__ import annotations
@@ -9,11 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kf2jobset import schemas
-from kf2jobset.convert import convert_job
+from kf2jobset.k8s import schemas
+from kf2jobset.core.convert import convert_job
 from kf2jobset.options import ConvertOptions
-from kf2jobset.schemacheck import Unsure
-from kf2jobset.yamlio import parse_documents, to_plain
+from kf2jobset.k8s.schemacheck import Unsure
+from kf2jobset.text.yamlio import parse_documents, to_plain
 
 from .conftest import FIXTURES
 from .strategies import ANY_JOB

@@ -11,7 +11,7 @@ from ruamel.yaml import YAML
 
 from kf2jobset.data_dirs import data_dir
 from kf2jobset.errors import format_path
-from kf2jobset.schemas import SchemaIssue, schema_name_for, schema_names, validate
+from kf2jobset.k8s.schemas import SchemaIssue, schema_name_for, schema_names, validate
 
 from .jobs import leader_workers_jobset, mnist_tfjob, pytorchjob_text, replica_text
 

@@ -1,4 +1,4 @@
-"""Tests for schemas/*.schema.json and kf2jobset.schemas.
+"""Tests for schemas/*.schema.json and kf2jobset.k8s.schemas.
 
 The upstream corpus and the real JobSet CRD come from the Go modules of tools/upstream-modules.txt
 (tests/upstream.py); the JobSets checked against our schema are the tests' own (tests/jobsets).
@@ -21,7 +21,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from kf2jobset.data_dirs import data_dir
-from kf2jobset.schemas import SchemaIssue, schema_name_for, validate
+from kf2jobset.k8s.schemas import SchemaIssue, schema_name_for, validate
 
 from . import upstream
 from .jobs import leader_workers_jobset, mnist_tfjob
@@ -284,7 +284,7 @@ def test_jobset_schema_matches_crd(label):
 
 
 def test_importing_schemas_does_not_import_jsonschema():
-    code = "import sys, kf2jobset.schemas; sys.exit(1 if 'jsonschema' in sys.modules else 0)"
+    code = "import sys, kf2jobset.k8s.schemas; sys.exit(1 if 'jsonschema' in sys.modules else 0)"
     assert subprocess.run([sys.executable, "-c", code], cwd=REPO).returncode == 0
 
 

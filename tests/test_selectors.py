@@ -1,4 +1,4 @@
-"""Label selectors pick the same pods after conversion (kf2jobset/selectorfix.py).
+"""Label selectors pick the same pods after conversion (kf2jobset/core/selectorfix.py).
 
 The models of both worlds (runtime/operator_view.py, runtime/jobset_view.py) play the e2e differential's
 part here (tests/e2e/test_differential.py does it with the real operators and the real API server): for
@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from kf2jobset.options import ConvertOptions
-from kf2jobset.pipeline import convert_text
+from kf2jobset.files.pipeline import convert_text
 from kf2jobset.runtime import selectors as sel
 from kf2jobset.runtime.jobset_view import jobset_world
 from kf2jobset.runtime.operator_view import operator_world
@@ -72,13 +72,13 @@ def test_every_selector_picks_the_twins_of_its_v1_pods(case):
 
 def test_without_the_fix_the_selectors_pick_nothing():
     """The check above bites: the JobSet as it was before (no kept labels, no rewrites) picks none of them."""
-    import kf2jobset.selectorfix as fix
+    import kf2jobset.core.selectorfix as fix
 
     text = (FIXTURES / "mpijob-v2beta1/anti-affinity/input.yaml").read_text()
     original = fix.fix_selectors
     try:
         fix.fix_selectors = lambda conv, options: None
-        import kf2jobset.convert as convert_module  # noqa: F401 - imports fix_selectors by name at call time
+        import kf2jobset.core.convert as convert_module  # noqa: F401 - imports fix_selectors by name at call time
 
         result = convert_text(text, "input.yaml", ConvertOptions())
     finally:
@@ -142,7 +142,7 @@ def test_keep_kubeflow_labels_needs_no_keep():
 
 
 def test_the_krm_function_rewrites_the_list_s_objects_too():
-    from kf2jobset.krm import transform
+    from kf2jobset.files.krm import transform
 
     docs = list(yaml.safe_load_all((FIXTURES / "tfjob/selecting-objects/input.yaml").read_text()))
     run = transform({"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": docs}, ConvertOptions())

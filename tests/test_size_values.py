@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kf2jobset import exitcodes
 from kf2jobset.api import convert_yaml
-from kf2jobset.staleness import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION, resized_jobsets
+from kf2jobset.checks.staleness import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION, resized_jobsets
 
 from .conftest import FIXTURES
 from .jobset_edits import convert_cli, converted_in_place, set_replicas

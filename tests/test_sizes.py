@@ -14,13 +14,13 @@ import copy
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from kf2jobset.convert import convert_job
+from kf2jobset.core.convert import convert_job
 from kf2jobset.errors import InvalidJobError
 from kf2jobset.options import ConvertOptions
 from kf2jobset.runtime.compare import compare_env
 from kf2jobset.runtime.jobset_view import jobset_world
 from kf2jobset.runtime.operator_view import operator_world
-from kf2jobset.staleness import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION, parse_sized_for, sized_for
+from kf2jobset.checks.staleness import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION, parse_sized_for, sized_for
 
 from .jobs import pytorchjob
 from .strategies import ANY_JOB

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from kf2jobset import exitcodes
-from kf2jobset.staleness import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION, resized_jobsets
+from kf2jobset.checks.staleness import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION, resized_jobsets
 
 from .conftest import FIXTURES
 from .jobset_edits import convert_cli, converted_in_place, set_replicas

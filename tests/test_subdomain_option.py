@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from kf2jobset import exitcodes
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 from kf2jobset.errors import UsageError
 from kf2jobset.options import ConvertOptions, shared_subdomain
 

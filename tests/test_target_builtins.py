@@ -11,11 +11,11 @@ import yaml
 from click.testing import CliRunner
 
 from kf2jobset import exitcodes
-from kf2jobset.cli import main
-from kf2jobset.images import default_pull_policy
+from kf2jobset.cli.main import main
+from kf2jobset.k8s.images import default_pull_policy
 from kf2jobset.options import ConvertOptions
-from kf2jobset.pipeline import convert_text
-from kf2jobset.staleness import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION
+from kf2jobset.files.pipeline import convert_text
+from kf2jobset.checks.staleness import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION
 from kf2jobset.targets import builtin
 from kf2jobset.targets.builtin_fields import field_decisions
 from kf2jobset.targets.trainjob import BUILTINS, builtin_module

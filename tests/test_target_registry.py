@@ -7,8 +7,8 @@ import ast
 import kf2jobset.options as options_module
 from kf2jobset import targets
 from kf2jobset.options import TARGETS, ConvertOptions
-from kf2jobset.pipeline import convert_text
-from kf2jobset.yamlio import parse_documents
+from kf2jobset.files.pipeline import convert_text
+from kf2jobset.text.yamlio import parse_documents
 
 from .conftest import FIXTURES, REPO
 

@@ -16,15 +16,15 @@ import pytest
 from click.testing import CliRunner
 
 from kf2jobset import claims as claim_rules
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 from kf2jobset.options import ConvertOptions
-from kf2jobset.pipeline import convert_text
+from kf2jobset.files.pipeline import convert_text
 from kf2jobset.targets import builtin
 from kf2jobset.targets import torch_distributed as td
 from kf2jobset.targets.builtin_fields import PATCHABLE_POD
 from kf2jobset.targets.trainjob import builtin_module
-from kf2jobset.validate import check_jobset
-from kf2jobset.yamlio import to_plain
+from kf2jobset.k8s.validate import check_jobset
+from kf2jobset.text.yamlio import to_plain
 
 from .conftest import FIXTURES, check_golden
 from .fixture_cases import CONVERTED_CASES as FIXTURE_CASES

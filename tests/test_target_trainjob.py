@@ -10,7 +10,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 from kf2jobset.targets.trainjob import ANCESTOR_LABEL, FRAMEWORK_LABEL, KUEUE_LABELS
 
 from .conftest import FIXTURES
@@ -56,7 +56,7 @@ def test_every_fixture_becomes_a_trainjob_on_a_runtime_holding_its_jobset(case):
         # a generated runtime is shared by every trial, so the swept values may not sit in it
         assert as_trainjob.exit_code == 4 and "katib-trainjob-parameters" in as_trainjob.stderr
         return
-    if case.parent.name == "appwrapper":  # no TrainJob inside an AppWrapper (kf2jobset/appwrapper.py says why)
+    if case.parent.name == "appwrapper":  # no TrainJob inside an AppWrapper (kf2jobset/sources/appwrapper.py says why)
         assert as_trainjob.exit_code == 4 and "cannot become a TrainJob" in as_trainjob.stderr
         return
     if case.parent.name == "argo":  # Argo's conditions cannot read a TrainJob's conditions list

@@ -16,12 +16,12 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 from kf2jobset.errors import UnsupportedError
 from kf2jobset.options import ConvertOptions
-from kf2jobset.pipeline import convert_text
+from kf2jobset.files.pipeline import convert_text
 from kf2jobset.targets import bundle, bundle_catalog, bundle_target, trainer_build
-from kf2jobset.yamlio import to_plain
+from kf2jobset.text.yamlio import to_plain
 
 from .conftest import FIXTURES
 from .fixture_cases import corpus_texts, fixture_options
@@ -365,7 +365,7 @@ def test_mpi008_offers_subdomain_only_where_it_keeps_the_job_converting():
     """MPI008's action: `--subdomain` on the JobSet target and the per-job runtime; on a shared runtime (which
     refuses --subdomain) only deleting the MPIJob first — and that advice, followed, still converts."""
     from kf2jobset.options import ConvertOptions
-    from kf2jobset.pipeline import convert_text
+    from kf2jobset.files.pipeline import convert_text
 
     text = (FIXTURES / "mpijob-v2beta1" / "openmpi" / "input.yaml").read_text()
 
@@ -391,7 +391,7 @@ def test_the_install_command_in_the_header_prints_this_very_stream(args):
 
     from click.testing import CliRunner
 
-    from kf2jobset.cli import main
+    from kf2jobset.cli.main import main
 
     out = CliRunner().invoke(main, ["runtimes", *args])
     assert out.exit_code == 0, out.output
@@ -408,7 +408,7 @@ def test_mpi008_only_where_the_jobsets_service_keeps_the_mpijobs_name():
     """mpi-operator names its headless Service after the MPIJob: converted under another name (--name), the JobSet's
     Service does not clash with it, and MPI008 is not said."""
     from kf2jobset.options import ConvertOptions
-    from kf2jobset.pipeline import convert_text
+    from kf2jobset.files.pipeline import convert_text
 
     text = (FIXTURES / "mpijob-v2beta1" / "openmpi" / "input.yaml").read_text()
     codes = {n: [x.code for c in convert_text(text, "job.yaml", ConvertOptions(ssh_secret="s", name=n)).conversions

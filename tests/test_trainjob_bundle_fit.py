@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from kf2jobset.options import ConvertOptions
-from kf2jobset.pipeline import convert_text
+from kf2jobset.files.pipeline import convert_text
 from kf2jobset.targets import bundle_catalog, bundle_fit
 
 from .conftest import FIXTURES

@@ -11,10 +11,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 from kf2jobset.errors import NotFoundError
 from kf2jobset.live.trainjobs import _require_gang
-from kf2jobset.pipeline import convert_text
+from kf2jobset.files.pipeline import convert_text
 from kf2jobset.targets import bundle_catalog, bundle_gang
 from kf2jobset.targets.bundle_gang import GANG_ANNOTATION, Gang
 

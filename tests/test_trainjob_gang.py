@@ -9,7 +9,7 @@ from decimal import Decimal
 import yaml
 
 from kf2jobset.options import ConvertOptions
-from kf2jobset.pipeline import convert_text
+from kf2jobset.files.pipeline import convert_text
 from kf2jobset.targets.trainjob_gang import pod_requests
 
 from .conftest import FIXTURES

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from kf2jobset.options import ConvertOptions
-from kf2jobset.pipeline import convert_text
+from kf2jobset.files.pipeline import convert_text
 from kf2jobset.runtime.lifecycle import MULTIKUEUE
 
 from .conftest import FIXTURES

@@ -1,4 +1,4 @@
-"""Older apiVersions read as the v1 job they meant (kf2jobset/upgrade.py): one test per move, the
+"""Older apiVersions read as the v1 job they meant (kf2jobset/upgrade/__init__.py): one test per move, the
 conflicts the old operators resolved in their own way, and the error locations in the document as
 written. The per-version facts are in upgrade.py's docstring (the operators' types at their tags)."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kf2jobset import exitcodes
-from kf2jobset.cli import main
-from kf2jobset.convert import convert_job
+from kf2jobset.cli.main import main
+from kf2jobset.core.convert import convert_job
 from kf2jobset.errors import InvalidJobError, UnsupportedError
 from kf2jobset.mappings import all_mappings, convertible_mapping, readable_versions
 from kf2jobset.options import ConvertOptions

@@ -15,8 +15,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kf2jobset.convert import convert_job
-from kf2jobset.envmerge import SHADOW_PREFIX
+from kf2jobset.core.convert import convert_job
+from kf2jobset.core.envmerge import SHADOW_PREFIX
 from kf2jobset.errors import InvalidJobError
 from kf2jobset.frameworks import profile as get_profile
 from kf2jobset.frameworks.base import HELPER_VARS, OperatorSide
@@ -55,7 +55,7 @@ def _pod_env(entries: list[dict]) -> dict:
 
 
 def _readdressed(conv, rtype: str, index: int, name: str) -> str | None:
-    """The value JS065 gave an entry that named a v1 pod (kf2jobset/addresses.py: the same pod, JobSet hostname)."""
+    """The value JS065 gave an entry that named a v1 pod (kf2jobset/core/addresses.py: the same pod, JobSet hostname)."""
     for n in conv.notes:
         if n.code == "JS065" and n.replica_type == rtype and (n.source_path or "").endswith(f".containers[{index}].env[{name}]"):
             return n.claims[0].value

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from kf2jobset.validate import admitted, check_jobset
+from kf2jobset.k8s.validate import admitted, check_jobset
 
 JOBSET = {
     "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "q"},

@@ -1,4 +1,4 @@
-"""The edit checks read JobSets an AppWrapper wraps as they read top-level ones (kf2jobset/edit_checks.py).
+"""The edit checks read JobSets an AppWrapper wraps as they read top-level ones (kf2jobset/checks/edit_checks.py).
 
 A JobSet kf2jobset wrote into an AppWrapper component is edited by hand like any other: its literals (the MPI
 hostfile ConfigMap, itself a component) go stale with its replicas, its name-bound values with its name. And
@@ -13,7 +13,7 @@ import re
 import pytest
 
 from kf2jobset import exitcodes
-from kf2jobset.edit_checks import edited_objects
+from kf2jobset.checks.edit_checks import edited_objects
 
 from .conftest import FIXTURES
 from .jobset_edits import convert_cli, converted_in_place, set_replicas

@@ -1,4 +1,4 @@
-"""Objects built from libyaml's nodes (kf2jobset.yamlread) must be what ruamel's round-trip loader
+"""Objects built from libyaml's nodes (kf2jobset.text.yamlread) must be what ruamel's round-trip loader
 returns: same values and types, same flow/block styles, same line/column of every key, value and
 item. Documents the builder refuses go to ruamel (tested below)."""
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from kf2jobset.yamlio import _loader, _strict_loader, split_documents
-from kf2jobset.yamlread import NotReadable, build, may_read
+from kf2jobset.text.yamlio import _loader, _strict_loader, split_documents
+from kf2jobset.text.yamlread import NotReadable, build, may_read
 
 from . import upstream
 from .conftest import FIXTURES
@@ -99,7 +99,7 @@ def test_commented_sources(source):
     "a: é\n",                    # not ASCII
 ])
 def test_refused_documents_load_with_ruamel(text):
-    from kf2jobset.yamlio import parse_documents
+    from kf2jobset.text.yamlio import parse_documents
 
     strict = _strict_loader()
     error, _, roots = strict(text.split("---\n")[-1])

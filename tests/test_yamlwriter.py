@@ -1,4 +1,4 @@
-"""The direct writer (kf2jobset.yamlwriter) must write exactly what ruamel's round-trip dumper writes,
+"""The direct writer (kf2jobset.text.yamlwriter) must write exactly what ruamel's round-trip dumper writes,
 and hand everything else back to ruamel. Held to it over every object the golden fixtures dump,
 over generated jobs, and over generated trees of awkward scalars; the fallback decision is tested
 case by case."""
@@ -10,12 +10,12 @@ from hypothesis import strategies as st
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString, SingleQuotedScalarString
 
-from kf2jobset import yamlio
-from kf2jobset.convert import convert_job
+from kf2jobset.text import yamlio
+from kf2jobset.core.convert import convert_job
 from kf2jobset.options import ConvertOptions
-from kf2jobset.pipeline import convert_text
-from kf2jobset.yamlio import Style, _prepare, dump_with_ruamel
-from kf2jobset.yamlwriter import NotWritable, write_document
+from kf2jobset.files.pipeline import convert_text
+from kf2jobset.text.yamlio import Style, _prepare, dump_with_ruamel
+from kf2jobset.text.yamlwriter import NotWritable, write_document
 
 from .conftest import FIXTURES
 from .strategies import ANY_JOB, COMMENT_SOURCES, commented_source
@@ -41,7 +41,7 @@ def _fixture_args(case):
 def _options(args):
     from click.testing import CliRunner
 
-    from kf2jobset.cli import main
+    from kf2jobset.cli.main import main
 
     captured = {}
 
@@ -49,7 +49,7 @@ def _options(args):
         captured["options"] = options
         return 0
 
-    import kf2jobset.commands.convert_command as command
+    import kf2jobset.cli.commands.convert_command as command
 
     real = command.repo_mode
     command.repo_mode = grab

@@ -15,8 +15,8 @@ import yaml
 
 from kf2jobset.schedulers import yunikorn
 from kf2jobset.options import ConvertOptions
-from kf2jobset.pipeline import convert_text
-from kf2jobset.quantity import parse_quantity
+from kf2jobset.files.pipeline import convert_text
+from kf2jobset.k8s.quantity import parse_quantity
 
 from . import yunikorn_facts
 from .conftest import FIXTURES

@@ -28,9 +28,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from kf2jobset.clioptions import options_from_args  # noqa: E402
+from kf2jobset.cli.shared_options import options_from_args  # noqa: E402
 from kf2jobset.options import ConvertOptions  # noqa: E402
-from kf2jobset.pipeline import convert_text  # noqa: E402
+from kf2jobset.files.pipeline import convert_text  # noqa: E402
 from kf2jobset.targets import bundle_target  # noqa: E402
 
 NO_SHARED_RUNTIME = "trainjob-no-shared-runtime"

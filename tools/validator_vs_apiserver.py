@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Hold kf2jobset's JobSet validator to the real API server: same verdict on every JobSet, both ways.
 
-kf2jobset refuses to write a JobSet that `kf2jobset.validate.check_jobset` rejects, and claims that
+kf2jobset refuses to write a JobSet that `kf2jobset.k8s.validate.check_jobset` rejects, and claims that
 whatever it accepts the API accepts. This script generates JobSets, asks both, and counts where
 they disagree:
 
@@ -68,11 +68,11 @@ QUERY = "?dryRun=All&fieldValidation=Strict"
 
 def _convert(doc, opts: dict) -> dict | None:
     """The JobSet kf2jobset emits for `doc` (before its own validation), or None."""
-    from kf2jobset.emit import emit
+    from kf2jobset.core.emit import emit
     from kf2jobset.errors import Kf2JobSetError
     from kf2jobset.mappings import mapping_for
     from kf2jobset.options import ConvertOptions, parse_version
-    from kf2jobset.parse import parse_job
+    from kf2jobset.core.parse import parse_job
 
     if not isinstance(doc, dict):
         return None
@@ -222,7 +222,7 @@ def generate(count: int, seed: int, *, hypothesis_n: int | None = None, fuzz_n: 
 
 
 def our_verdict(js: dict) -> list[str]:
-    from kf2jobset.validate import check_jobset
+    from kf2jobset.k8s.validate import check_jobset
 
     return [f"{p.rule}: {p}" for p in check_jobset(js)]
 

@@ -46,7 +46,7 @@ HELPER_VARS = {
 
 
 # How a value written from the replica counts describes the size (Profile.size_values, read back by
-# kf2jobset/size_values.py): HOSTS lists pod addresses as JobSetSide.host writes them, PODS is the job's pod
+# kf2jobset/checks/size_values.py): HOSTS lists pod addresses as JobSetSide.host writes them, PODS is the job's pod
 # count (times the integer of another env of the same container), ROLE one replicatedJob's replicas, SOLO
 # holds only while its replicatedJob runs one pod.
 HOSTS, PODS, ROLE, SOLO = "hosts", "pods", "role", "solo"
@@ -364,7 +364,7 @@ class Profile:
         return {}
 
     # The literal values the profile may write from the replica counts, and how each describes the size:
-    # `--check` reads them back on a converted JobSet (kf2jobset/size_values.py). Names as size_literals gives them.
+    # `--check` reads them back on a converted JobSet (kf2jobset/checks/size_values.py). Names as size_literals gives them.
     size_values: tuple = ()
 
     def size_literals(self, job: "TrainingJob") -> list[str]:

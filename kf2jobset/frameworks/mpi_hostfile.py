@@ -206,7 +206,7 @@ def jobset_files(js, companions: list) -> dict:
         items = volume["configMap"].get("items")
         keys = [i.get("path") for i in items] if items else list(data)
         return {k: data.get(k) for k in keys}
-    if "downwardAPI" in volume:  # a Katib trial's files, from the launcher's annotations (kf2jobset/katib_files.py)
+    if "downwardAPI" in volume:  # a Katib trial's files, from the launcher's annotations (kf2jobset/sources/katib_files.py)
         fields = {i.get("path"): (i.get("fieldRef") or {}).get("fieldPath", "") for i in volume["downwardAPI"].get("items") or []}
         return {k: launcher.annotations.get(f[len("metadata.annotations['"):-2]) for k, f in fields.items()
                 if f.startswith("metadata.annotations['")}

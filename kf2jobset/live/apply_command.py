@@ -8,7 +8,7 @@ import sys
 import click
 
 from .. import exitcodes
-from ..clioptions import build_options, conversion_options
+from ..cli.shared_options import build_options, conversion_options
 from ..errors import Kf2JobSetError, NotFoundError, UsageError
 from ..targets import target_of
 from .cluster import JOBSET_GROUP, JOBSET_PLURAL, JOBSET_VERSION

@@ -19,7 +19,7 @@ from ..errors import UnsupportedError
 from .apierrors import BadKubeconfig, NotFound, translate
 from .kinds import LiveKind
 
-from ..jobset_api import GROUP as JOBSET_GROUP, PLURAL as JOBSET_PLURAL, VERSION as JOBSET_VERSION  # noqa: E402
+from ..k8s.jobset_api import GROUP as JOBSET_GROUP, PLURAL as JOBSET_PLURAL, VERSION as JOBSET_VERSION  # noqa: E402
 FIELD_MANAGER = "kf2jobset"
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 DEFAULT_CHUNK_SIZE = 500  # kubectl's --chunk-size default

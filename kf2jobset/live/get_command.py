@@ -7,7 +7,7 @@ from typing import Iterator
 import click
 
 from .. import exitcodes
-from ..clioptions import build_options, conversion_options
+from ..cli.shared_options import build_options, conversion_options
 from ..errors import Kf2JobSetError, UsageError
 from .flags import connect, connection_options, selection_options
 from .kinds import KINDS, split_kind_name

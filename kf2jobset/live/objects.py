@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ..emit import LAST_APPLIED
+from ..core.emit import LAST_APPLIED
 from ..mappings import mapping_for
 from ..notes import CATEGORIES
 

@@ -40,7 +40,7 @@ def kubectl_name(obj: dict) -> str:
 
 
 def dump(objects: list[dict], output: str, single: bool) -> str:
-    from ..yamlio import dump_documents, to_plain
+    from ..text.yamlio import dump_documents, to_plain
 
     if output == "json":
         plain = [to_plain(o) for o in objects]

@@ -10,7 +10,7 @@ import sys
 import click
 
 from .. import exitcodes
-from ..clioptions import build_options, conversion_options
+from ..cli.shared_options import build_options, conversion_options
 from ..errors import Kf2JobSetError, UsageError
 from .flags import connect, connection_options, selection_options
 from .objects import clean, format_replicas
@@ -92,8 +92,8 @@ def scan(kind, output, report_specs, all_namespaces, selector, chunk_size, worke
 
 def _scan_with_report(obj: dict, options):
     """The row and the report's DocumentResult; the report needs the document as text (it points at lines)."""
-    from ..pipeline import convert_text
-    from ..yamlio import dump_documents
+    from ..files.pipeline import convert_text
+    from ..text.yamlio import dump_documents
 
     doc, _owners = clean(obj)
     result = convert_text(dump_documents([doc]), object_ref(obj), options)
@@ -112,7 +112,7 @@ def _inventory(rows: list[dict], output: str) -> str:
         data = {"items": rows}
         if output == "json":
             return json.dumps(data, indent=2) + "\n"
-        from ..yamlio import dump_documents
+        from ..text.yamlio import dump_documents
 
         return dump_documents([data])
     if not rows:

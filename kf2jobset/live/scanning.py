@@ -26,7 +26,7 @@ def object_ref(obj: dict) -> str:
 
 def convert_live(obj: dict, options):
     """Clean and convert one live job -> (Conversion, owners). Typed errors carry `ns/Kind/name`."""
-    from ..convert import convert_job
+    from ..core.convert import convert_job
 
     doc, owners = clean(obj)
     try:
@@ -74,7 +74,7 @@ MAX_DEFAULT_WORKERS = 4  # past this the API server's listing, not conversion, s
 def default_workers() -> int:
     """One per CPU this process may use, at most MAX_DEFAULT_WORKERS (a pod on a big node sees
     every CPU of the node in its affinity mask)."""
-    from ..cpus import usable_cpus
+    from ..k8s.cpus import usable_cpus
 
     return max(1, min(usable_cpus(), MAX_DEFAULT_WORKERS))
 
@@ -105,7 +105,7 @@ def scan_rows(pages: Iterable[list[dict]], options, workers: int) -> list[dict]:
     if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():  # (no fork on Windows)
         return [scan_row(obj, options) for page in pages for obj in page]
 
-    from .. import convert  # noqa: F401  (imported before the fork: the workers share it)
+    from ..core import convert  # noqa: F401  (imported before the fork: the workers share it)
 
     ctx = multiprocessing.get_context("fork")
     rows: list[dict] = []

@@ -1,5 +1,5 @@
 """Repo mode's Helm charts: a template under a chart's templates/ that renders v1 jobs is converted at
-the source (kf2jobset/chart/source.py), with the chart's other template files read for its helpers;
+the source (kf2jobset/sources/chart/source.py), with the chart's other template files read for its helpers;
 `--check` lists its jobs as `to convert` or `refused` (with the construct and the post-renderer)."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .. import exitcodes
-from ..chart.source import convert_chart_template
+from ..sources.chart.source import convert_chart_template
 from . import check_listing
 from .outcome import CHECK, CONVERTED, FAILED, Outcome, Settings, deliver
 

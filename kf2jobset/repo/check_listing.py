@@ -10,9 +10,9 @@ import re
 
 from ..categories import DECISION, EMBEDDED, HELM, ORDER, PATCH, REFUSED, RENAMED, RESIZED, STALE, TEMPLATE, TO_CONVERT  # noqa: F401 (used by importers too)
 from ..errors import format_path
-from ..edit_checks import edited_objects
+from ..checks.edit_checks import edited_objects
 from ..text.classify import has_job_evidence, kinds_in
-from ..yamlio import position
+from ..text.yamlio import position
 
 _PLURAL = {DECISION: "need a decision", PATCH: "kustomize patches", STALE: "stale copies"}
 
@@ -34,7 +34,7 @@ def job_label(obj, fallback_kind: str = "job") -> str:
 
 
 def error_category(err) -> str:
-    from ..envsubst import RULE
+    from ..sources.envsubst import RULE
 
     rules = {p.rule for p in err.problems}
     if rules == {RULE}:
@@ -137,7 +137,7 @@ def _item(data, path) -> object:
         held = held.get(part) if isinstance(held, dict) else held[part] if isinstance(held, list) and \
             isinstance(part, int) and part < len(held) else None
         if isinstance(held, str):
-            from ..jobs_in_strings import job_in_text
+            from ..sources.jobs_in_strings import job_in_text
 
             return job_in_text(held) or data
     if isinstance(data, dict) and data.get("kind") == "Experiment":

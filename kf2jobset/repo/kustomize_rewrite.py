@@ -14,12 +14,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..convert import convert_job, is_job
-from ..emit import SOURCE_ANNOTATION
+from ..core.convert import convert_job, is_job
+from ..core.emit import SOURCE_ANNOTATION
 from ..errors import Kf2JobSetError
-from ..jobset_api import GROUP as JOBSET_GROUP, VERSION as JOBSET_VERSION
+from ..k8s.jobset_api import GROUP as JOBSET_GROUP, VERSION as JOBSET_VERSION
 from ..mappings import JOB_KINDS
-from ..yamlio import Style, detect_style, dump_documents, first_content_line, parse_documents, to_plain
+from ..text.yamlio import Style, detect_style, dump_documents, first_content_line, parse_documents, to_plain
 from . import patches
 from ..text import yamledit
 from ..text.classify import JOB_KIND_RE

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..manifest_walk import walk
+from .walk import walk
 from ..text import yamledit
 from ..text.classify import KUSTOMIZATION_NAMES, V1_REFERENCE_RE, may_hold_job
 from .fsio import read_source

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..text import yamledit
-from ..yamlio import parse_documents
+from ..text.yamlio import parse_documents
 from .fsio import read_text
 from .kustomize_tree import find_kustomization
 

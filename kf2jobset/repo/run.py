@@ -1,12 +1,12 @@
 """Repo mode: convert manifests in place (--in-place), into a mirror tree (--out-dir), or check only.
 
 One run:
-1. walk the arguments (kf2jobset.manifest_walk: .gitignore and --exclude, no symlinks);
+1. walk the arguments (kf2jobset.repo.walk: .gitignore and --exclude, no symlinks);
 2. read every file and classify it from its text (classify: no YAML parsing for files that cannot
    hold a v1 job; Helm templates are skipped and counted);
 3. kustomizations that point at v1 kinds/fields, with their patch files, are handled as units
    (kustomize);
-4. candidate files are converted (kf2jobset.pipeline: only converted documents are re-written,
+4. candidate files are converted (kf2jobset.files.pipeline: only converted documents are re-written,
    every other byte is kept), in worker processes when there are many;
 5. results are written atomically (fsio) or compared (--check), and reported: one line per file
    on stdout, problems and a one-line summary on stderr.
@@ -24,14 +24,14 @@ from pathlib import Path
 from typing import TextIO
 
 from .. import exitcodes
-from ..convert import is_job
-from ..katib_trials import KATIB_EXPERIMENT
-from ..filenames import is_template_name
-from ..manifest_walk import Found, walk
+from ..core.convert import is_job
+from ..sources.katib_trials import KATIB_EXPERIMENT
+from ..text.filenames import is_template_name
+from .walk import Found, walk
 from ..notes import warning_lines
 from ..text import classify as cls
 from ..runtime.selectors import SELECTING_TEXT
-from ..edit_checks import may_hold_edit
+from ..checks.edit_checks import may_hold_edit
 from ..targets.bundle_gang import GANG_ANNOTATION
 
 from . import check_listing
@@ -69,7 +69,7 @@ def _convert_chunk(tasks: list[Task]) -> list[Outcome]:
 
 
 def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
-    from ..markdown import convert_file_text
+    from ..sources.markdown import convert_file_text
 
     if task.chart is not None:
         from .charts import convert_chart_file
@@ -159,7 +159,7 @@ def _parse_errors_only(result) -> bool:
 
 def _needs_values(result) -> bool:
     """Every error is an envsubst placeholder where kf2jobset needs the value (an envsubst template)."""
-    from ..envsubst import RULE
+    from ..sources.envsubst import RULE
 
     return all(p.rule == RULE for err in result.errors for p in err.problems)
 
@@ -293,7 +293,7 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
 
 
 def _with_selector_peers(settings: Settings, selecting: list) -> Settings:
-    from ..selectorfix import tree_peers  # the runtime models: not for a run of files without jobs (the hook's)
+    from ..core.selectorfix import tree_peers  # the runtime models: not for a run of files without jobs (the hook's)
 
     peers = tree_peers(selecting)
     if not peers:
@@ -347,8 +347,8 @@ def _run_kustomize_units(run_files: _Sorted, families: list[set[str]]) -> None:
 
 def _with_trial_templates(settings: Settings, run_files: _Sorted) -> Settings:
     """Experiments that read a trial template from a ConfigMap are updated with it, in whichever file
-    of the run it sits (kf2jobset/katib_configmaps.py): the templates are gathered before any file converts."""
-    from ..katib_configmaps import trial_templates_in_texts
+    of the run it sits (kf2jobset/sources/katib_configmaps.py): the templates are gathered before any file converts."""
+    from ..sources.katib_configmaps import trial_templates_in_texts
 
     found_templates = trial_templates_in_texts([t.text for t in run_files.tasks if "ConfigMap" in t.text]
                                                + run_files.converted_templates, settings.options)
@@ -416,7 +416,7 @@ def _workers(settings: Settings, count: int) -> int:
         return 1
     if settings.jobs > 1:
         return min(settings.jobs, count)
-    from ..cpus import usable_cpus
+    from ..k8s.cpus import usable_cpus
 
     return max(1, min(usable_cpus(), count // 4))
 

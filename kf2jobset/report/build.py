@@ -1,7 +1,7 @@
 """Conversions -> Report: run both runtime models, compare them, explain every difference.
 
-Pure apart from nothing: FileResults (from kf2jobset.pipeline) in, a Report out.
-Both worlds are built from what Kubernetes reads (kf2jobset.k8syaml): the operator world from the
+Pure apart from nothing: FileResults (from kf2jobset.files.pipeline) in, a Report out.
+Both worlds are built from what Kubernetes reads (kf2jobset.text.k8syaml): the operator world from the
 v1 document's YAML 1.1 reading, the JobSet world from the reading of the emitted JobSet.
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from functools import partial
 
-from .. import k8syaml
+from ..text import k8syaml
 from ..claims import equals
 from ..errors import format_path
 from ..frameworks import profile as get_profile
@@ -27,7 +27,7 @@ from ..runtime.structure import (
     stale_addresses,
 )
 from ..targets import target_of
-from ..yamlio import position
+from ..text.yamlio import position
 from .explain import explain
 from .model import FileError, FileReport, FileWarning, Finding, JobReport, Report, sort_findings
 
@@ -317,7 +317,7 @@ def _locate(f: Finding, doc, embedded: tuple) -> None:
         parts = ["spec"] + parts
         text = "spec." + text
     base = _subtree(doc.data, embedded) if embedded else doc.data
-    if embedded and isinstance(base, str):  # job text inside a string scalar (kf2jobset/jobs_in_strings.py): its line
+    if embedded and isinstance(base, str):  # job text inside a string scalar (kf2jobset/sources/jobs_in_strings.py): its line
         f.source_path = f"{format_path(embedded)}.{text}"
         f.line, f.column = position(doc.data, tuple(embedded), doc.start_line)
         return

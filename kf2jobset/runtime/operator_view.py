@@ -62,7 +62,7 @@ def operator_world(job: TrainingJob, *, name: str | None = None, namespace: str 
 
 def operator_pod_labels(job: TrainingJob, *, name: str | None = None) -> list[tuple[tuple[str, int], dict]]:
     """(pod key, labels) of the pods :func:`operator_world` makes, without their env (cheap for 10 000
-    replicas: the selectors of kf2jobset/selectorfix.py need labels only)."""
+    replicas: the selectors of kf2jobset/core/selectorfix.py need labels only)."""
     name = name or job.name or "job"
     out = []
     for rtype, spec in job.replicas.items():

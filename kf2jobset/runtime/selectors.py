@@ -6,7 +6,7 @@ and `DoesNotExist` hold for a pod without the key). Where selectors live: a pod'
 anti-affinity terms (required and preferred) and its topologySpreadConstraints; the selecting objects
 a manifest keeps beside a job (Service, PodDisruptionBudget, NetworkPolicy, PodMonitor).
 
-Nothing here decides what to do about a selector; kf2jobset/selectorfix.py does, from what
+Nothing here decides what to do about a selector; kf2jobset/core/selectorfix.py does, from what
 :func:`selected` says about the pods of runtime/operator_view.py and runtime/jobset_view.py.
 """
 from __future__ import annotations

@@ -6,7 +6,7 @@ from .. import claims as claim
 from ..model import TrainingJob
 from ..notes import Note
 from ..options import ConvertOptions
-from ..plan import JobSetPlan, gang_without_name
+from ..core.plan import JobSetPlan, gang_without_name
 from . import every, scheduler
 
 

@@ -12,7 +12,7 @@ from .base import Scheduler
 if TYPE_CHECKING:
     from ..model import TrainingJob
     from ..options import ConvertOptions
-    from ..plan import JobSetPlan
+    from ..core.plan import JobSetPlan
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 

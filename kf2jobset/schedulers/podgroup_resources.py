@@ -8,7 +8,7 @@ from ..errors import Problem, UnsupportedError
 from typing import TYPE_CHECKING
 
 from ..notes import Note
-from ..quantity import go_sum
+from ..k8s.quantity import go_sum
 
 if TYPE_CHECKING:
     from ..model import TrainingJob

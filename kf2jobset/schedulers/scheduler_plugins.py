@@ -15,7 +15,7 @@ from .podgroup_resources import gang_size, min_resources_note, mpi_operator_min_
 if TYPE_CHECKING:
     from ..model import TrainingJob
     from ..options import ConvertOptions
-    from ..plan import JobSetPlan
+    from ..core.plan import JobSetPlan
 
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"  # scheduler-plugins' v1alpha1.PodGroupLabel
 API_VERSION = "scheduling.x-k8s.io/v1alpha1"

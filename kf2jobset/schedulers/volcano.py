@@ -15,7 +15,7 @@ from .podgroup_resources import min_resources_note, mpi_operator_min_resources, 
 if TYPE_CHECKING:
     from ..model import TrainingJob
     from ..options import ConvertOptions
-    from ..plan import JobSetPlan
+    from ..core.plan import JobSetPlan
 
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"  # volcano's QueueNameAnnotationKey
 TASK_SPEC = "volcano.sh/task-spec"

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING
 from .. import claims as claim
 from ..claims import pod_path
 from ..notes import Note
-from ..quantity import go_sum
+from ..k8s.quantity import go_sum
 from .base import Scheduler
 
 if TYPE_CHECKING:
     from ..model import TrainingJob
     from ..options import ConvertOptions
-    from ..plan import JobSetPlan
+    from ..core.plan import JobSetPlan
 
 SCHEDULER_NAME = "yunikorn"
 APP_ID_KEYS = ("yunikorn.apache.org/app-id", "applicationId", "spark-app-selector")  # labels, in YuniKorn's order

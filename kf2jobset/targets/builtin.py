@@ -15,7 +15,7 @@ the master, or worker 0 of a worker-only job, is index 0, which needs every pod 
 and the pod fields in `runtimePatches`. A value that is the pod count reads the plugin's own count
 variable where the plugin writes one ahead of the trainer env (`$(JAX_NUM_PROCESSES)`), so `numNodes`
 stays the size knob; a value no variable can carry (a host list) stays literal and the TrainJob records
-the numNodes it was written for (`kf2jobset convert --check`, kf2jobset/staleness.py).
+the numNodes it was written for (`kf2jobset convert --check`, kf2jobset/checks/staleness.py).
 
 Fields a TrainJob cannot carry are decided one by one (`field_decisions`, notes in builtin_notes.py).
 """
@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import copy
 
-from .. import staleness
-from ..addresses import FIELDS, configmap_addresses, find, pattern
-from ..layout_guard import LAYOUT_ANNOTATION
+from ..checks import staleness
+from ..core.addresses import FIELDS, configmap_addresses, find, pattern
+from ..checks.layout_guard import LAYOUT_ANNOTATION
 from ..runtime.jobset_view import stand_in_name
 from ..runtime.lifecycle import managed_by_rule
 from .builtin_fields import PATCHABLE_POD, field_decisions
@@ -51,7 +51,7 @@ DROPPED_JOBSET_FIELDS = ("ttlSecondsAfterFinished",)
 JOB_FIELDS = ("completionMode", "completions", "parallelism", "backoffLimit", "activeDeadlineSeconds", "template")
 DEFAULT_NETWORK = {"enableDNSHostnames": True, "publishNotReadyAddresses": True}
 KUEUE_LABELS = ("kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class")
-# The TrainJob's size record (kf2jobset/staleness.py): literals written for this many nodes
+# The TrainJob's size record (kf2jobset/checks/staleness.py): literals written for this many nodes
 SIZED_FOR_NODES = staleness.NUM_NODES
 
 

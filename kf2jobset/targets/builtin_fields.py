@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..images import default_pull_policy
+from ..k8s.images import default_pull_policy
 
 # What a TrainJob may set on a built-in runtime's pods (v2.3 PodSpecPatch), plus what spec.trainer sets
 PATCHABLE_POD = ("serviceAccountName", "volumes", "imagePullSecrets", "securityContext", "nodeSelector",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from .. import staleness
+from ..checks import staleness
 from ..claims import absent, equals
 from ..frameworks import profile
 from ..notes import Note

@@ -42,7 +42,7 @@ JOBSET_FIELDS = ("network", "successPolicy", "replicatedJobs", "suspend", "manag
                  *builtin.DROPPED_JOBSET_FIELDS)  # (the TTL: builtin_notes.lifetime_notes)
 TEMPLATED = ("command", "args")  # may differ between roles by the role's name
 # The JobSet's own annotations kept off the runtime patch: about the TrainJob (the size record) or the job
-from ..staleness import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION  # noqa: E402
+from ..checks.staleness import SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION  # noqa: E402
 
 TRAINJOB_ONLY_ANNOTATIONS = (SIZED_FOR_ANNOTATION, SIZE_LITERALS_ANNOTATION)
 _WORD = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9]")

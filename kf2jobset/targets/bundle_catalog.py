@@ -7,10 +7,10 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..emit import emit
+from ..core.emit import emit
 from ..mappings import all_mappings
 from ..options import ConvertOptions
-from ..parse import parse_job
+from ..core.parse import parse_job
 from ..data_dirs import data_dir
 from ..frameworks import profile
 
@@ -120,7 +120,7 @@ def _chosen(names) -> list[BundleRuntime]:
 
 def bundle_stream(names=(), gang=None) -> str:
     """The runtimes as one YAML stream (all of them, or those named; in `gang`'s flavour)."""
-    from ..yamlio import dump_documents
+    from ..text.yamlio import dump_documents
 
     top = header() if gang is None else header(gang.command) + (
         f"# Flavour {gang.flavour}: the same runtimes, for a platform whose pods are gang-scheduled by "

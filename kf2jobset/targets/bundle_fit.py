@@ -21,7 +21,7 @@ from decimal import Decimal
 
 from .. import claims as claim
 from ..notes import Note
-from ..quantity import canonical, parse_quantity
+from ..k8s.quantity import canonical, parse_quantity
 from .trainer_build import NODE
 
 MAX_INT32 = 2147483647

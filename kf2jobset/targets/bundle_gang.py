@@ -24,7 +24,7 @@ from decimal import Decimal
 from .. import claims as claim
 from ..choices import GANG_FLAVOURS
 from ..notes import Note
-from ..quantity import parse_quantity
+from ..k8s.quantity import parse_quantity
 from ..schedulers import by_flavour, by_pod_scheduler_name, scheduler
 from ..schedulers.base import Scheduler
 from .trainjob_gang import _text, trainer_podgroup

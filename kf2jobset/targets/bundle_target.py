@@ -9,7 +9,7 @@ from dataclasses import replace
 from .. import claims as claim
 from ..frameworks.base import LABEL_JOB_INDEX, LABEL_RJOB_NAME
 from ..notes import Note
-from ..staleness import NUM_NODES, SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION
+from ..checks.staleness import NUM_NODES, SIZE_LITERALS_ANNOTATION, SIZED_FOR_ANNOTATION
 from . import builtin, builtin_notes, bundle, bundle_catalog, bundle_fit, bundle_gang, trainer_build
 from .bundle import SH
 from .trainer_build import NODE

@@ -15,7 +15,7 @@ import math
 
 from ..claims import absent, equals, present
 from ..notes import Note
-from ..quantity import parse_quantity
+from ..k8s.quantity import parse_quantity
 from . import builtin
 from . import builtin_notes as shared
 from .builtin import COMPLETION_INDEX, NODE, TRAINER_PORT

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 
-from ..jobset_api import API_VERSION as JOBSET_API
+from ..k8s.jobset_api import API_VERSION as JOBSET_API
 from .builtin import ANCESTOR_LABEL, NODE  # noqa: F401  (bundle.py takes them from here too)
 from .builtin import upsert_env as builtin_upsert_env
 

@@ -28,13 +28,13 @@ import hashlib
 import json
 
 from .. import claims as claim
-from .. import staleness
-from ..layout_guard import LAYOUT_ANNOTATION
-from ..name_binding import NAME_LITERALS_ANNOTATION, NAMED_FOR_ANNOTATION
-from ..name_binding import record as record_names
+from ..checks import staleness
+from ..checks.layout_guard import LAYOUT_ANNOTATION
+from ..checks.name_binding import NAME_LITERALS_ANNOTATION, NAMED_FOR_ANNOTATION
+from ..checks.name_binding import record as record_names
 from ..errors import Location, Problem, UnsupportedError
 from ..notes import Note
-from ..validate import check_jobset
+from ..k8s.validate import check_jobset
 from ..frameworks import profile
 from . import builtin_notes, trainjob_gang
 from .builtin import NodeLayout, trainjob_manager

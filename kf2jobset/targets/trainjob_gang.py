@@ -17,7 +17,7 @@ from .. import claims as claim
 from ..schedulers import scheduler
 from ..schedulers.scheduler_plugins import POD_GROUP_LABEL
 from ..notes import Note
-from ..quantity import canonical, parse_quantity
+from ..k8s.quantity import canonical, parse_quantity
 
 TRAINER_DEFAULT_TIMEOUT = 60  # CoschedulingPodGroupPolicySource.scheduleTimeoutSeconds' CRD default
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from ..claims import present
 from ..notes import Note
-from ..quantity import parse_quantity
+from ..k8s.quantity import parse_quantity
 from . import builtin
 from . import builtin_notes as shared
 from .builtin import COMPLETION_INDEX, NODE, TRAINER_PORT

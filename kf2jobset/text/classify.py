@@ -16,7 +16,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from ..filenames import is_doc_name
+from .filenames import is_doc_name
 from ..mappings import JOB_KINDS
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")

@@ -1,5 +1,5 @@
 """Where a source field's comments go among a converted document's outputs: a map from source paths to
-(output index, path), made by kf2jobset.output_paths for each converted document and read by
+(output index, path), made by kf2jobset.files.output_paths for each converted document and read by
 comment_attach. The mapping of a v1 job's own fields onto its JobSet lives here (`job_path`); a
 target that writes other objects relocates those JobSet paths (JobPlace.relocate)."""
 from __future__ import annotations

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from kf2jobset.convert import is_job
+from kf2jobset.core.convert import is_job
 from kf2jobset.options import ConvertOptions, parse_version
 from kf2jobset.runtime.selectors import SELECTING
-from kf2jobset.yamlio import to_plain
+from kf2jobset.text.yamlio import to_plain
 
 from .. import upstream
 from ..conftest import FIXTURES
@@ -157,7 +157,7 @@ def trainjob_cases() -> list[Case]:
     `--trainer-runtime per-job` their JobSet is kf2jobset's own, held by the JobSet cases)."""
     import dataclasses
 
-    from kf2jobset.pipeline import convert_text
+    from kf2jobset.files.pipeline import convert_text
 
     targets = []
     for inp in sorted((FIXTURES / "targets" / "trainjob").glob("*/input.yaml")):
@@ -193,10 +193,10 @@ RESIZED_ALSO = ("pytorchjob/torchrun-one-per-node",)  # beyond those: torchrun w
 
 
 def resized_cases() -> list[Case]:
-    """Size as a parameter (kf2jobset/sizes.py): a converted JobSet edited by hand, smaller and larger, next
+    """Size as a parameter (kf2jobset/checks/sizes.py): a converted JobSet edited by hand, smaller and larger, next
     to the v1 job edited the same way. Fixtures whose conversion writes no size literal (SZ001 without
     SZ002; the others are guarded by --check, tests/test_sizes_check.py), a few per kind, on the v1.9.4 stack."""
-    from kf2jobset.convert import convert_job
+    from kf2jobset.core.convert import convert_job
 
     out, per_kind = [], {}
     for case in fixture_cases():

@@ -251,7 +251,7 @@ class Runner:
         """The job converted in one file with `peers` (objects of its file, put in the job's namespace):
         (conversion, job report, error, the peers as the converted file has them: its selecting objects,
         or with `same_names` its objects of the peers' kinds and names, e.g. ConfigMaps)."""
-        from kf2jobset.pipeline import convert_text
+        from kf2jobset.files.pipeline import convert_text
         from kf2jobset.report.build import build_report
 
         ns = (job.get("metadata") or {}).get("namespace")
@@ -486,7 +486,7 @@ class Runner:
         """The JobSet kf2jobset wrote for the ORIGINAL job edited the same way as the v1 job: the
         replicatedJob holding the type's last pods. Returns the edited v1 job as kf2jobset reads it (for
         the runtime model)."""
-        from kf2jobset.convert import convert_job
+        from kf2jobset.core.convert import convert_job
 
         rtype, new = case.resize
         name, first, _ = conv.plan.segments[rtype][-1]

@@ -17,7 +17,7 @@ FLAG = "scheduler-plugins"  # the stack's --gang-scheduler-name
 def convert_for_gang(job: dict):
     """The conversion with --scheduler scheduler-plugins and the stack's gang scheduler name."""
     from kf2jobset.options import ConvertOptions
-    from kf2jobset.pipeline import convert_text
+    from kf2jobset.files.pipeline import convert_text
 
     result = convert_text(yaml.safe_dump(job, sort_keys=False), "job.yaml",
                           ConvertOptions(scheduler="scheduler-plugins", gang_scheduler_name=FLAG))

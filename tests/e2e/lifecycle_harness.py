@@ -380,7 +380,7 @@ class LifecycleRunner(Runner):
 
     def convert(self, job, options):
         # one conversion at a time: kf2jobset's lazily compiled schema checks are not thread-safe
-        # (IndexError in kf2jobset/schemacheck.py when two threads compile the same schema)
+        # (IndexError in kf2jobset/k8s/schemacheck.py when two threads compile the same schema)
         with self.convert_lock:
             return super().convert(job, options)
 

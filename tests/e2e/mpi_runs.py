@@ -18,7 +18,7 @@ import yaml
 
 from kf2jobset.frameworks.mpi import DISCOVER_FILE
 from kf2jobset.options import ConvertOptions
-from kf2jobset.yamlio import to_plain
+from kf2jobset.text.yamlio import to_plain
 
 from ..conftest import REPO
 from .differential_cases import Case, JS, KF
@@ -306,7 +306,7 @@ def check_discovery(world: str, o: MPIOutcome, r: RunResult) -> list[str]:
 def with_replicas(job: dict, rtype: str, new: int) -> dict:
     """The v1 job with `new` replicas of `rtype`, and its launcher's -np the slots of that size (the edit
     a user makes with it: otherwise mpirun asks for the ranks of the old size)."""
-    from kf2jobset.convert import convert_job
+    from kf2jobset.core.convert import convert_job
 
     job = copy.deepcopy(job)
     specs = job["spec"]["mpiReplicaSpecs"]

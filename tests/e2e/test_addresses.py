@@ -1,4 +1,4 @@
-"""v1 pod addresses written in the manifest (kf2jobset/addresses.py, JS065/JS066), proven in both worlds.
+"""v1 pod addresses written in the manifest (kf2jobset/core/addresses.py, JS065/JS066), proven in both worlds.
 
 Each scenario is one manifest (an Arena-style PyTorchJob, optionally with a ConfigMap of peers), written
 for namespace ``{ns}`` the way a user writes it for theirs. It runs
@@ -114,7 +114,7 @@ def _namespace(core, agent, tag: str) -> str:
 
 
 def _convert(text: str):
-    from kf2jobset.pipeline import convert_text
+    from kf2jobset.files.pipeline import convert_text
 
     result = convert_text(text, "job.yaml", ConvertOptions())
     assert not result.errors, result.errors

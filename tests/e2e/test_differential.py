@@ -25,7 +25,7 @@ conversion covers it (``report/explain.covers``, the report's own rule) or an RT
 stale address in it. The report's pod-level claims are checked the other way round: a finding whose
 evidence says a pod differs must show up as a real difference.
 
-Label selectors (kf2jobset/selectorfix.py): a fixture's Services, PodDisruptionBudgets, NetworkPolicies
+Label selectors (kf2jobset/core/selectorfix.py): a fixture's Services, PodDisruptionBudgets, NetworkPolicies
 and PodMonitors convert with its job (as one file). Every selector of the real v1 pods (pod affinity and
 anti-affinity terms, topologySpreadConstraints) and of those objects is handed to the real API server as
 a ``label_selector`` in namespace A, its converted form (the JobSet twin pod's term; the object as the

@@ -1,7 +1,7 @@
 """The `convert --check` edit guards held against real runs: what a hand edit of a converted JobSet that the
 check names really does to the job, and that what the check asks for instead really runs.
 
-* ``renamed`` (kf2jobset/name_binding.py): fixtures/mpijob-v2beta1/openmpi converted (the hostfile ConfigMap),
+* ``renamed`` (kf2jobset/checks/name_binding.py): fixtures/mpijob-v2beta1/openmpi converted (the hostfile ConfigMap),
   the JobSet's ``metadata.name`` changed by hand. The real JobSet v0.12.0 + Job controllers run it with the
   real Open MPI 4.1 the MPI e2e uses (its harness: tests/e2e/mpi_runner.py, the JobSet world alone, on the
   training-operator stack): the hostfile still names the old JobSet's pods, so mpirun reaches no worker and
@@ -11,7 +11,7 @@ check names really does to the job, and that what the check asks for instead rea
 * a fine edit (``resized-generated``): the same job converted with ``--mpi-hostfile generated``, its worker
   replicas (and the launcher's -np) edited by hand to one more worker: --check passes, and the ranks land on
   every worker of the new size.
-* ``reshaped`` (kf2jobset/layout_guard.py): fixtures/pytorchjob/master-workers converted, a replicatedJob of
+* ``reshaped`` (kf2jobset/checks/layout_guard.py): fixtures/pytorchjob/master-workers converted, a replicatedJob of
   one pod (a sleep container) added by hand. With real torch (the frameworks venv, tests/e2e/programs/
   torch_prog.py through tests/e2e/frameworks_harness.py) every rank reads WORLD_SIZE 5 (the JobSet's
   global-replicas label counts the added pod) and ``init_process_group`` waits for a rank that never

@@ -32,7 +32,7 @@ A difference (terminal status, a pod's verdicts) is accepted only when the kf2jo
 :func:`test_mutations_make_the_programs_fail` proves the programs bite: a conversion with a wrong
 address or a wrong rank must fail or disagree.
 
-Size as a parameter (kf2jobset/sizes.py): :func:`test_programs_rendezvous_at_the_edited_size` runs a
+Size as a parameter (kf2jobset/checks/sizes.py): :func:`test_programs_rendezvous_at_the_edited_size` runs a
 few jobs with a replica edit in both worlds (``resized:``: jobs whose sizes follow the count, the JobSet edited like
 the v1 job and not converted again; ``reconverted:``: jobs with literals, the edited v1 job converted again) and
 requires one world of the new size with every rank once; :func:`test_literal_sizes_are_guarded` runs the real
@@ -434,8 +434,8 @@ def test_literal_sizes_are_guarded(tmp_path):
     file naming its stale values; the v1 jobs edited and converted again pass it, and are the JobSets the
     reconverted cases run."""
     from kf2jobset import exitcodes
-    from kf2jobset.pipeline import convert_text
-    from kf2jobset.yamlio import to_plain
+    from kf2jobset.files.pipeline import convert_text
+    from kf2jobset.text.yamlio import to_plain
 
     from ..jobset_edits import set_replicas
 

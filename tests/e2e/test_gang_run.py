@@ -184,7 +184,7 @@ def test_trainjob_gang_starts_all_or_nothing() -> None:
     from kubernetes import client
 
     from kf2jobset.options import ConvertOptions
-    from kf2jobset.pipeline import convert_text
+    from kf2jobset.files.pipeline import convert_text
 
     from .trainjob_harness import create_trainjob_after_its_runtime
 

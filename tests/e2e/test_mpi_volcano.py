@@ -55,7 +55,7 @@ def mpi_volcano_stack() -> Iterator[GroundTruthStack]:
 
 def convert(job: dict):
     from kf2jobset.options import ConvertOptions
-    from kf2jobset.pipeline import convert_text
+    from kf2jobset.files.pipeline import convert_text
 
     result = convert_text(yaml.safe_dump(job, sort_keys=False), "job.yaml", ConvertOptions(scheduler="volcano"))
     assert not result.errors, result.errors

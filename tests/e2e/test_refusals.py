@@ -47,7 +47,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 
 from ..conftest import FIXTURES
 from .lazy_stack import LazyStack
@@ -137,8 +137,8 @@ def pruned_null_fixtures() -> list[Path]:
 
 
 def _null_case(path: Path) -> Case:
-    from kf2jobset.crdnulls import pruned_nulls
-    from kf2jobset.schemas import schema_name_for
+    from kf2jobset.k8s.crdnulls import pruned_nulls
+    from kf2jobset.k8s.schemas import schema_name_for
 
     case = _case(path)
     if case.job is not None:

@@ -26,8 +26,8 @@ import re
 import pytest
 
 from kf2jobset.options import ConvertOptions
-from kf2jobset.pipeline import convert_text
-from kf2jobset.quantity import parse_quantity
+from kf2jobset.files.pipeline import convert_text
+from kf2jobset.k8s.quantity import parse_quantity
 
 from ..conftest import FIXTURES
 from .stack import wait_for

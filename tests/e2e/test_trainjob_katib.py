@@ -92,10 +92,10 @@ def check_hostfile(agent, tns, launcher, conv, trial_name, built):
 
 @pytest.mark.parametrize("case", CASES)
 def test_a_katib_trial_runs_as_a_trainjob_on_its_shared_runtime_with_v1s_primary_pod(custom, core, tns, agent_for, bundle, case):
-    from kf2jobset.pipeline import convert_text
+    from kf2jobset.files.pipeline import convert_text
     from kf2jobset.runtime.jobset_view import stand_in_name
     from kf2jobset.runtime.operator_view import operator_world
-    from kf2jobset.yamlio import to_plain
+    from kf2jobset.text.yamlio import to_plain
 
     from .differential_compare import jobset_pod_key
 

@@ -48,7 +48,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 
 from ..fixture_cases import fixture_args
 from ..templates import case_values, fill
@@ -157,7 +157,7 @@ def test_real_open_mpi_runs_a_converted_mpijob_on_its_bundle_runtime(custom, cor
                                                                      tmp_path, case_id):
     from kubernetes import client
 
-    from kf2jobset.convert import convert_job
+    from kf2jobset.core.convert import convert_job
     from kf2jobset.frameworks.mpi import uses_discovery
     from kf2jobset.options import ConvertOptions
 

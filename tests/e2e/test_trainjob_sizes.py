@@ -36,9 +36,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 from kf2jobset.options import ConvertOptions
-from kf2jobset.staleness import SIZE_LITERALS_ANNOTATION
+from kf2jobset.checks.staleness import SIZE_LITERALS_ANNOTATION
 
 from .ddp_probe import DDP_PROBE, last_json
 from .trainer_harness import PY, jobset_of, wait_complete
@@ -129,7 +129,7 @@ time.sleep(300 if cfg["task"]["type"] == "ps" else 25)
 
 def converted(job: dict):
     """(objects `convert --target trainjob` writes, the conversion, its job report) for a v1 job."""
-    from kf2jobset.pipeline import convert_text
+    from kf2jobset.files.pipeline import convert_text
     from kf2jobset.report.build import build_report
 
     result = convert_text(yaml.safe_dump(job, sort_keys=False), "job.yaml", OPTIONS)

@@ -27,8 +27,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
-from kf2jobset.staleness import SIZE_LITERALS_ANNOTATION
+from kf2jobset.cli.main import main
+from kf2jobset.checks.staleness import SIZE_LITERALS_ANNOTATION
 
 from .ddp_probe import DDP_PROBE, RANK_PROBE, check_ddp
 from .trainer_harness import PY, jobset_of, wait_complete
@@ -205,13 +205,13 @@ def test_a_katib_trial_as_a_trainjob_builds_the_planned_jobset_and_its_primary_p
     import json
 
     from kf2jobset.runtime.jobset_view import stand_in_name
-    from kf2jobset.yamlio import to_plain
+    from kf2jobset.text.yamlio import to_plain
 
     case = REPO_FIXTURES / "targets" / "trainjob" / "katib-torch-trials"
     planned = planned_objects(case)
     assert planned is None  # (the fixture-wide tests leave Katib Experiments out)
     from kf2jobset.options import ConvertOptions
-    from kf2jobset.pipeline import convert_text
+    from kf2jobset.files.pipeline import convert_text
 
     result = convert_text((case / "input.yaml").read_text(), "input.yaml", ConvertOptions(katib=True, target="trainjob"))
     (conv,) = [c for r in result.results for c in r.conversions]

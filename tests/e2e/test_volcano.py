@@ -42,7 +42,7 @@ def volcano_stack() -> Iterator[GroundTruthStack]:
 
 
 def _convert(job: dict, args: list[str]):
-    from kf2jobset.pipeline import convert_text
+    from kf2jobset.files.pipeline import convert_text
 
     result = convert_text(yaml.safe_dump(job, sort_keys=False), "job.yaml", options_from_args(args))
     assert not result.errors, result.errors

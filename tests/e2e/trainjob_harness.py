@@ -12,7 +12,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 
 from ..fixture_cases import fixture_args, fixture_options
 from ..templates import case_values, fill
@@ -142,8 +142,8 @@ def planned_objects(case, runtime: str = "auto") -> tuple[list[dict], list[dict]
     (the report compares that one with the v1 pods)."""
     import dataclasses
 
-    from kf2jobset.pipeline import convert_text
-    from kf2jobset.yamlio import to_plain
+    from kf2jobset.files.pipeline import convert_text
+    from kf2jobset.text.yamlio import to_plain
 
     if "--katib" in fixture_args(case):
         return None

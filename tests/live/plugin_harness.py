@@ -25,7 +25,7 @@ def kf(kubeconfig: str | None, *args: str, env: dict | None = None, via_main: bo
     """The plugin in-process (`kubectl kf2jobset ...`; via_main: `kf2jobset live ...`)."""
     argv = list(args) + (["--kubeconfig", kubeconfig] if kubeconfig else [])
     if via_main:
-        from kf2jobset.cli import main
+        from kf2jobset.cli.main import main
 
         res = CliRunner().invoke(main, ["live", *argv], env=env, catch_exceptions=False)
     else:

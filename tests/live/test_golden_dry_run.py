@@ -81,7 +81,7 @@ def test_every_golden_jobset_is_accepted_by_the_real_api_server(custom):
 def test_a_repeated_env_name_is_refused_by_the_server_and_by_our_validator(custom):
     from kubernetes.client.exceptions import ApiException
 
-    from kf2jobset.validate import check_jobset
+    from kf2jobset.k8s.validate import check_jobset
 
     body = _jobsets(REPO_FIXTURES / "pytorchjob" / "env-override")[0]
     env = body["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["env"]

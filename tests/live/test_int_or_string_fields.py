@@ -107,7 +107,7 @@ def _convert(text: str, tmp_path: Path) -> subprocess.CompletedProcess:
     """`kf2jobset convert` in process (the real CLI, without a Python start-up per case)."""
     from click.testing import CliRunner
 
-    from kf2jobset.cli import main
+    from kf2jobset.cli.main import main
 
     path = tmp_path / "job.yaml"
     path.write_text(text)

@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from kf2jobset import exitcodes
-from kf2jobset.convert import is_job
+from kf2jobset.core.convert import is_job
 
 from .. import upstream
 from ..fixture_cases import NEVER_RAN

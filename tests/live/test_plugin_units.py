@@ -203,7 +203,7 @@ def test_kubernetes_is_imported_only_when_a_plugin_command_runs():
     import subprocess
     import sys
 
-    code = ("import sys, kf2jobset.cli, kf2jobset.live.plugin, kf2jobset.live.cluster; "
+    code = ("import sys, kf2jobset.cli.main, kf2jobset.live.plugin, kf2jobset.live.cluster; "
             "assert 'kubernetes' not in sys.modules, 'kubernetes imported at module level'")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -213,7 +213,7 @@ def _fixture_jobs() -> list[tuple[str, dict]]:
     """Every golden-fixture input as the API server would list it: plain JSON-like dicts."""
     import json
 
-    from kf2jobset.yamlio import parse_documents
+    from kf2jobset.text.yamlio import parse_documents
 
     out = []
     for path in sorted((Path(__file__).resolve().parents[2] / "fixtures").glob("*/*/input.yaml")):
@@ -229,7 +229,7 @@ def test_clean_and_convert_leave_the_listed_object_unchanged():
     modifies its input. Checked over every fixture job, including those that fail to convert."""
     import copy
 
-    from kf2jobset.convert import convert_job
+    from kf2jobset.core.convert import convert_job
     from kf2jobset.errors import Kf2JobSetError
     from kf2jobset.options import ConvertOptions
 

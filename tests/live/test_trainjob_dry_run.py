@@ -8,7 +8,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from kf2jobset.cli import main
+from kf2jobset.cli.main import main
 
 from ..templates import case_values, fill
 from .. import upstream
@@ -116,7 +116,7 @@ def test_the_image_pull_policy_a_node_gets_is_the_one_kf2jobset_names(apiserver)
     server's defaulting of a container without it, for every form of image reference."""
     from kubernetes import client
 
-    from kf2jobset.images import default_pull_policy
+    from kf2jobset.k8s.images import default_pull_policy
 
     with apiserver.api_client() as api_client:
         core = client.CoreV1Api(api_client)

@@ -1,1 +1,0 @@
-"""Helm chart templates that render v1 jobs, converted at the source (kf2jobset/chart/source.py)."""

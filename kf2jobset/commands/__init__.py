@@ -1,2 +1,0 @@
-"""The bodies of the top-level commands (`convert`, `report`, `krm`), one module each; kf2jobset/cli.py
-declares them (arguments, options, help) and loads a body only when its command runs."""
