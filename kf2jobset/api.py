@@ -11,17 +11,18 @@ written as the CLI takes them ("v0.12", "v2.3"). The names differ from the packa
 `problems` carry the path, raised instead of mapped to an exit code. Pure: no file, no network."""
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from .api_input import job_document
 from .convert import is_job
 from .document_routing import convert_document
 from .errors import InvalidJobError, Location, Problem, UsageError
 from .notes import Note
 from .options import ConvertOptions, parse_trainer_version, parse_version, shared_subdomain
 from .pipeline import convert_text
+from .targets import target_of
 
 _OPTION_NAMES = {f.name for f in fields(ConvertOptions)} - {
     # filled by the pipeline from the rest of a file, never by the caller
@@ -34,6 +35,18 @@ class Converted:
 
     objects: list[dict]
     notes: list[Note]
+    kind: str = "JobSet"  # what the job became (the target's kind): JobSet or TrainJob
+
+    @property
+    def primary(self) -> dict:
+        """The JobSet or TrainJob (a TrainJob's ConfigMaps may come before it: objects are in apply order)."""
+        return next(o for o in self.objects if o.get("kind") == self.kind)
+
+    @property
+    def companions(self) -> list[dict]:
+        """Every other object: ConfigMaps, Services, PodGroups, a TrainJob's TrainingRuntime."""
+        primary = self.primary
+        return [o for o in self.objects if o is not primary]
 
     @property
     def printed(self) -> list[Note]:
@@ -58,7 +71,7 @@ def convert_job(job: Mapping, opts: ConvertOptions | None = None, **kw: Any) -> 
     InvalidJobError (v1 refused it too, or it is not a job), UnsupportedError (needs a decision: see
     the message's hint), RejectedJobSetError (the output would be refused by the API server)."""
     options_ = build_options(opts, **kw)
-    doc = copy.deepcopy(dict(job))
+    doc = job_document(job)
     if not is_job(doc):
         raise InvalidJobError(Problem(
             f"not a Kubeflow v1 job: apiVersion {doc.get('apiVersion')!r}, kind {doc.get('kind')!r}",
@@ -67,7 +80,7 @@ def convert_job(job: Mapping, opts: ConvertOptions | None = None, **kw: Any) -> 
     if result.errors:
         raise result.errors[0]
     conv = result.conversions[0]
-    return Converted(objects=result.outputs, notes=list(conv.notes))
+    return Converted(objects=result.outputs, notes=list(conv.notes), kind=target_of(options_).kind_written)
 
 
 def convert_yaml(text: str, opts: ConvertOptions | None = None, *, path: str = "<string>", **kw: Any) -> str:

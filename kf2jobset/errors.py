@@ -62,6 +62,11 @@ class Problem:
     rule: str | None = None
     hint: str | None = None
 
+    @property
+    def path(self) -> tuple:
+        """The field path inside the document (`location.path`): ('spec', 'containers', 0)."""
+        return tuple(self.location.path)
+
     def __str__(self) -> str:
         loc = self.location
         if loc == Location():  # not about an input (a usage error): no "<input>:" in front

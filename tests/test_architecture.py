@@ -131,7 +131,7 @@ LAYERS = {
                    "kf2jobset.chart", "kf2jobset.krm"),
     "report": ("kf2jobset.report",),
     # the shells: the Python API, command lines, the files they walk and read, the cluster
-    "front ends": ("kf2jobset", "kf2jobset.api", "kf2jobset.cli", "kf2jobset.clioptions", "kf2jobset.commands",
+    "front ends": ("kf2jobset", "kf2jobset.api", "kf2jobset.api_input", "kf2jobset.cli", "kf2jobset.clioptions", "kf2jobset.commands",
                    "kf2jobset.repo", "kf2jobset.live", "kf2jobset.manifest_walk", "kf2jobset.__main__"),
 }
 
