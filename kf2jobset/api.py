@@ -18,9 +18,9 @@ from typing import Any
 from .api_input import job_document
 from .convert import is_job
 from .document_routing import convert_document
-from .errors import InvalidJobError, Location, Problem, UsageError
+from .errors import InvalidJobError, Kf2JobSetError, Location, Problem, UsageError
 from .notes import Note
-from .options import ConvertOptions, parse_trainer_version, parse_version, shared_subdomain
+from .options import ConvertOptions, keyword_spelling, parse_trainer_version, parse_version, shared_subdomain
 from .pipeline import convert_text
 from .targets import target_of
 
@@ -70,30 +70,48 @@ def convert_job(job: Mapping, opts: ConvertOptions | None = None, **kw: Any) -> 
     """Convert one v1 job given as a mapping (it is not modified). Raises a Kf2JobSetError subclass:
     InvalidJobError (v1 refused it too, or it is not a job), UnsupportedError (needs a decision: see
     the message's hint), RejectedJobSetError (the output would be refused by the API server)."""
-    options_ = build_options(opts, **kw)
-    doc = job_document(job)
-    if not is_job(doc):
-        raise InvalidJobError(Problem(
-            f"not a Kubeflow v1 job: apiVersion {doc.get('apiVersion')!r}, kind {doc.get('kind')!r}",
-            Location(path=("kind",)), rule="not-a-job"))
-    result = convert_document(doc, options_)
-    if result.errors:
-        raise result.errors[0]
+    try:
+        options_ = build_options(opts, **kw)
+        doc = job_document(job)
+        if not is_job(doc):
+            raise InvalidJobError(Problem(
+                f"not a Kubeflow v1 job: apiVersion {doc.get('apiVersion')!r}, kind {doc.get('kind')!r}",
+                Location(path=("kind",)), rule="not-a-job"))
+        result = convert_document(doc, options_)
+        if result.errors:
+            raise result.errors[0]
+    except Kf2JobSetError as err:
+        raise in_python(err) from None
     conv = result.conversions[0]
-    return Converted(objects=result.outputs, notes=list(conv.notes), kind=target_of(options_).kind_written)
+    return Converted(objects=result.outputs, notes=[_note_in_python(n) for n in conv.notes],
+                     kind=target_of(options_).kind_written)
+
+
+def in_python(err: Kf2JobSetError) -> Kf2JobSetError:
+    """The error as a Python caller reads it: keywords where the CLI's messages name flags (same type,
+    same problems and fields), raised with the traceback of where it was found."""
+    return err.rephrased(keyword_spelling).with_traceback(err.__traceback__)
+
+
+def _note_in_python(note: Note) -> Note:
+    return replace(note, message=keyword_spelling(note.message),
+                   action=keyword_spelling(note.action) if note.action else note.action)
 
 
 def convert_yaml(text: str, opts: ConvertOptions | None = None, *, path: str = "<string>", **kw: Any) -> str:
     """Convert every v1 job of a YAML (or JSON) text, as `kf2jobset convert` writes the file: other
     documents byte for byte, comments kept. Returns the text unchanged when it holds no job; raises the
     first error (its problems name `path`, the document, line and column)."""
-    options_ = build_options(opts, **kw)
-    result = convert_text(text, path, options_)
-    if result.errors:
-        raise result.errors[0]
-    if options_.name and len(result.conversions) > 1:  # given as a keyword or in ConvertOptions
-        raise UsageError("name= applies to a single job, but several were converted")
-    clash = shared_subdomain(options_, [c.job.namespace for c in result.conversions])
-    if clash is not None:
-        raise clash
+    try:
+        options_ = build_options(opts, **kw)
+        result = convert_text(text, path, options_)
+        if result.errors:
+            raise result.errors[0]
+        if options_.name and len(result.conversions) > 1:  # given as a keyword or in ConvertOptions
+            raise UsageError("name= applies to a single job, but several were converted")
+        clash = shared_subdomain(options_, [c.job.namespace for c in result.conversions])
+        if clash is not None:
+            raise clash
+    except Kf2JobSetError as err:
+        raise in_python(err) from None
     return result.new_text if result.new_text is not None else text

@@ -123,11 +123,65 @@ def shared_subdomain(options: ConvertOptions, namespaces: list) -> UsageError | 
     seen: set = set()
     for ns in namespaces:
         if ns in seen:
-            return UsageError(f"--subdomain {options.subdomain} would be the Service of several JobSets in "
+            return UsageError(f"--subdomain {options.subdomain!r} would be the Service of several JobSets in "
                               f"{'namespace ' + ns if ns else 'one namespace'} (JobSet reuses the first one's, and "
                               "the others' addresses never resolve): convert one job at a time with it")
         seen.add(ns)
     return None
+
+
+# what a flag's mention may be followed by as its value (else what follows is prose): the option's choices
+_CHOICES = {"scheduler": SCHEDULERS, "mpi_hostfile": MPI_HOSTFILE_MODES, "target": TARGETS, "trainer_runtime": TRAINER_RUNTIMES}
+_VERSION_VALUE = re.compile(r"v?\d+\.\d+(?:\.\d+)?")
+_QUOTED_OR_PLACEHOLDER = re.compile(r"'[^']*'|\"[^\"]*\"|[A-Z][A-Z0-9_]*\b")
+# a shell command quoted in a message (`kf2jobset runtimes --gang volcano | kubectl apply -f -`) keeps its flags
+_COMMAND = re.compile(r"kf2jobset [a-z]+[^|;()`]*")
+
+
+def keyword_spelling(text: str, flags: dict[str, str] | None = None) -> str:
+    """`text` with each mention of a conversion flag spelled as the Python API's keyword, for errors and notes
+    that reach a Python caller: `--trainer-runtime per-job` -> `trainer_runtime='per-job'`, `--accept-mpi-ssh`
+    -> `accept_mpi_ssh=True`, `--ssh-secret NAME` -> `ssh_secret='NAME'`, `use --name` -> `use name=...`. A value
+    is read only where it is one: the option's choice, a quoted value, a capitalised placeholder, a version.
+    Left as written: flags inside a quoted `kf2jobset ...` command, and the operator's own flags (`the operator's
+    --gang-scheduler-name`). `flags`: more {flag: keyword} (a front end's own options)."""
+    by_flag = {flag: field for field, flag in FLAGS.items()} | dict(flags or {})
+    if "--" not in text:
+        return text
+    pattern = re.compile(r"(?<![\w-])(" + "|".join(sorted(map(re.escape, by_flag), key=len, reverse=True)) + r")(?![\w-])")
+    commands = [m.span() for m in _COMMAND.finditer(text)]
+    out, last = [], 0
+    for m in pattern.finditer(text):
+        start, end = m.span()
+        before = text[:start]
+        if any(a <= start < b for a, b in commands) or before.endswith(("operator's ", "that ")):
+            continue
+        field = by_flag[m.group(1)]
+        default = getattr(ConvertOptions, field, None)
+        if isinstance(default, bool):
+            spelled = f"{field}=True"
+        else:
+            value, end = _value_after(text, end, field)
+            spelled = f"{field}={value}" if value is not None else f"{field}=..."
+        out += [text[last:start], spelled]
+        last = end
+    return "".join(out) + text[last:]
+
+
+def _value_after(text: str, end: int, field: str) -> tuple[str | None, int]:
+    """The value written after a flag (`--x v`, `--x=v`) as a Python literal, and where it ends."""
+    if end >= len(text) or text[end] not in " =":
+        return None, end
+    rest = text[end + 1:]
+    token = re.match(r"[^\s,;:)(]+", rest)
+    quoted = _QUOTED_OR_PLACEHOLDER.match(rest)
+    if quoted:
+        raw = quoted.group(0)
+        return (raw if raw[0] in "'\"" else repr(raw)), end + 1 + len(raw)
+    if token and (token.group(0) in _CHOICES.get(field, ()) or
+                  field.endswith("_version") and _VERSION_VALUE.fullmatch(token.group(0))):
+        return repr(token.group(0)), end + 1 + len(token.group(0))
+    return None, end
 
 
 def command_line(options: ConvertOptions) -> list[str]:

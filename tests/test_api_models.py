@@ -121,7 +121,7 @@ def test_a_launcher_librarys_elastic_pytorchjob():
            jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert env["PET_NNODES"] == "2:4" and env["PET_RDZV_BACKEND"] == "c10d" and env["PET_MAX_RESTARTS"] == "3"
     # Trainer has no elastic training: the decision is named, in the keyword that makes it
-    with pytest.raises(kf2jobset.UnsupportedError, match="per-job"):
+    with pytest.raises(kf2jobset.UnsupportedError, match="trainer_runtime='per-job'"):
         kf2jobset.convert_job(job, target="trainjob")
     assert kf2jobset.convert_job(job, target="trainjob", trainer_runtime="per-job").primary["kind"] == "TrainJob"
 
