@@ -16,6 +16,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from .api_input import job_document
+from .argo_steps import ARGO_PLACEHOLDER_RE, argo_notes, argo_problem, tree_put_back, tree_with_stand_ins
 from .convert import is_job
 from .document_routing import convert_document
 from .errors import InvalidJobError, Kf2JobSetError, Location, Problem, UsageError
@@ -24,6 +25,8 @@ from .options import ConvertOptions, keyword_spelling, parse_trainer_version, pa
 from .pipeline import convert_text
 from .targets import target_of
 
+# convert_job(placeholders=): what a string may hold for a program to fill in before the job is applied
+PLACEHOLDERS = ("envsubst", "argo")  # `${VAR}`/`$VAR` (always, as in files); also Argo's `{{...}}`
 _OPTION_NAMES = {f.name for f in fields(ConvertOptions)} - {
     # filled by the pipeline from the rest of a file, never by the caller
     "katib_trial_templates", "sibling_configmaps", "selector_peers"}
@@ -66,25 +69,40 @@ def build_options(base: ConvertOptions | None = None, **kw: Any) -> ConvertOptio
     return replace(base or ConvertOptions(), **kw)
 
 
-def convert_job(job: Mapping, opts: ConvertOptions | None = None, **kw: Any) -> Converted:
+def convert_job(job: Mapping, opts: ConvertOptions | None = None, *, placeholders: str = "envsubst",
+                **kw: Any) -> Converted:
     """Convert one v1 job given as a mapping (it is not modified). Raises a Kf2JobSetError subclass:
     InvalidJobError (v1 refused it too, or it is not a job), UnsupportedError (needs a decision: see
     the message's hint), RejectedJobSetError (the output would be refused by the API server)."""
     try:
         options_ = build_options(opts, **kw)
+        if placeholders not in PLACEHOLDERS:
+            raise UsageError(f"placeholders={placeholders!r}: choose one of {', '.join(map(repr, PLACEHOLDERS))}")
         doc = job_document(job)
         if not is_job(doc):
             raise InvalidJobError(Problem(
                 f"not a Kubeflow v1 job: apiVersion {doc.get('apiVersion')!r}, kind {doc.get('kind')!r}",
                 Location(path=("kind",)), rule="not-a-job"))
+        back: dict[str, str] = {}
+        if placeholders == "argo":
+            doc, back = tree_with_stand_ins(doc)
         result = convert_document(doc, options_)
         if result.errors:
-            raise result.errors[0]
+            err = result.errors[0]
+            raise type(err)([argo_problem(p, back) if back else _argo_hint(p) for p in err.problems])
     except Kf2JobSetError as err:
         raise in_python(err) from None
-    conv = result.conversions[0]
-    return Converted(objects=result.outputs, notes=[_note_in_python(n) for n in conv.notes],
+    notes = argo_notes(result.conversions[0].notes, back) if back else result.conversions[0].notes
+    return Converted(objects=tree_put_back(result.outputs, back), notes=[_note_in_python(n) for n in notes],
                      kind=target_of(options_).kind_written)
+
+
+def _argo_hint(p: Problem) -> Problem:
+    """A value refused for holding `{{...}}`: name the switch that reads it as the Argo placeholder it is."""
+    if not ARGO_PLACEHOLDER_RE.search(p.message):
+        return p
+    switch = "if Argo fills it in, convert with placeholders='argo'"
+    return replace(p, hint=f"{p.hint}; {switch}" if p.hint else switch)
 
 
 def in_python(err: Kf2JobSetError) -> Kf2JobSetError:
