@@ -52,6 +52,31 @@ def parse_version(text: str) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class ConvertOptions:
+    """Everything the user decides about a conversion. Each field is a keyword of the Python API
+    (`convert_job`, `convert_yaml`, `kf2jobset.live`) and a flag of the CLI (`FLAGS`: the name with dashes).
+
+    jobset_version: the JobSet release written for, (0, 12) or "v0.12"; features a release lacks are refused.
+    scheduler: where runPolicy.schedulingPolicy goes: "none" (named and left out), "kueue", "volcano",
+        "scheduler-plugins", "yunikorn".
+    gang_scheduler_name: with scheduler="scheduler-plugins", the schedulerName the operator gave the pods
+        (its --gang-scheduler-name).
+    name: the JobSet's (or TrainJob's) name instead of the job's; one job only.
+    subdomain: pin network.subdomain (the headless Service's name) instead of the JobSet's name.
+    keep_kubeflow_labels: keep the static training.kubeflow.org/* pod labels.
+    ssh_secret: MPI: the existing kubernetes.io/ssh-auth Secret the pods mount (default <jobset>-ssh).
+    accept_mpi_ssh: MPIJob kubeflow.org/v1: accept the switch from kubectl exec to SSH (a breaking change).
+    mpi_hostfile: "auto", "configmap" (a ConfigMap naming the pods) or "generated" (written at start).
+    cluster_domain: the operator's CUSTOM_CLUSTER_DOMAIN (--cluster-domain), if it had one.
+    katib: also convert the jobs of Katib Experiments' trial templates.
+    target: what a job becomes: "jobset" or "trainjob" (a Kubeflow Trainer v2 TrainJob).
+    trainer_version: target="trainjob": the Trainer API written, (2, 3) or "v2.3".
+    trainer_runtime: target="trainjob": "auto" (a shared runtime that keeps the job, else refused) or
+        "per-job" (a TrainingRuntime of the job's own that keeps the v1 contract exactly).
+    v1_pod_services: offer v1's per-pod Services for every pod (addresses in code or images).
+
+    katib_trial_templates, sibling_configmaps, selector_peers: filled from the rest of a file, not by callers.
+    """
+
     jobset_version: tuple[int, int] = LATEST_JOBSET_VERSION
     scheduler: str = SCHEDULERS[0]  # where schedulingPolicy goes: SCHEDULERS
     # --scheduler scheduler-plugins: the operator's --gang-scheduler-name, the schedulerName it gave pods

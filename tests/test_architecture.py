@@ -109,7 +109,7 @@ LAYERS = {
                    "kf2jobset.claims", "kf2jobset.quantity", "kf2jobset.data_dirs", "kf2jobset.mappings",
                    "kf2jobset.model", "kf2jobset.schemas", "kf2jobset.schemacheck", "kf2jobset.jobset_api",
                    "kf2jobset.treecopy", "kf2jobset.cpus", "kf2jobset.filenames", "kf2jobset.choices", "kf2jobset.categories",
-                   "kf2jobset.crdnulls"),
+                   "kf2jobset.crdnulls", "kf2jobset.api_resources"),
     # YAML text: reading and writing documents, comments, classifying files, surgical edits
     "text": ("kf2jobset.yamlio", "kf2jobset.yamlread", "kf2jobset.yamlwriter", "kf2jobset.k8syaml",
              "kf2jobset.text"),
