@@ -15,9 +15,12 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers and IDEs (
     from .api import Converted as Converted
     from .api import convert_job as convert_job
     from .api import convert_yaml as convert_yaml
+    from .errors import ClusterAuthError as ClusterAuthError
+    from .errors import ClusterUnreachableError as ClusterUnreachableError
     from .errors import InputError as InputError
     from .errors import InvalidJobError as InvalidJobError
     from .errors import Kf2JobSetError as Kf2JobSetError
+    from .errors import NotFoundError as NotFoundError
     from .errors import Problem as Problem
     from .errors import RejectedJobSetError as RejectedJobSetError
     from .errors import UnsupportedError as UnsupportedError
@@ -27,7 +30,7 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers and IDEs (
 
 _API = {"convert_job", "convert_yaml", "Converted", "ConvertKeywords"}
 _ERRORS = {"Kf2JobSetError", "InputError", "InvalidJobError", "UnsupportedError", "RejectedJobSetError", "UsageError",
-           "Problem"}
+           "Problem", "ClusterAuthError", "ClusterUnreachableError", "NotFoundError"}
 __all__ = sorted(_API | _ERRORS | {"ConvertOptions", "Note", "__version__"})
 
 

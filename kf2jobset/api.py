@@ -161,10 +161,11 @@ def _argo_hint(p: Problem) -> Problem:
     return replace(p, hint=f"{p.hint}; {switch}" if p.hint else switch)
 
 
-def in_python(err: Kf2JobSetError) -> Kf2JobSetError:
+def in_python(err: Kf2JobSetError, flags: dict[str, str] | None = None) -> Kf2JobSetError:
     """The error as a Python caller reads it: keywords where the CLI's messages name flags (same type,
-    same problems and fields), raised with the traceback of where it was found."""
-    return err.rephrased(keyword_spelling).with_traceback(err.__traceback__)
+    same problems and fields), raised with the traceback of where it was found. `flags`: a front end's
+    own flags and their Python spelling (options.keyword_spelling)."""
+    return err.rephrased(lambda text: keyword_spelling(text, flags)).with_traceback(err.__traceback__)
 
 
 def _note_in_python(note: Note) -> Note:

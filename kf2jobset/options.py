@@ -169,7 +169,7 @@ def keyword_spelling(text: str, flags: dict[str, str] | None = None) -> str:
     -> `accept_mpi_ssh=True`, `--ssh-secret NAME` -> `ssh_secret='NAME'`, `use --name` -> `use name=...`. A value
     is read only where it is one: the option's choice, a quoted value, a capitalised placeholder, a version.
     Left as written: flags inside a quoted `kf2jobset ...` command, and the operator's own flags (`the operator's
-    --gang-scheduler-name`). `flags`: more {flag: keyword} (a front end's own options)."""
+    --gang-scheduler-name`). `flags`: a front end's own flags, {flag as written: its Python spelling}."""
     by_flag = {flag: field for field, flag in FLAGS.items()} | dict(flags or {})
     if "--" not in text:
         return text
@@ -183,7 +183,9 @@ def keyword_spelling(text: str, flags: dict[str, str] | None = None) -> str:
             continue
         field = by_flag[m.group(1)]
         default = getattr(ConvertOptions, field, None)
-        if isinstance(default, bool):
+        if m.group(1) in (flags or {}):
+            spelled = field
+        elif isinstance(default, bool):
             spelled = f"{field}=True"
         else:
             value, end = _value_after(text, end, field)

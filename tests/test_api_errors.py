@@ -67,8 +67,9 @@ def test_the_spelling_reads_values_only_where_they_are_values():
     assert keyword_spelling(command) == command
     assert keyword_spelling("the operator's --gang-scheduler-name value with --gang-scheduler-name") == \
         "the operator's --gang-scheduler-name value with gang_scheduler_name=..."
-    assert keyword_spelling("cannot: use --context / --kubeconfig", {"--context": "context", "--kubeconfig": "kubeconfig"}) == \
-        "cannot: use context=... / kubeconfig=..."
+    own = {"--context": "context=...", "--dry-run=none": "dry_run=False"}
+    assert keyword_spelling("use --context, or --name; checked with --dry-run=none", own) == \
+        "use context=..., or name=...; checked with dry_run=False"
 
 
 def test_every_flag_has_its_keyword():

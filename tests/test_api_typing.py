@@ -40,6 +40,15 @@ except kf2jobset.Kf2JobSetError as err:
         rule: str | None = problem.rule
         print(problem.path, problem.hint)
 out: str = kf2jobset.convert_yaml("x: 1\\n", ConvertOptions(target="trainjob"), path="x.yaml", scheduler="kueue")
+
+
+def deploy(api_client: object) -> list[str]:
+    found = live.convert("pytorchjob", "mnist", "ml", cluster=api_client, target="trainjob")
+    v1_job: dict[str, Any] | None = found.source.obj if found.source else None
+    applied: live.Applied = live.apply(found, cluster=api_client, dry_run=True)
+    with live.connect(kubeconfig="/tmp/kubeconfig", context="admin") as cluster:
+        live.apply(kf2jobset.convert_job(job), cluster=cluster)
+    return applied.warnings
 '''
 
 MISTAKES = '''
