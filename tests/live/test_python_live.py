@@ -13,6 +13,8 @@ from kf2jobset import live
 from kf2jobset.api_input import job_document
 
 from .. import upstream
+from ..conftest import REPO
+from ..python_blocks import python_blocks, run_block
 
 pytestmark = pytest.mark.apiserver
 
@@ -126,3 +128,21 @@ def test_cluster_errors_are_typed(apiserver, api_client, namespace):
     assert "context=... / kubeconfig=..." in (refused.value.problems[0].hint or "")
     with pytest.raises(kf2jobset.ClusterUnreachableError, match="kubeconfig .*no-such-kubeconfig: no such file"):
         live.connect(kubeconfig=str(apiserver.workdir / "no-such-kubeconfig"))
+
+
+def test_the_documented_cluster_recipes_run(api_client, namespace, capsys):
+    page = REPO / "docs" / "api.md"
+    blocks = [(line, code) for line, marker, code in python_blocks(page) if marker == "cluster"]
+    assert len(blocks) == 3
+    pod = _pod("pytorch", "registry.example.com/mnist:1")
+    _create(api_client, namespace, {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "mnist"},
+                                    "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": pod},
+                                                                     "Worker": {"replicas": 1, "template": pod}}}})
+    for line, code in blocks:
+        run_block(page, line, code, {"api_client": api_client, "namespace": namespace})
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["['JobSet/mnist-train']", "jobsets.jobset.x-k8s.io/v1alpha2", "True", "['JobSet']", "mnist"]
+    names = sorted(j["metadata"]["name"] for j in _list(api_client, namespace, *JOBSETS))
+    assert names == ["mnist", "mnist-train", "wide-deep"]
+    source = k8s.CustomObjectsApi(api_client).get_namespaced_custom_object("kubeflow.org", "v1", namespace, "pytorchjobs", "mnist")
+    assert source["spec"]["runPolicy"]["suspend"] is True
