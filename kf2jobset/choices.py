@@ -4,7 +4,12 @@ from __future__ import annotations
 
 LATEST_JOBSET_VERSION = (0, 12)  # the default --jobset-version
 # The first of each list is the option's default.
-SCHEDULERS = ("none", "kueue", "volcano", "scheduler-plugins", "yunikorn")
+# The gang schedulers, the registry of kf2jobset/schedulers: each is kf2jobset/schedulers/<name>.py; the value is
+# the flavour of the TrainJob runtime bundle its pods need (`runtimes --gang`), None for none.
+SCHEDULER_FLAVOURS = {"none": None, "kueue": None, "volcano": "volcano", "scheduler-plugins": "coscheduling",
+                      "yunikorn": "yunikorn"}
+SCHEDULERS = tuple(SCHEDULER_FLAVOURS)
+GANG_FLAVOURS = tuple(f for f in SCHEDULER_FLAVOURS.values() if f)
 DEFAULT_GANG_SCHEDULER_NAME = "scheduler-plugins"  # the operator flag's documented value
 TARGETS = ("jobset", "trainjob")  # kf2jobset/targets: one module each
 # Kubeflow Trainer releases whose TrainJob/TrainingRuntime API the trainjob target writes and was checked

@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from .clioptions import build_options, conversion_options  # noqa: F401  (also the plugin's)
-from .choices import COLOR_MODES, FAIL_ON
+from .choices import COLOR_MODES, FAIL_ON, GANG_FLAVOURS
 from .repo.cli import REPO_HELP, repo_options
 from .version import __version__
 
@@ -125,7 +125,7 @@ names, with Trainer's podGroupPolicy and the scheduler's name in their pod templ
 @main.command(help=_RUNTIMES_HELP, short_help="The ClusterTrainingRuntimes of kf2jobset's compat bundle (YAML).")
 @click.argument("names", nargs=-1)
 @click.option("--list", "as_list", is_flag=True, help="One line per runtime: name, framework, shape.")
-@click.option("--gang", type=click.Choice(["coscheduling", "volcano", "yunikorn"]), default=None,
+@click.option("--gang", type=click.Choice(GANG_FLAVOURS), default=None,
               help="The flavour for a gang scheduler: podGroupPolicy and schedulerName in every runtime.")
 @click.option("--gang-scheduler-name", default=None,
               help="With --gang coscheduling: the name scheduler-plugins' scheduler runs under (default: scheduler-plugins).")

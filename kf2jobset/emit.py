@@ -10,13 +10,13 @@ from .frameworks.base import EmitContext, OperatorSide
 from .images import image_notes
 from .model import TrainingJob, env_target_indexes
 from .notes import Note
+from .choices import SCHEDULERS
 from .options import ConvertOptions
 from .parse import NULL_PRUNED, v1_webhook_rejections
 from .plan import JobSetPlan, plan
-from .scheduling import scheduler_objects
+from .schedulers.conversion import scheduler_objects, size_literals as scheduler_size_literals
 from .sizes import size_contract
 from . import name_binding
-from .yunikorn import task_group_literals
 from .treecopy import copy_tree
 from . import claims as claim
 from .claims import pod_path
@@ -114,7 +114,7 @@ def emit(job: TrainingJob, options: ConvertOptions) -> Conversion:
     gang = [f"PodGroup {c['metadata']['name']} {f}" for c in companions if c.get("kind") == "PodGroup"
             for f, computed in (("minMember", sp.min_available is None), ("minResources", sp.min_resources is None))
             if computed and c["spec"].get(f)]  # the operator's defaults, from the replica counts
-    size_contract(job, ctx, prof.size_literals(job) + gang + task_group_literals(jobset), jobset)
+    size_contract(job, ctx, prof.size_literals(job) + gang + scheduler_size_literals(jobset), jobset)
     name_binding.record(jobset, companions, p.name, p.namespace, options.subdomain)
     return Conversion(job=job, plan=p, jobset=jobset, companions=companions, notes=notes)
 
@@ -475,7 +475,7 @@ def _scheduling_dropped_note(job: TrainingJob) -> Note:
                        if getattr(scheduling, _snake(k), None) not in (None, {}, ""))
     return Note("JS040", "dropped", "schedulingPolicy is only read by a gang scheduler and none was named, so "
                 f"it is left out ({fields or 'schedulingPolicy'})",
-                source_path="runPolicy.schedulingPolicy", action="pass --scheduler (kueue, volcano, scheduler-plugins, yunikorn) to map it",
+                source_path="runPolicy.schedulingPolicy", action=f"pass --scheduler ({', '.join(SCHEDULERS[1:])}) to map it",
                 explains=(("lifecycle", "schedulingPolicy"),), warn=True,
                 claims=(claim.absent("kind", target="PodGroup"),
                         *(claim.absent(pod_path("*") + ".spec.priorityClassName")

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .categories import RENAMED
+from .schedulers import every as every_scheduler
+from .schedulers.yunikorn import APP_ID_KEYS
 from .staleness import SOURCE_ANNOTATION
 
 NAMED_FOR_ANNOTATION = "kf2jobset.dev/named-for"
@@ -40,11 +42,9 @@ NAME, NAMESPACE = "name", "namespace"
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 MANAGED_BY = ("app.kubernetes.io/managed-by", "kf2jobset")
 _ITEM = re.compile(r"^(?P<what>.+?) \[(?P<deps>[a-z, ]+)\]$")
-# where a pod names its gang's PodGroup, by the PodGroup's API group: Volcano's KubeGroupNameAnnotationKey,
-# scheduler-plugins' PodGroupLabel (kf2jobset/scheduling.py, gang.py write them)
-GANG_REFERENCES = {"scheduling.volcano.sh": ("annotations", "scheduling.k8s.io/group-name"),
-                   "scheduling.x-k8s.io": ("labels", "scheduling.x-k8s.io/pod-group")}
-YUNIKORN_APP_ID = "yunikorn.apache.org/app-id"  # the label --scheduler yunikorn writes (kf2jobset/yunikorn.py)
+# where a pod names its gang's PodGroup, by the PodGroup's API group (each scheduler's podgroup)
+GANG_REFERENCES = {s.podgroup.group: (s.podgroup.where, s.podgroup.key) for s in every_scheduler() if s.podgroup}
+YUNIKORN_APP_ID = APP_ID_KEYS[0]  # the label --scheduler yunikorn writes
 _GANG_ITEM = re.compile(r"^PodGroup (?P<group>\S+) \((?P<key>\S+) of (?P<rjobs>.+)\)$")
 
 

@@ -22,6 +22,7 @@ from .frameworks import profile as get_profile
 from .model import TrainingJob, default_container
 from .notes import Note
 from .options import ConvertOptions
+from .schedulers import scheduler
 
 MAX_INT32 = 2147483647
 K8S_DEFAULT_BACKOFF = 6
@@ -110,7 +111,7 @@ def gang_without_name(job: TrainingJob, p, options: ConvertOptions) -> bool:
     """A gang the operator made for every job (no schedulingPolicy needed) that cannot be written here: the
     PodGroup or application is named after the job, and it has no name yet. (With a schedulingPolicy the
     job is refused instead: the user asked for that gang.)"""
-    return (options.scheduler in ("volcano", "scheduler-plugins", "yunikorn") and job.run_policy.scheduling.is_empty()
+    return (scheduler(options.scheduler).named_after_every_job and job.run_policy.scheduling.is_empty()
             and not (p.name if p is not None else options.name or job.name))
 
 
@@ -119,7 +120,7 @@ def gang_blocks_start_order(job: TrainingJob, options: ConvertOptions) -> int | 
     no pod of the group before minMember pods exist, and dependsOn (or InOrder) makes the later types' pods
     only once the earlier ones are Ready. The operator made every pod at once. Else None."""
     sp = job.run_policy.scheduling
-    if options.scheduler not in ("volcano", "scheduler-plugins") or gang_without_name(job, None, options):
+    if scheduler(options.scheduler).podgroup is None or gang_without_name(job, None, options):
         return None
     later = {r.type for r in job.mapping.start_order
              if job.has(r.type) and job.has(r.after) and job.replicas[r.after].replicas != 0}

@@ -11,7 +11,7 @@ import yaml
 
 from kf2jobset import exitcodes
 from kf2jobset.errors import UsageError
-from kf2jobset.gang import operator_min_resources
+from kf2jobset.schedulers.podgroup_resources import operator_min_resources
 from kf2jobset.options import ConvertOptions
 from kf2jobset.pipeline import convert_text
 from kf2jobset.quantity import go_sum

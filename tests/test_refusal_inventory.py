@@ -21,8 +21,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "kf2jobset"
 # pod rules, the framework profiles and the document dispatcher.
 MODULES = ("parse.py", "k8syaml.py", "objectrules.py", "podrules.py", "validate.py", "convert.py", "document_routing.py",
            "katib_trials.py", "emit.py",
-           "scheduling.py", "plan.py", "upgrade*.py", "envsubst.py", "frameworks/*.py")
-BUILDERS = ("Problem", "_problem", "problem_at")
+           "schedulers/*.py", "plan.py", "upgrade*.py", "envsubst.py", "frameworks/*.py")
+BUILDERS = ("Problem", "_problem", "problem_at", "require_name")
+# builders called as methods (self.require_name: a scheduler refusing a job with no name), rule= by keyword
+METHOD_BUILDERS = ("require_name",)
 REFUSALS = ("InvalidJobError", "UnsupportedError", "RejectedJobSetError")
 
 _SCHEMA_FIRST = ("the schema check runs first and refuses a {what} [schema] (fixtures/errors/wrong-type, "
@@ -32,6 +34,8 @@ _KF2JOBSET_WRITES = ("kf2jobset writes this JobSet field itself, from values oth
 
 # rule id -> why no v1 job can reach it (checked: every key is in the inventory and has no fixture)
 NO_FIXTURE: dict[str, str] = {
+    "gang-min-resources": "the schema check refuses a resource amount that is not a quantity before a gang sums "
+                          "the pods' resources; the sum refuses only an amount it cannot read",
     "completion-mode": "kf2jobset writes every child Job's completionMode (Indexed) itself",
     "indexed-limit": "kf2jobset writes completions = parallelism = 1 on every child Job",
     "coordinator": "kf2jobset never writes spec.coordinator",
@@ -91,7 +95,7 @@ _RULE_MARK = re.compile(r" \[([A-Za-z][\w-]*)\](?= \(hint: |$)", re.M)
 def _rule_param(tree: ast.Module) -> dict[str, int | None]:
     """Position of the `rule` parameter of each builder defined in a module (Problem: 2), or imported
     into it from a sibling module (podrules.py builds with objectrules.py's `problem_at`)."""
-    out: dict[str, int | None] = {"Problem": 2}
+    out: dict[str, int | None] = {"Problem": 2, **dict.fromkeys(METHOD_BUILDERS)}
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and node.name in BUILDERS:
             names = [a.arg for a in node.args.args]
@@ -125,9 +129,14 @@ def _rules_in(path: Path) -> tuple[dict[str, list[str]], list[str]]:
     constants = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
                  and isinstance(n.value.value, str) for t in n.targets if isinstance(t, ast.Name)}
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+        if not isinstance(node, ast.Call):
             continue
-        name = node.func.id
+        if isinstance(node.func, ast.Attribute) and node.func.attr in METHOD_BUILDERS:
+            name = node.func.attr
+        elif isinstance(node.func, ast.Name):
+            name = node.func.id
+        else:
+            continue
         if name in REFUSALS and node.args and isinstance(node.args[0], (ast.Constant, ast.JoinedStr)):
             unnamed.append(f"{where(node)}: {name} with a bare message")
             continue

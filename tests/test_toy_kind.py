@@ -5,13 +5,9 @@ added this way, is in mappings/mxjob.yaml and frameworks/mxnet.py) is added with
 files, then converted and reported through the real CLI."""
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
-
 import yaml
 
-from .conftest import REPO
+from .package_copy import copy_package, run_cli
 
 TOY_MAPPING = """\
 # A toy kind for the test: one coordinator, trainers that find it and know their rank.
@@ -77,27 +73,15 @@ spec:
 """
 
 
-def _copy(tmp_path):
-    root = tmp_path / "checkout"
-    for part in ("kf2jobset", "mappings", "schemas"):
-        shutil.copytree(REPO / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
-    return root
-
-
-def _run(root, *args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "kf2jobset", *args], cwd=root, input=stdin, capture_output=True,
-                          text=True, timeout=120)
-
-
 def test_a_new_kind_is_a_mapping_file_and_a_profile(tmp_path):
-    root = _copy(tmp_path)
+    root = copy_package(tmp_path)
     before = {p.relative_to(root) for p in root.rglob("*") if p.is_file()}
     (root / "mappings" / "toyjob.yaml").write_text(TOY_MAPPING)
     (root / "kf2jobset" / "frameworks" / "toy.py").write_text(TOY_PROFILE)
     added = {p.relative_to(root) for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts} - before
     assert {str(p) for p in added} == {"mappings/toyjob.yaml", "kf2jobset/frameworks/toy.py"}
 
-    converted = _run(root, "convert", "-", stdin=JOB)
+    converted = run_cli(root, "convert", "-", stdin=JOB)
     assert converted.returncode == 0, converted.stderr
     js = next(d for d in yaml.safe_load_all(converted.stdout) if d and d.get("kind") == "JobSet")
     assert [rj["name"] for rj in js["spec"]["replicatedJobs"]] == ["coordinator", "trainer"]
@@ -108,7 +92,7 @@ def test_a_new_kind_is_a_mapping_file_and_a_profile(tmp_path):
     assert env["TOY_PORT"] == "7777" and env["TOY_WORLD"] == "3"
     assert env["TOY_RANK"] == {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.labels['jobset.sigs.k8s.io/job-global-index']"}}
 
-    reported = _run(root, "report", "-", "--format", "json", stdin=JOB)
+    reported = run_cli(root, "report", "-", "--format", "json", stdin=JOB)
     assert reported.returncode == 0, reported.stderr + reported.stdout
     import json
 
@@ -116,10 +100,20 @@ def test_a_new_kind_is_a_mapping_file_and_a_profile(tmp_path):
     assert job["kind"] == "ToyJob"
     assert not [f for f in job["findings"] if f["category"] == "unexplained"], job["findings"]
 
+    # and to a TrainJob: on a TrainingRuntime of its own (no shared runtime keeps a toy's contract; said so)
+    trainjob = run_cli(root, "convert", "-", "--target", "trainjob", "--trainer-runtime", "per-job", stdin=JOB)
+    assert trainjob.returncode == 0, trainjob.stderr
+    runtime, train = [d for d in yaml.safe_load_all(trainjob.stdout) if d]
+    assert runtime["kind"] == "TrainingRuntime" and runtime["metadata"]["name"].startswith("kf2jobset-toy-")
+    assert runtime["metadata"]["labels"]["trainer.kubeflow.org/framework"] == "toy"
+    assert train["kind"] == "TrainJob" and train["spec"]["runtimeRef"]["name"] == runtime["metadata"]["name"]
+    shared = run_cli(root, "convert", "-", "--target", "trainjob", stdin=JOB)
+    assert shared.returncode == 4 and "fits no shared ClusterTrainingRuntime" in shared.stderr, shared.stderr
+
     # the pre-filter (repo mode, the hook) knows the new kind from its mapping file too
     (root / "jobs").mkdir()
     (root / "jobs" / "toy.yaml").write_text(JOB)
-    checked = _run(root, "convert", "jobs", "--check")
+    checked = run_cli(root, "convert", "jobs", "--check")
     assert checked.returncode == 1 and "jobs/toy.yaml" in checked.stdout, checked.stdout + checked.stderr
 
 
@@ -133,7 +127,7 @@ validatingWebhook: {setToOne: [Coordinator]}
 
 
 def test_a_kinds_pod_names_and_webhook_rules_come_from_its_mapping(tmp_path):
-    root = _copy(tmp_path)
+    root = copy_package(tmp_path)
     (root / "mappings" / "toyjob.yaml").write_text(TOY_MAPPING + TOY_OWN_RULES)
     (root / "kf2jobset" / "frameworks" / "toy.py").write_text(TOY_PROFILE)
     job = yaml.safe_load(JOB)
@@ -142,7 +136,7 @@ def test_a_kinds_pod_names_and_webhook_rules_come_from_its_mapping(tmp_path):
     trainer["env"] = [{"name": "PEER", "value": "toy-coordinator:7777"}, {"name": "NOT_A_POD", "value": "toy-coordinator-0"}]
     text = yaml.safe_dump(job)
 
-    converted = _run(root, "convert", "-", stdin=text)
+    converted = run_cli(root, "convert", "-", stdin=text)
     assert converted.returncode == 0, converted.stderr
     js = next(d for d in yaml.safe_load_all(converted.stdout) if d and d.get("kind") == "JobSet")
     env = {e["name"]: e.get("value") for e in
@@ -155,9 +149,9 @@ def test_a_kinds_pod_names_and_webhook_rules_come_from_its_mapping(tmp_path):
 
 
 def test_a_kind_whose_profile_is_missing_is_an_error_not_a_default(tmp_path):
-    root = _copy(tmp_path)
+    root = copy_package(tmp_path)
     (root / "mappings" / "toyjob.yaml").write_text(TOY_MAPPING)
-    converted = _run(root, "convert", "-", stdin=JOB)
+    converted = run_cli(root, "convert", "-", stdin=JOB)
     assert converted.returncode == 4, converted.stderr
     assert "no framework profile 'toy'" in converted.stderr
     assert "Traceback" not in converted.stderr

@@ -13,7 +13,7 @@ import re
 import pytest
 import yaml
 
-from kf2jobset import yunikorn
+from kf2jobset.schedulers import yunikorn
 from kf2jobset.options import ConvertOptions
 from kf2jobset.pipeline import convert_text
 from kf2jobset.quantity import parse_quantity
@@ -44,7 +44,7 @@ def test_the_recorded_facts_name_their_source(k8shim):
 
 
 def test_the_keys_kf2jobset_writes_are_k8shims(consts):
-    assert yunikorn.SCHEDULER == consts["SchedulerName"]
+    assert yunikorn.SCHEDULER_NAME == consts["SchedulerName"]
     assert yunikorn.TASK_GROUPS == consts["AnnotationTaskGroups"]
     assert yunikorn.TASK_GROUP_NAME == consts["AnnotationTaskGroupName"]
     assert yunikorn.POLICY_PARAMETERS == consts["AnnotationSchedulingPolicyParam"]

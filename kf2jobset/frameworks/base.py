@@ -330,12 +330,19 @@ class Profile:
     """Base profile: no env, no extras. Subclasses override what their framework needs."""
 
     name = "base"
+    # The framework name kf2jobset's TrainingRuntimes carry (their names, Trainer's framework label): the
+    # profile's own name unless Trainer spells it otherwise.
+    trainer_framework = ""
     # The profile writes the job's pod names into a file its pods read (the MPI hostfile): a job converted
     # under a name other than its own (a Katib trial on a shared runtime) needs that name to be a stand-in.
     pod_names_in_files = False
 
     def env(self, job: "TrainingJob", rtype: str, side: Side) -> list[dict]:
         return []
+
+    @property
+    def runtime_framework(self) -> str:
+        return self.trainer_framework or self.name
 
     def spec_fields(self, spec: dict, replicas: dict) -> tuple[dict, list[Problem], list]:
         """The kind's own spec fields with the operator's defaults (training-operator.md §1.2 steps 1, 4, 5):

@@ -20,6 +20,7 @@ def _nproc_int(value: str | None) -> int:
 
 class PyTorchProfile(Profile):
     name = "pytorch"
+    trainer_framework = "torch"  # Trainer's torch-distributed, trainer.kubeflow.org/framework: torch
     # WORLD_SIZE is pods x nprocPerNode where that is an integer (PET_NPROC_PER_NODE carries it)
     size_values = (SizeValue("WORLD_SIZE", PODS, times="PET_NPROC_PER_NODE"), SizeValue("PET_NNODES", PODS))
 

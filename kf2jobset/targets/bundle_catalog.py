@@ -12,6 +12,7 @@ from ..mappings import all_mappings
 from ..options import ConvertOptions
 from ..parse import parse_job
 from ..data_dirs import data_dir
+from ..frameworks import profile
 
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 GROUP = "trainer.kubeflow.org"
@@ -20,9 +21,6 @@ FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
 CREATED_BY = ("app.kubernetes.io/created-by", "kf2jobset")
 BUNDLE_LABEL = "kf2jobset.dev/bundle"
 GANG_LABEL = "kf2jobset.dev/bundle-gang"  # the flavour (bundle_gang.py)
-# the `trainer.kubeflow.org/framework` value per profile (the SDK lists runtimes by it)
-FRAMEWORKS = {"pytorch": "torch", "tensorflow": "tensorflow", "mpi": "mpi", "xgboost": "xgboost",
-              "paddle": "paddle", "jax": "jax", "mxnet": "mxnet"}
 # Trainer's own runtimes (installed with it), for the list of what a tree needs
 BUILT_IN = ("torch-distributed", "jax-distributed", "xgboost-distributed", "deepspeed-distributed", "mlx-distributed")
 
@@ -84,7 +82,7 @@ def catalog() -> tuple[BundleRuntime, ...]:
     for entry in data["runtimes"]:
         job = parse_job(*_job(entry))
         derived = derive(emit(job, options), options)
-        out.append(BundleRuntime(entry["name"], FRAMEWORKS[job.mapping.profile], entry["why"],
+        out.append(BundleRuntime(entry["name"], profile(job.mapping.profile).runtime_framework, entry["why"],
                                  canonical(derived.runtime_spec)))
     names = [r.name for r in out]
     if len(set(names)) != len(names) or len({r.spec_json for r in out}) != len(out):

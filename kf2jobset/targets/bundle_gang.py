@@ -22,24 +22,15 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from .. import claims as claim
-from ..choices import DEFAULT_GANG_SCHEDULER_NAME
-from ..gang import API_VERSION as COSCHEDULING_API, POD_GROUP_LABEL, VOLCANO_QUEUE_ANNOTATION
+from ..choices import GANG_FLAVOURS
 from ..notes import Note
 from ..quantity import parse_quantity
+from ..schedulers import by_flavour, by_pod_scheduler_name, scheduler
+from ..schedulers.base import Scheduler
 from .trainjob_gang import _text, trainer_podgroup
 
 GANG_ANNOTATION = "kf2jobset.dev/runtime-gang"  # on the TrainJob: the flavour of the bundle it needs
-FLAVOURS = ("coscheduling", "volcano", "yunikorn")
-VOLCANO_API = "scheduling.volcano.sh/v1beta1"
-VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"  # volcano's KubeGroupNameAnnotationKey
 TASK_SPEC = "volcano.sh/task-spec"
-# scheduler-plugins' scheduler under the names v1 users ran it: the operator flag's documented value, the chart's
-COSCHEDULING_NAMES = (DEFAULT_GANG_SCHEDULER_NAME, "scheduler-plugins-scheduler")
-# The flavour's timeout: the Coscheduling plugin's permitWaitingTimeSeconds default, which a PodGroup without
-# scheduleTimeoutSeconds (the operator's, unless schedulingPolicy set one) waited
-COSCHEDULING_TIMEOUT = 60
-# where Trainer's plugin marks every pod with the PodGroup's name (trainer_build.POD_GROUP_MARKS)
-_MARK = {"coscheduling": f"labels[{POD_GROUP_LABEL}]", "volcano": f"annotations[{VOLCANO_GROUP_ANNOTATION}]"}
 # notes about kf2jobset's companion PodGroup and its pod decoration, which the flavour's gang replaces
 REPLACED_NOTES = ("JS043", "JS090", "JS091")
 
@@ -56,20 +47,24 @@ class Gang:
         return self.flavour if self.scheduler_name == default_name(self.flavour) else f"{self.flavour}/{self.scheduler_name}"
 
     @property
+    def scheduler(self) -> Scheduler:
+        return by_flavour(self.flavour)
+
+    @property
     def command(self) -> str:
         extra = "" if self.scheduler_name == default_name(self.flavour) else f" --gang-scheduler-name {self.scheduler_name}"
         return f"kf2jobset runtimes --gang {self.flavour}{extra} | kubectl apply -f -"
 
 
 def default_name(flavour: str) -> str:
-    return DEFAULT_GANG_SCHEDULER_NAME if flavour == "coscheduling" else flavour
+    return by_flavour(flavour).pod_scheduler_names[0]
 
 
 def parse(value: str | None) -> Gang | None:
     if not value:
         return None
     flavour, _, name = value.partition("/")
-    return Gang(flavour, name or default_name(flavour)) if flavour in FLAVOURS else None
+    return Gang(flavour, name or default_name(flavour)) if flavour in GANG_FLAVOURS else None
 
 
 def flavoured(spec: dict, gang: Gang | None) -> dict:
@@ -80,8 +75,7 @@ def flavoured(spec: dict, gang: Gang | None) -> dict:
         return spec
     for rj in spec["template"]["spec"]["replicatedJobs"]:
         rj["template"]["spec"]["template"]["spec"]["schedulerName"] = gang.scheduler_name
-    policy = {"coscheduling": {"coscheduling": {"scheduleTimeoutSeconds": COSCHEDULING_TIMEOUT}},
-              "volcano": {"volcano": {}}}.get(gang.flavour)
+    policy = copy.deepcopy(gang.scheduler.trainer_pod_group_policy)
     return {**({"podGroupPolicy": policy} if policy else {}), **spec}
 
 
@@ -94,8 +88,9 @@ def installed_gang(runtime: dict) -> Gang | None:
     if len(names) != 1 or None in names:
         return None
     name = next(iter(names))
-    flavour = "coscheduling" if "coscheduling" in policy else "volcano" if "volcano" in policy else (
-        "yunikorn" if name == "yunikorn" else None)
+    by_policy = [f for f in GANG_FLAVOURS if set(by_flavour(f).trainer_pod_group_policy or {}) & set(policy)]
+    named = by_pod_scheduler_name(name)
+    flavour = by_policy[0] if by_policy else named.flavour if named and named.trainer_pod_group_policy is None else None
     return Gang(flavour, name) if flavour else None
 
 
@@ -120,11 +115,9 @@ def job_gang(conversion, options) -> JobGang | None:
     if len(names) != 1:
         return None
     name = next(iter(names))
-    if name in ("volcano", "yunikorn"):
-        return JobGang(Gang(name, name))
-    if name in COSCHEDULING_NAMES or (options.scheduler == "scheduler-plugins" and name == options.gang_scheduler_name):
-        return JobGang(Gang("coscheduling", name))
-    return None
+    chosen = scheduler(options.scheduler)
+    found = by_pod_scheduler_name(name) or (chosen if chosen.flavour and name == chosen.runs_as(options) else None)
+    return JobGang(Gang(found.flavour, name)) if found and found.flavour else None
 
 
 def prepared(conversion, options, found: JobGang, drop_task_spec: bool = False):
@@ -134,12 +127,13 @@ def prepared(conversion, options, found: JobGang, drop_task_spec: bool = False):
     view.jobset = copy.deepcopy(conversion.jobset)
     name = view.jobset["metadata"].get("name")
     sp = conversion.job.run_policy.scheduling
+    kind = found.gang.scheduler.podgroup
     for rj, (_rtype, spec) in zip(view.jobset["spec"]["replicatedJobs"], _v1_specs(conversion), strict=False):
         pod = rj["template"]["spec"]["template"]
         pod["spec"].pop("schedulerName", None)
         meta = pod.get("metadata") or {}
-        for key, drop in (("labels", POD_GROUP_LABEL if found.gang.flavour == "coscheduling" else None),
-                          ("annotations", VOLCANO_GROUP_ANNOTATION if found.gang.flavour == "volcano" else None)):
+        for key in ("labels", "annotations"):
+            drop = kind.key if kind and kind.where == key else None
             values = meta.get(key) or {}
             if drop and values.get(drop) == name:
                 del values[drop]
@@ -163,12 +157,12 @@ def _v1_specs(conversion):
 def patch_metadata(found: JobGang, conversion, jobset_meta: dict) -> None:
     """What of the gang is the job's and rides in the TrainJob: the Volcano queue v1's PodGroup had, as the
     annotation Trainer's Volcano plugin reads from the JobSet template (runtimePatches metadata)."""
+    chosen = found.gang.scheduler
     found.group = next((c for c in conversion.companions if c.get("kind") == "PodGroup"
-                        and c.get("apiVersion") == (COSCHEDULING_API if found.gang.flavour == "coscheduling" else VOLCANO_API)),
-                       None) if found.gang.flavour != "yunikorn" else None
+                        and c.get("apiVersion") == chosen.podgroup.api_version), None) if chosen.podgroup else None
     queue = ((found.group or {}).get("spec") or {}).get("queue")
-    if found.gang.flavour == "volcano" and queue:
-        jobset_meta.setdefault("annotations", {})[VOLCANO_QUEUE_ANNOTATION] = queue
+    if chosen.trainer_queue_annotation and queue:
+        jobset_meta.setdefault("annotations", {})[chosen.trainer_queue_annotation] = queue
 
 
 def without_podgroup_sizes(literals: list[str]) -> list[str]:
@@ -180,27 +174,21 @@ def without_podgroup_sizes(literals: list[str]) -> list[str]:
 def notes(found: JobGang, conversion, options, trainjob: dict, predicted: dict) -> list[Note]:
     """The gang's findings; drops the companion PodGroup Trainer's replaces."""
     gang = found.gang
+    chosen = gang.scheduler
     out = [Note(
         "TJ046", "prerequisite",
         f"the runtime must be the {gang.flavour} flavour of kf2jobset's bundle (same name, with "
-        + ("podGroupPolicy." + gang.flavour + " and " if gang.flavour != "yunikorn" else "")
+        + ("podGroupPolicy." + gang.flavour + " and " if chosen.trainer_pod_group_policy else "")
         + f"schedulerName {gang.scheduler_name} in its pod templates): the TrainJob records it in {GANG_ANNOTATION}",
         target_path=f"metadata.annotations[{GANG_ANNOTATION}]",
         action=f"have the platform install that flavour: {gang.command}; kubectl kf2jobset apply checks it",
         claims=(claim.equals(f"metadata.annotations[{GANG_ANNOTATION}]", gang.value, "TrainJob"),
                 claim.equals("spec.replicatedJobs[*].template.spec.template.spec.schedulerName", gang.scheduler_name)))]
-    if gang.flavour == "yunikorn":
-        out.append(Note(
-            "TJ048", "rewritten",
-            "YuniKorn reads the application, queue and task groups from the pods: schedulerName yunikorn is the "
-            "runtime's (its yunikorn flavour), the labels and annotations v1's templates had (or --scheduler yunikorn "
-            "wrote) are the TrainJob's, as pod metadata in runtimePatches, so every pod of the JobSet Trainer builds "
-            "carries them as v1's did",
-            target_path="spec.runtimePatches", explains=(("scheduling", "*"), ("lifecycle", "schedulingPolicy")),
-            claims=(claim.equals("spec.replicatedJobs[*].template.spec.template.spec.schedulerName", "yunikorn"),)))
+    if chosen.podgroup is None:
+        out += chosen.trainer_notes(gang.scheduler_name)
     else:
         out += _podgroup_notes(found, conversion, trainjob, predicted)
-    told = {"coscheduling": "scheduler-plugins", "volcano": "volcano"}.get(gang.flavour)
+    told = chosen.name if chosen.named_after_every_job and chosen.podgroup else None
     if told and options.scheduler != told:
         out.append(Note(
             "TJ049", "approximated",
@@ -225,8 +213,8 @@ def _podgroup_notes(found: JobGang, conversion, trainjob: dict, predicted: dict)
     gang, name = found.gang, trainjob["metadata"].get("name") or "<name>"
     members, resources, _ = trainer_podgroup(predicted["spec"])
     v1 = (found.group or {}).get("spec") or {}
-    kind = f"{COSCHEDULING_API if gang.flavour == 'coscheduling' else VOLCANO_API} PodGroup"
-    key = POD_GROUP_LABEL if gang.flavour == "coscheduling" else VOLCANO_GROUP_ANNOTATION
+    chosen = gang.scheduler
+    kind, key = f"{chosen.podgroup.api_version} PodGroup", chosen.podgroup.key
     if found.group is not None:
         conversion.companions.remove(found.group)
     out = [Note(
@@ -235,7 +223,8 @@ def _podgroup_notes(found: JobGang, conversion, trainjob: dict, predicted: dict)
         f"TrainJob's name, as v1's was the job's), owned by the TrainJob, with minMember {members} (every pod) and "
         f"minResources {_text(resources, v1.get('minResources') or {})}; every pod carries {key}={name} and the "
         f"runtime's schedulerName {gang.scheduler_name}"
-        + ("; the queue is the TrainJob's, the JobSet annotation " + VOLCANO_QUEUE_ANNOTATION if v1.get("queue") else "")
+        + (f"; the queue is the TrainJob's, the JobSet annotation {chosen.trainer_queue_annotation}"
+           if v1.get("queue") and chosen.trainer_queue_annotation else "")
         + (", in place of the PodGroup kf2jobset writes beside a JobSet" if found.group is not None else ""),
         source_path="runPolicy.schedulingPolicy" if not conversion.job.run_policy.scheduling.is_empty() else None,
         target_path="spec.runtimeRef", explains=(("lifecycle", "schedulingPolicy"), ("scheduling", "*")),
@@ -256,11 +245,12 @@ def _podgroup_notes(found: JobGang, conversion, trainjob: dict, predicted: dict)
         out.append(_field_note(
             "minResources", f"Trainer sums minResources {_text(resources, written)} (every pod's requests, limits not "
             f"read), v1's PodGroup had {_text({k: v or Decimal(0) for k, v in mine.items()}, written)}"))
-    timeout = v1.get("scheduleTimeoutSeconds") or COSCHEDULING_TIMEOUT  # 0 or none: the plugin's default wait
-    if gang.flavour == "coscheduling" and timeout != COSCHEDULING_TIMEOUT:
+    runtime_timeout = ((chosen.trainer_pod_group_policy or {}).get(gang.flavour) or {}).get("scheduleTimeoutSeconds")
+    timeout = v1.get("scheduleTimeoutSeconds") or runtime_timeout  # 0 or none: the plugin's default wait
+    if runtime_timeout is not None and timeout != runtime_timeout:
         out.append(_field_note(
             "scheduleTimeoutSeconds", f"v1's PodGroup waited {timeout} s for the gang; the flavour's runtime says "
-            f"{COSCHEDULING_TIMEOUT} s for every job (podGroupPolicy is the runtime's; a TrainJob cannot set it)"))
+            f"{runtime_timeout} s for every job (podGroupPolicy is the runtime's; a TrainJob cannot set it)"))
     if v1.get("priorityClassName"):
         out.append(_field_note(
             "priorityClassName", f"v1's PodGroup had priorityClassName {v1['priorityClassName']}; Trainer takes it from the "
@@ -280,7 +270,8 @@ _UNNAMED = "the TrainJob is named at creation (a trial): the pods' mark carries 
 def _marked(gang: Gang, trainjob: dict) -> tuple:
     """The claim that every pod carries the PodGroup's name as Trainer's plugin marks it (a named TrainJob)."""
     name = trainjob["metadata"].get("name")
-    return (claim.equals(f"spec.replicatedJobs[*].template.spec.template.metadata.{_MARK[gang.flavour]}", name),) if name else ()
+    kind = gang.scheduler.podgroup
+    return (claim.equals(f"spec.replicatedJobs[*].template.spec.template.metadata.{kind.mark}", name),) if name and kind else ()
 
 
 def _field_note(what: str, why: str, warn: bool = False, claims: tuple = ()) -> Note:

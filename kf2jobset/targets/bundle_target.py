@@ -45,7 +45,7 @@ def misfits(conversion, options) -> tuple[bundle.Derived | None, bundle_catalog.
         return derived, None, why
     found = bundle_catalog.find(derived.runtime_spec)
     if found is None:  # a retry limit and the declared ports are the runtime's (bundle_fit.py)
-        framework = bundle_catalog.FRAMEWORKS[conversion.job.mapping.profile]
+        framework = bundle_catalog.profile(conversion.job.mapping.profile).runtime_framework
         found, derived.retries, derived.ports = bundle_fit.shape_fit(derived.runtime_spec, bundle_catalog.catalog(), framework)
     if found is None:
         return derived, None, [_no_runtime(conversion, derived)]
@@ -54,7 +54,7 @@ def misfits(conversion, options) -> tuple[bundle.Derived | None, bundle_catalog.
 
 def _no_runtime(conversion, derived) -> str:
     """What the job's shape is, against the bundle's runtimes of its framework."""
-    framework = bundle_catalog.FRAMEWORKS[conversion.job.mapping.profile]
+    framework = bundle_catalog.profile(conversion.job.mapping.profile).runtime_framework
     shape = ", ".join(f"{role} {'x numNodes' if i == 0 and derived.layout == 'roles' else ''}".strip()
                       for i, (_, role, _, _, _) in enumerate(derived.rjobs))
     rules = []

@@ -35,6 +35,7 @@ from ..name_binding import record as record_names
 from ..errors import Location, Problem, UnsupportedError
 from ..notes import Note
 from ..validate import check_jobset
+from ..frameworks import profile
 from . import builtin_notes, trainjob_gang
 from .builtin import NodeLayout, trainjob_manager
 from .builtin_fields import PATCHABLE_POD
@@ -49,9 +50,6 @@ SOURCE_ANNOTATION = "kf2jobset.dev/source"
 KUEUE_LABELS = ("kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class")
 # objects Trainer creates per TrainJob: a companion of that name would collide
 TRAINER_OBJECT_SUFFIXES = ("-runtime-snapshot",)
-# the `trainer.kubeflow.org/framework` value per profile (the SDK lists runtimes by it)
-FRAMEWORKS = {"pytorch": "torch", "tensorflow": "tensorflow", "mpi": "mpi", "xgboost": "xgboost",
-              "paddle": "paddle", "jax": "jax", "mxnet": "mxnet"}
 # The built-in ClusterTrainingRuntime that takes a profile's jobs, by its module here (each module:
 # RUNTIME_NAME, misfits, build -> (TrainJob, predicted JobSet), notes, limits; shared code in builtin.py)
 BUILTINS = {"pytorch": "torch_distributed", "jax": "jax_distributed", "xgboost": "xgboost_distributed"}
@@ -189,7 +187,7 @@ def _finish_generated(conversion, options, why: list[str]) -> None:
     if labels or shared:
         template["metadata"] = {k: v for k, v in (("labels", labels), ("annotations", shared)) if v}
     template["spec"] = spec
-    framework = FRAMEWORKS[conversion.job.mapping.profile]
+    framework = profile(conversion.job.mapping.profile).runtime_framework
     digest = hashlib.sha256(json.dumps([framework, template, *([pod_group_policy] if pod_group_policy else [])],
                                        sort_keys=True).encode()).hexdigest()[:10]
     runtime_name = f"kf2jobset-{framework}-{digest}"

@@ -1,6 +1,6 @@
 """`--target trainjob --scheduler scheduler-plugins` on a generated TrainingRuntime: Trainer v2.3's own
 `podGroupPolicy.coscheduling` where the PodGroup it makes is the one the v1 operator made, else the companion
-PodGroup the JobSet target writes (kf2jobset/gang.py).
+PodGroup the JobSet target writes (kf2jobset/schedulers/scheduler_plugins.py).
 
 What Trainer's CoScheduling plugin does (pkg/runtime/framework/plugins/coscheduling at v2.3.0): a
 `scheduling.x-k8s.io/v1alpha1` PodGroup named after the TrainJob and owned by it; minMember the sum of each
@@ -14,7 +14,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 from .. import claims as claim
-from ..gang import API_VERSION, POD_GROUP_LABEL
+from ..schedulers import scheduler
+from ..schedulers.scheduler_plugins import POD_GROUP_LABEL
 from ..notes import Note
 from ..quantity import canonical, parse_quantity
 
@@ -82,9 +83,11 @@ def pod_group_policy(conversion, options, spec: dict) -> dict | None:
     """The runtime's podGroupPolicy when Trainer's PodGroup is the operator's: the companion PodGroup and the
     templates' pod-group label are then dropped (Trainer makes both) and JS090 becomes TJ050. Otherwise None,
     and TJ051 says why the companion stays. `spec` is the runtime's copy of the JobSet spec, edited in place."""
-    if options.scheduler != "scheduler-plugins":
+    chosen = scheduler(options.scheduler)
+    if not chosen.trainer_adopts_podgroup:
         return None
-    group = next((c for c in conversion.companions if c.get("kind") == "PodGroup" and c.get("apiVersion") == API_VERSION), None)
+    group = next((c for c in conversion.companions if c.get("kind") == "PodGroup"
+                  and c.get("apiVersion") == chosen.podgroup.api_version), None)
     if group is None:
         return None
     v1 = group.get("spec") or {}

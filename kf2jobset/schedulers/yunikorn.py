@@ -7,16 +7,20 @@ yunikorn`, writes schedulingPolicy as those fields. Pure."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-from . import claims as claim
-from .claims import pod_path
-from .errors import Problem, UnsupportedError
-from .model import TrainingJob
-from .notes import Note
-from .plan import JobSetPlan
-from .quantity import go_sum
+from .. import claims as claim
+from ..claims import pod_path
+from ..notes import Note
+from ..quantity import go_sum
+from .base import Scheduler
 
-SCHEDULER = "yunikorn"
+if TYPE_CHECKING:
+    from ..model import TrainingJob
+    from ..options import ConvertOptions
+    from ..plan import JobSetPlan
+
+SCHEDULER_NAME = "yunikorn"
 APP_ID_KEYS = ("yunikorn.apache.org/app-id", "applicationId", "spark-app-selector")  # labels, in YuniKorn's order
 APP_ID_ANNOTATION = "yunikorn.apache.org/app-id"
 QUEUE_LABEL = "yunikorn.apache.org/queue"
@@ -49,7 +53,7 @@ def _templates(jobset: dict) -> list[tuple[str, int, dict]]:
 
 
 def _yunikorn_templates(jobset: dict) -> list[tuple[str, int, dict]]:
-    return [t for t in _templates(jobset) if (t[2].get("spec") or {}).get("schedulerName") == SCHEDULER]
+    return [t for t in _templates(jobset) if (t[2].get("spec") or {}).get("schedulerName") == SCHEDULER_NAME]
 
 
 def task_group_literals(jobset: dict) -> list[str]:
@@ -103,7 +107,7 @@ def yunikorn_findings(jobset: dict, notes: list[Note]) -> None:
         "YuniKorn reads its application, queue and task groups from the pods; the JobSet's templates carry them "
         "as written: " + "; ".join(findings),
         warn=split, explains=(("scheduling", "*"),),
-        claims=tuple(claim.equals(pod_path(name) + ".spec.schedulerName", SCHEDULER) for name, _, _ in yk)))
+        claims=tuple(claim.equals(pod_path(name) + ".spec.schedulerName", SCHEDULER_NAME) for name, _, _ in yk)))
 
 
 def _pod_request(template: dict) -> dict:
@@ -123,9 +127,6 @@ def yunikorn_task_groups(job: TrainingJob, p: JobSetPlan, jobset: dict, notes: l
     templates agree on (else the JobSet's name), the queue label, the pods' priorityClassName,
     scheduleTimeoutSeconds as the placeholder timeout. What you wrote on the templates stays."""
     sp = job.run_policy.scheduling
-    if not p.name:
-        raise UnsupportedError(Problem("--scheduler yunikorn needs a JobSet name for the application id; this job has "
-                                       "none (use --name)", rule="yunikorn-name"))
     pods = {rj["name"]: rj["template"]["spec"]["template"] for rj in jobset["spec"]["replicatedJobs"]}
     left = sp.min_available if sp.min_available is not None else sum(r.replicas for r in p.rjobs)
     groups = []
@@ -148,7 +149,7 @@ def yunikorn_task_groups(job: TrainingJob, p: JobSetPlan, jobset: dict, notes: l
     application = next(iter(written)) if len(written) == 1 else p.name
     for rj in p.rjobs:
         pod = pods[rj.name]
-        pod["spec"].setdefault("schedulerName", SCHEDULER)
+        pod["spec"].setdefault("schedulerName", SCHEDULER_NAME)
         if sp.priority_class:
             pod["spec"].setdefault("priorityClassName", sp.priority_class)
         labels = pod.setdefault("metadata", {}).setdefault("labels", {})
@@ -180,7 +181,38 @@ def yunikorn_task_groups(job: TrainingJob, p: JobSetPlan, jobset: dict, notes: l
         explains=(("lifecycle", "schedulingPolicy"), ("scheduling", "*"), ("label", "yunikorn.apache.org/*")),
         action="add gangSchedulingStyle=Hard to yunikorn.apache.org/schedulingPolicyParameters to fail instead",
         claims=tuple(claim.equals(pod_path(rj.name) + ".spec.schedulerName",
-                                  (job.replicas[rj.rtype].template.get("spec") or {}).get("schedulerName", SCHEDULER))
+                                  (job.replicas[rj.rtype].template.get("spec") or {}).get("schedulerName", SCHEDULER_NAME))
                      for rj in p.rjobs)
         + tuple(claim.present(pod_path(rj.name) + f".metadata.annotations[{TASK_GROUPS}]") for rj in p.rjobs)))
     return []
+
+
+class YuniKorn(Scheduler):
+    name = SCHEDULER_NAME
+    named_after_every_job = True  # the application id --scheduler yunikorn writes is the job's name
+    flavour = "yunikorn"
+    pod_scheduler_names = (SCHEDULER_NAME,)
+
+    def objects(self, job: TrainingJob, p: JobSetPlan, options: ConvertOptions, jobset: dict,
+                notes: list[Note]) -> list[dict]:
+        self.require_name(p, rule="yunikorn-name", what="the application id")
+        return yunikorn_task_groups(job, p, jobset, notes)
+
+    def pod_findings(self, jobset: dict, notes: list[Note]) -> None:
+        yunikorn_findings(jobset, notes)
+
+    def size_literals(self, jobset: dict) -> list[str]:
+        return task_group_literals(jobset)
+
+    def trainer_notes(self, scheduler_name: str) -> list[Note]:
+        return [Note(
+            "TJ048", "rewritten",
+            "YuniKorn reads the application, queue and task groups from the pods: schedulerName yunikorn is the "
+            "runtime's (its yunikorn flavour), the labels and annotations v1's templates had (or --scheduler yunikorn "
+            "wrote) are the TrainJob's, as pod metadata in runtimePatches, so every pod of the JobSet Trainer builds "
+            "carries them as v1's did",
+            target_path="spec.runtimePatches", explains=(("scheduling", "*"), ("lifecycle", "schedulingPolicy")),
+            claims=(claim.equals("spec.replicatedJobs[*].template.spec.template.spec.schedulerName", SCHEDULER_NAME),))]
+
+
+SCHEDULER = YuniKorn()
