@@ -5,8 +5,9 @@ field path inside the document, so a message can point at the exact place to fix
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 
 def format_path(path: Iterable[str | int], empty: str = "<document>") -> str:
@@ -62,6 +63,11 @@ class Problem:
     rule: str | None = None
     hint: str | None = None
 
+    @property
+    def path(self) -> tuple:
+        """The field path inside the document (`location.path`): ('spec', 'containers', 0)."""
+        return tuple(self.location.path)
+
     def __str__(self) -> str:
         loc = self.location
         if loc == Location():  # not about an input (a usage error): no "<input>:" in front
@@ -96,6 +102,15 @@ class Kf2JobSetError(Exception):
             updates = {k: v for k, v in where.items() if getattr(loc, k) in (None, ())}
             fixed.append(Problem(p.message, replace(loc, **updates), p.rule, p.hint))
         new = type(self)(fixed)
+        return new
+
+    def rephrased(self, spell: Callable[[str], str]) -> "Kf2JobSetError":
+        """A copy (same type, same attributes) whose messages and hints are `spell(text)`: how a front end
+        other than the CLI words them (the Python API names keywords where the CLI names flags)."""
+        new = copy.copy(self)
+        new.problems = [Problem(spell(p.message), p.location, p.rule, spell(p.hint) if p.hint else p.hint)
+                        for p in self.problems]
+        new.args = ("\n".join(str(p) for p in new.problems),)
         return new
 
 

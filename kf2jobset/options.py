@@ -52,6 +52,31 @@ def parse_version(text: str) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class ConvertOptions:
+    """Everything the user decides about a conversion. Each field is a keyword of the Python API
+    (`convert_job`, `convert_yaml`, `kf2jobset.live`) and a flag of the CLI (`FLAGS`: the name with dashes).
+
+    jobset_version: the JobSet release written for, (0, 12) or "v0.12"; features a release lacks are refused.
+    scheduler: where runPolicy.schedulingPolicy goes: "none" (named and left out), "kueue", "volcano",
+        "scheduler-plugins", "yunikorn".
+    gang_scheduler_name: with scheduler="scheduler-plugins", the schedulerName the operator gave the pods
+        (its --gang-scheduler-name).
+    name: the JobSet's (or TrainJob's) name instead of the job's; one job only.
+    subdomain: pin network.subdomain (the headless Service's name) instead of the JobSet's name.
+    keep_kubeflow_labels: keep the static training.kubeflow.org/* pod labels.
+    ssh_secret: MPI: the existing kubernetes.io/ssh-auth Secret the pods mount (default <jobset>-ssh).
+    accept_mpi_ssh: MPIJob kubeflow.org/v1: accept the switch from kubectl exec to SSH (a breaking change).
+    mpi_hostfile: "auto", "configmap" (a ConfigMap naming the pods) or "generated" (written at start).
+    cluster_domain: the operator's CUSTOM_CLUSTER_DOMAIN (--cluster-domain), if it had one.
+    katib: also convert the jobs of Katib Experiments' trial templates.
+    target: what a job becomes: "jobset" or "trainjob" (a Kubeflow Trainer v2 TrainJob).
+    trainer_version: target="trainjob": the Trainer API written, (2, 3) or "v2.3".
+    trainer_runtime: target="trainjob": "auto" (a shared runtime that keeps the job, else refused) or
+        "per-job" (a TrainingRuntime of the job's own that keeps the v1 contract exactly).
+    v1_pod_services: offer v1's per-pod Services for every pod (addresses in code or images).
+
+    katib_trial_templates, sibling_configmaps, selector_peers: filled from the rest of a file, not by callers.
+    """
+
     jobset_version: tuple[int, int] = LATEST_JOBSET_VERSION
     scheduler: str = SCHEDULERS[0]  # where schedulingPolicy goes: SCHEDULERS
     # --scheduler scheduler-plugins: the operator's --gang-scheduler-name, the schedulerName it gave pods
@@ -123,11 +148,67 @@ def shared_subdomain(options: ConvertOptions, namespaces: list) -> UsageError | 
     seen: set = set()
     for ns in namespaces:
         if ns in seen:
-            return UsageError(f"--subdomain {options.subdomain} would be the Service of several JobSets in "
+            return UsageError(f"--subdomain {options.subdomain!r} would be the Service of several JobSets in "
                               f"{'namespace ' + ns if ns else 'one namespace'} (JobSet reuses the first one's, and "
                               "the others' addresses never resolve): convert one job at a time with it")
         seen.add(ns)
     return None
+
+
+# what a flag's mention may be followed by as its value (else what follows is prose): the option's choices
+_CHOICES = {"scheduler": SCHEDULERS, "mpi_hostfile": MPI_HOSTFILE_MODES, "target": TARGETS, "trainer_runtime": TRAINER_RUNTIMES}
+_VERSION_VALUE = re.compile(r"v?\d+\.\d+(?:\.\d+)?")
+_QUOTED_OR_PLACEHOLDER = re.compile(r"'[^']*'|\"[^\"]*\"|[A-Z][A-Z0-9_]*\b")
+# a shell command quoted in a message (`kf2jobset runtimes --gang volcano | kubectl apply -f -`) keeps its flags
+_COMMAND = re.compile(r"kf2jobset [a-z]+[^|;()`]*")
+
+
+def keyword_spelling(text: str, flags: dict[str, str] | None = None) -> str:
+    """`text` with each mention of a conversion flag spelled as the Python API's keyword, for errors and notes
+    that reach a Python caller: `--trainer-runtime per-job` -> `trainer_runtime='per-job'`, `--accept-mpi-ssh`
+    -> `accept_mpi_ssh=True`, `--ssh-secret NAME` -> `ssh_secret='NAME'`, `use --name` -> `use name=...`. A value
+    is read only where it is one: the option's choice, a quoted value, a capitalised placeholder, a version.
+    Left as written: flags inside a quoted `kf2jobset ...` command, and the operator's own flags (`the operator's
+    --gang-scheduler-name`). `flags`: a front end's own flags, {flag as written: its Python spelling}."""
+    by_flag = {flag: field for field, flag in FLAGS.items()} | dict(flags or {})
+    if "--" not in text:
+        return text
+    pattern = re.compile(r"(?<![\w-])(" + "|".join(sorted(map(re.escape, by_flag), key=len, reverse=True)) + r")(?![\w-])")
+    commands = [m.span() for m in _COMMAND.finditer(text)]
+    out, last = [], 0
+    for m in pattern.finditer(text):
+        start, end = m.span()
+        before = text[:start]
+        if any(a <= start < b for a, b in commands) or before.endswith(("operator's ", "that ")):
+            continue
+        field = by_flag[m.group(1)]
+        default = getattr(ConvertOptions, field, None)
+        if m.group(1) in (flags or {}):
+            spelled = field
+        elif isinstance(default, bool):
+            spelled = f"{field}=True"
+        else:
+            value, end = _value_after(text, end, field)
+            spelled = f"{field}={value}" if value is not None else f"{field}=..."
+        out += [text[last:start], spelled]
+        last = end
+    return "".join(out) + text[last:]
+
+
+def _value_after(text: str, end: int, field: str) -> tuple[str | None, int]:
+    """The value written after a flag (`--x v`, `--x=v`) as a Python literal, and where it ends."""
+    if end >= len(text) or text[end] not in " =":
+        return None, end
+    rest = text[end + 1:]
+    token = re.match(r"[^\s,;:)(]+", rest)
+    quoted = _QUOTED_OR_PLACEHOLDER.match(rest)
+    if quoted:
+        raw = quoted.group(0)
+        return (raw if raw[0] in "'\"" else repr(raw)), end + 1 + len(raw)
+    if token and (token.group(0) in _CHOICES.get(field, ()) or
+                  field.endswith("_version") and _VERSION_VALUE.fullmatch(token.group(0))):
+        return repr(token.group(0)), end + 1 + len(token.group(0))
+    return None, end
 
 
 def command_line(options: ConvertOptions) -> list[str]:

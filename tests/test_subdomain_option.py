@@ -30,7 +30,7 @@ def test_two_jobsets_of_one_namespace_under_one_subdomain_are_refused(tmp_path, 
     for command in (["convert"], ["report"]):
         out = CliRunner().invoke(main, [*command, str(tmp_path / "jobs.yaml"), "--subdomain", "shared"])
         if refused:
-            said = "--subdomain shared would be the Service of several JobSets"
+            said = "--subdomain 'shared' would be the Service of several JobSets"
             assert out.exit_code == exitcodes.USAGE and said in out.output, out.output
         else:
             assert out.exit_code == exitcodes.OK, out.output

@@ -9,17 +9,15 @@ import click
 
 from .. import exitcodes
 from ..cli.shared_options import build_options, conversion_options
-from ..errors import Kf2JobSetError, NotFoundError, UsageError
+from ..errors import Kf2JobSetError, UsageError
 from ..targets import target_of
-from .cluster import JOBSET_GROUP, JOBSET_PLURAL, JOBSET_VERSION
+from .applying import Source, check_secrets, check_source, create_objects
 from .flags import connect, connection_options
 from .kinds import LiveKind, resolve_kind, split_kind_name
-from .objects import TERMINAL_STATES, is_suspended, job_state, secret_refs
-from .output import dump, exit_for, kubectl_name, print_error, print_note, print_warning
+from .objects import kubectl_name
+from .output import dump, exit_for, print_note, print_warning
 from .reading import convert_noting_owners, kinds_to_read
 from .scanning import object_ref
-
-ACTIVE_STATES = ("-", "Created", "Running", "Restarting")
 
 
 _APPLY_HELP = """Create the JobSet (and companions) of one v1 job in its namespace.
@@ -72,82 +70,30 @@ def apply(kind, job_name, dry_run, suspend_source, output, **kw):
 def _apply(cluster, kind: LiveKind, name: str, namespace: str, options, dry_run: str, suspend_source: bool,
            output: str | None) -> int:
     (kind, version), = kinds_to_read(cluster, kind.kind)
-    source = cluster.get_job(kind, version, namespace, name)
-    ref = object_ref(source)
-    conv = convert_noting_owners(source, options)
+    source = Source(kind, version, cluster.get_job(kind, version, namespace, name))
+    ref = object_ref(source.obj)
+    conv = convert_noting_owners(source.obj, options)
     from ..notes import warning_lines
 
     for line in warning_lines([(ref, "", note) for note in conv.notes if note.printed]):
         print_warning(line.removeprefix("warning: "))
-    state = job_state(source)
-    if state in TERMINAL_STATES:
-        print_warning(f"{ref} has {state}: the JobSet runs the training again")
-    elif state in ACTIVE_STATES and not is_suspended(source) and not suspend_source:
-        print_warning(f"{ref} is not suspended: once the JobSet exists both run the same training "
-              "(--suspend-source suspends the v1 job after the JobSet is created)")
-    _check_secrets(cluster, conv, namespace)
-    objects = conv.objects
-    jobset = conv.jobset
-    if target_of(options).kind_written == "TrainJob" and dry_run != "client":
-        from .trainjobs import create_trainjob
-
-        created = create_trainjob(cluster, objects, namespace, dry_run=dry_run == "server", warn=print_warning)
-        _report_created(created, output, "created (server dry run)" if dry_run == "server" else "created")
-        if suspend_source:
-            cluster.suspend_job(kind, version, namespace, name, dry_run=dry_run == "server")
-            _result_line(f"{kind.kind.lower()}.{kind.group}/{name} suspended"
-                         + (" (server dry run)" if dry_run == "server" else ""), output)
-        return exitcodes.OK
+    check_source(source, suspend_source, print_warning,
+                 suspend_hint="--suspend-source suspends the v1 job after the JobSet is created")
+    check_secrets(cluster, conv.objects, conv.notes, namespace, print_warning)
     if dry_run == "client":
-        sys.stdout.write(dump(objects, output or "yaml", single=False))
+        sys.stdout.write(dump(conv.objects, output or "yaml", single=False))
         if suspend_source:
             print_note(f"{ref}: would be suspended (runPolicy.suspend=true) after the JobSet is created")
         return exitcodes.OK
-    if not cluster.jobset_served():
-        raise NotFoundError(
-            f"the JobSet CRD ({JOBSET_PLURAL}.{JOBSET_GROUP}, {JOBSET_VERSION}) is not installed in this cluster: "
-            "install JobSet first (https://jobset.sigs.k8s.io/docs/installation/)"
-        )
-    # Pass 1, always: every object through the server's validation, nothing persisted.
-    created = _create_all(cluster, jobset, conv.companions, namespace, dry_run=True)
-    if dry_run == "server":
-        if suspend_source:
-            cluster.suspend_job(kind, version, namespace, name, dry_run=True)
-        _report_created(created, output, "created (server dry run)")
-        if suspend_source:
-            _result_line(f"{kind.kind.lower()}.{kind.group}/{name} suspended (server dry run)", output)
-        return exitcodes.OK
-    created = _create_all(cluster, jobset, conv.companions, namespace, dry_run=False)
-    _report_created(created, output, "created")
+    server_only = dry_run == "server"
+    created = create_objects(cluster, conv.objects, target_of(options).kind_written, namespace, dry_run=server_only,
+                             warn=print_warning)
+    _report_created(created, output, "created (server dry run)" if server_only else "created")
     if suspend_source:
-        cluster.suspend_job(kind, version, namespace, name, dry_run=False)
-        _result_line(f"{kind.kind.lower()}.{kind.group}/{name} suspended", output)
+        cluster.suspend_job(kind, version, namespace, name, dry_run=server_only)
+        _result_line(f"{kind.kind.lower()}.{kind.group}/{name} suspended" + (" (server dry run)" if server_only else ""),
+                     output)
     return exitcodes.OK
-
-
-
-def _create_all(cluster, jobset: dict, companions: list[dict], namespace: str, *, dry_run: bool) -> list[dict]:
-    import copy
-
-    out = [cluster.create(jobset, namespace, dry_run)]
-    owner = {
-        "apiVersion": jobset["apiVersion"],
-        "kind": "JobSet",
-        "name": out[0]["metadata"]["name"],
-        "uid": out[0]["metadata"]["uid"],
-    }
-    for obj in companions:
-        obj = copy.deepcopy(obj)
-        obj.setdefault("metadata", {})["ownerReferences"] = [owner]
-        try:
-            out.append(cluster.create(obj, namespace, dry_run))
-        except Kf2JobSetError as err:
-            if not dry_run:
-                print_error(err)
-                raise type(err)(f"{kubectl_name(out[0])} was created, but its companion "
-                                f"{kubectl_name(obj)} was not; create it, or delete the JobSet and retry") from None
-            raise
-    return out
 
 
 def _report_created(created: list[dict], output: str | None, verb: str) -> None:
@@ -165,22 +111,3 @@ def _result_line(text: str, output: str | None) -> None:
         print_note(text)
     else:
         click.echo(text)
-
-
-def _check_secrets(cluster, conv, namespace: str) -> None:
-    """Warn about Secrets the pods mount that are missing, or that the v1 job's deletion would take along."""
-    for secret in secret_refs(conv.objects):
-        try:
-            owners = cluster.secret_owners(namespace, secret)
-        except Kf2JobSetError as err:
-            print_warning(f"cannot check Secret {secret!r} in namespace {namespace}: {err.problems[0]}")
-            continue
-        if owners is None:
-            action = next((n.action for n in conv.notes if n.action and secret in n.action), None)
-            if action:  # the core's hint has no namespace: this one has
-                action = action.replace("kubectl create secret", f"kubectl -n {namespace} create secret")
-            print_warning(f"Secret {secret!r} not found in namespace {namespace}: pods that mount it will not start"
-                  + (f" (hint: {action})" if action else ""))
-        elif owners:
-            print_warning(f"Secret {secret!r} is owned by {', '.join(owners)}: deleting the owner deletes the Secret "
-                  "the JobSet mounts; remove its ownerReferences (or copy it) before deleting the v1 job")

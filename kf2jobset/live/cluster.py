@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ..version import __version__
+from ..api.resources import resource_of
 from ..errors import UnsupportedError
 from .apierrors import BadKubeconfig, NotFound, translate
 from .kinds import LiveKind
@@ -100,6 +101,11 @@ class Cluster:
             raise BadKubeconfig(f"kubeconfig: {exc.filename or ''}: {exc.strerror or exc}") from None
         api_client.user_agent = f"kf2jobset/{__version__}"
         return cls(api_client, namespace, context, api_client.configuration.host, request_timeout)
+
+    @classmethod
+    def of(cls, api_client: Any, namespace: str = "default", request_timeout: float | None = None) -> "Cluster":
+        """A connection on the caller's `kubernetes.client.ApiClient` (its configuration, its credentials)."""
+        return cls(api_client, namespace, None, api_client.configuration.host, request_timeout)
 
     def close(self) -> None:
         self.api_client.close()
@@ -195,22 +201,22 @@ class Cluster:
 
     def create(self, obj: dict, namespace: str, dry_run: bool) -> dict:
         """Create one object with strict field validation (unknown or duplicate fields are errors)."""
-        api_version, kind = obj.get("apiVersion", ""), obj.get("kind", "")
+        kind = obj.get("kind", "")
         name = (obj.get("metadata") or {}).get("name") or (obj.get("metadata") or {}).get("generateName", "")
         action = f"create {kind} {name!r} in namespace {namespace}" + (" (server dry run)" if dry_run else "")
         kw = {"field_validation": "Strict", "field_manager": FIELD_MANAGER}
         if dry_run:
             kw["dry_run"] = "All"
-        if api_version == "v1" and kind == "ConfigMap":
+        resource = resource_of(obj)
+        if not resource.group:  # the core group: the typed client's call for each core kind the converter writes
             from kubernetes import client
 
-            out = self._call(action, client.CoreV1Api(self.api_client).create_namespaced_config_map, namespace, obj, **kw)
-            return self.api_client.sanitize_for_serialization(out)
-        if "/" not in api_version:
-            # the converter only emits ConfigMaps from the core group; anything else here is a bug
-            raise UnsupportedError(f"kf2jobset cannot create core objects of kind {kind}")
-        group, version = api_version.split("/", 1)
-        plural = kind.lower() + "s"  # JobSet -> jobsets, PodGroup -> podgroups
+            core = client.CoreV1Api(self.api_client)
+            call = {"ConfigMap": core.create_namespaced_config_map, "Service": core.create_namespaced_service}.get(kind)
+            if call is None:  # anything else here is a bug
+                raise UnsupportedError(f"kf2jobset cannot create core objects of kind {kind}")
+            return self.api_client.sanitize_for_serialization(self._call(action, call, namespace, obj, **kw))
+        group, version, plural = resource.group, resource.version, resource.plural
         try:
             return self._call(action, self._custom().create_namespaced_custom_object, group, version, namespace,
                               plural, obj, **kw)

@@ -49,6 +49,13 @@ def clean(obj: dict) -> tuple[dict, list[str]]:
     return doc, owners
 
 
+def kubectl_name(obj: dict) -> str:
+    """kubectl's `jobset.jobset.x-k8s.io/name` / `configmap/name`."""
+    api_version, kind = obj.get("apiVersion", ""), str(obj.get("kind", "")).lower()
+    group = api_version.split("/", 1)[0] if "/" in api_version else ""
+    return f"{kind}.{group}/{obj['metadata'].get('name')}" if group else f"{kind}/{obj['metadata'].get('name')}"
+
+
 def job_state(obj: dict) -> str:
     """The v1 job's state from status.conditions, as the operator reports it (`-` before it has any)."""
     status = obj.get("status") if isinstance(obj.get("status"), dict) else {}

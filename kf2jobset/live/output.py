@@ -32,13 +32,6 @@ def exit_for(err: Kf2JobSetError) -> NoReturn:
     sys.exit(exitcodes.for_error(err))
 
 
-def kubectl_name(obj: dict) -> str:
-    """kubectl's `jobset.jobset.x-k8s.io/name` / `configmap/name`."""
-    api_version, kind = obj.get("apiVersion", ""), str(obj.get("kind", "")).lower()
-    group = api_version.split("/", 1)[0] if "/" in api_version else ""
-    return f"{kind}.{group}/{obj['metadata'].get('name')}" if group else f"{kind}/{obj['metadata'].get('name')}"
-
-
 def dump(objects: list[dict], output: str, single: bool) -> str:
     from ..text.yamlio import dump_documents, to_plain
 

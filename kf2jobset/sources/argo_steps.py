@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from typing import Any, Callable
 
 from .envsubst import RULE as ENVSUBST
 from ..errors import Problem, format_path
@@ -41,6 +42,35 @@ def argo_templates(data: dict) -> tuple[tuple, list]:
 def with_stand_ins(text: str) -> tuple[str, dict[str, str]]:
     """The text with every `{{...}}` replaced by an envsubst placeholder `${KF2JOBSET_ARGO_n}` (so the
     envsubst rules decide where it may sit), and token -> original spelling."""
+    swap, back = _stand_in_swapper(text)
+    return swap(text), back
+
+
+def tree_with_stand_ins(doc: Any) -> tuple[Any, dict[str, str]]:
+    """`with_stand_ins` for a job given as data (dicts, lists, strings; keys too): one table for the whole tree,
+    for a manifest a program fills with Argo parameters before handing it over."""
+    swap, back = _stand_in_swapper(json.dumps(doc, default=str))
+    return _map_strings(doc, swap), back
+
+
+def tree_put_back(obj: Any, back: dict[str, str]) -> Any:
+    """`put_back` in every string of a converted tree."""
+    return _map_strings(obj, lambda s: put_back(s, back)) if back else obj
+
+
+def _map_strings(node: Any, fn: Callable[[str], str]) -> Any:
+    if isinstance(node, str):
+        return fn(node)
+    if isinstance(node, dict):
+        return {_map_strings(k, fn): _map_strings(v, fn) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_map_strings(v, fn) for v in node]
+    return node
+
+
+def _stand_in_swapper(avoid: str) -> tuple[Callable[[str], str], dict[str, str]]:
+    """A function swapping `{{...}}` for stand-ins (the same one for the same spelling, never a token that
+    `avoid` holds already), and the table token -> spelling it fills."""
     table: dict[str, str] = {}
     back: dict[str, str] = {}
 
@@ -48,13 +78,13 @@ def with_stand_ins(text: str) -> tuple[str, dict[str, str]]:
         spelling = m.group(0)
         if spelling not in table:
             n = len(table) + 1
-            while _TOKEN.format(n) in text:
+            while _TOKEN.format(n) in avoid:
                 n += 1000
             table[spelling] = _TOKEN.format(n)
             back[_TOKEN.format(n)] = spelling
         return "${" + table[spelling] + "}"
 
-    return (ARGO_PLACEHOLDER_RE.sub(swap, text) if "{{" in text else text), back
+    return (lambda text: ARGO_PLACEHOLDER_RE.sub(swap, text) if "{{" in text else text), back
 
 
 def put_back(text: str, back: dict[str, str]) -> str:
