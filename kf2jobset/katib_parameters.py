@@ -67,14 +67,19 @@ def parameter_notes(notes: list, back: dict[str, str]) -> list:
     return argo_notes(notes, back, SAID)
 
 
+_TYPED = re.compile(r"expected (integer|number|boolean)\b")
+_ARTICLE = {"integer": "an integer", "number": "a number", "boolean": "a boolean"}
+
+
 def inline_problems(err: Kf2JobSetError, trial: dict) -> Kf2JobSetError:
     """A schema error on a field of an inline trialSpec that holds a trial parameter: said as what Katib did."""
     problems, hit = [], False
     for p in err.problems:
         value = _at(trial, p.location.path)
-        if p.rule == "schema" and isinstance(value, str) and KATIB_PARAMETER_RE.search(value):
+        typed = _TYPED.match(p.message)  # a number or a boolean: the JSON string Katib leaves is not one
+        if typed and p.rule == "schema" and isinstance(value, str) and KATIB_PARAMETER_RE.search(value):
             hit = True
-            p = Problem(f"{SAID} {value} where the API server needs a number: {INLINE}; {p.message}",
+            p = Problem(f"{SAID} {value} where the API server needs {_ARTICLE[typed.group(1)]}: {INLINE}; {p.message}",
                         p.location, p.rule, INLINE_FORWARD)
         problems.append(p)
     return InvalidJobError(problems) if hit else err

@@ -122,6 +122,16 @@ def test_an_inline_trial_spec_count_is_refused_as_katib_left_it(target):
     case = FIXTURES / "katib" / "sized-inline-trial"
     result = convert((case / "input.yaml").read_text(), *fixture_args(case), "--target", target)
     assert result.exit_code == exitcodes.INPUT and result.stdout == ""
-    assert f"Katib trial parameter {SIZE} where the API server needs a number" in result.stderr
+    assert f"Katib trial parameter {SIZE} where the API server needs an integer" in result.stderr
     assert "inherited: the v1 API server rejected these trials too" in result.stderr
     assert "move the trial template into a ConfigMap" in result.stderr
+
+
+def test_an_inline_trial_parameter_in_a_string_field_keeps_the_schema_words():
+    """A restart policy from a parameter is a string either way: the schema's own refusal, no JSON story."""
+    case = FIXTURES / "katib" / "sized-inline-trial"
+    text = (case / "input.yaml").read_text().replace(SIZE, "2").replace(
+        "restartPolicy: OnFailure", "restartPolicy: ${trialParameters.policy}", 1)
+    result = convert(text, "--katib")
+    assert result.exit_code == exitcodes.INPUT
+    assert "restartPolicy: must be one of" in result.stderr and "JSON" not in result.stderr
