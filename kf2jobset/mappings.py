@@ -369,17 +369,24 @@ def _kinds_in_mapping_files() -> tuple[str, ...]:
 JOB_KINDS = _kinds_in_mapping_files()
 
 
+_FOLDED_KINDS = {k.lower(): k for k in JOB_KINDS}
+
+
 def kubeflow_job_kind(doc) -> str | None:
-    """The job kind of any document that is a Kubeflow job kind in a kubeflow.org group, whatever its
-    version or stray spaces (so that none is passed through silently), else None."""
+    """The job kind (as the API spells it) of any document that is a Kubeflow job kind in a kubeflow.org group,
+    whatever its version, stray spaces or letter case (`PytorchJob`: a kind no API server serves, which
+    kubectl never applied), so that none is passed through silently; else None."""
     if not isinstance(doc, dict):
         return None
     kind, api = scalar_text(doc.get("kind")), scalar_text(doc.get("apiVersion"))
-    if kind is None or api is None or kind.strip() not in JOB_KINDS:
+    if kind is None or api is None:
+        return None
+    kind = kind.strip() if kind.strip() in JOB_KINDS else _FOLDED_KINDS.get(kind.strip().lower())
+    if kind is None:
         return None
     group = api.strip().split("/", 1)[0].strip()
     # kubeflow.org and its subgroups: the old standalone operators served e.g. xgboostjob.kubeflow.org
-    return kind.strip() if group.startswith("kubeflow.org") or group.endswith(".kubeflow.org") else None
+    return kind if group.startswith("kubeflow.org") or group.endswith(".kubeflow.org") else None
 
 
 def supported_versions(kind: str) -> list[str]:

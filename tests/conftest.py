@@ -128,6 +128,8 @@ def held_jobsets(data: dict) -> list[dict]:
 
     out = []
     for text in texts:
+        # Katib's trial parameters as Katib fills them in: text, before the YAML is read (a count is a number)
+        text = re.sub(r"\$\{trialParameters\.[^}]+\}", "2", text)
         obj = yaml.safe_load(re.sub(r"\{\{[^}]*\}\}", filled, text)) if "JobSet" in text else None
         if isinstance(obj, dict) and obj.get("kind") == "JobSet":
             obj["metadata"].pop("generateName", None)

@@ -44,9 +44,9 @@ def test_every_fixture_becomes_a_trainjob_on_a_runtime_holding_its_jobset(case):
             katib = "--katib" in args_of(case) and "[katib-trainjob-parameters]" in as_trainjob.stderr
             assert as_trainjob.exit_code == 0 or katib, as_trainjob.stderr
             return
-        # refused for the job itself: the same refusal, whichever the target (an Argo step is refused
-        # for a TrainJob before its job is read: below)
-        assert as_trainjob.exit_code in (as_jobset.exit_code, 4 if case.parent.name == "argo" else None)
+        # refused for the job itself: the same refusal, whichever the target (an Argo step and a trial template
+        # held in a ConfigMap are refused for a TrainJob before their job is read: below)
+        assert as_trainjob.exit_code in (as_jobset.exit_code, 4 if case.parent.name in ("argo", "katib-configmap") else None)
         assert as_trainjob.stdout == ""
         return
     if case.parent.name == "katib-configmap":  # trial templates held in ConfigMaps: JobSets only, so far

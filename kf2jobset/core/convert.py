@@ -158,6 +158,13 @@ def unsupported_job_version(doc: dict) -> Kf2JobSetError:
     kind = kubeflow_job_kind(doc)
     api = doc.get("apiVersion")
     supported = ", ".join(readable_versions(kind))
+    written = str(doc.get("kind")).strip()
+    if written != kind:  # the letters differ: kinds are case-sensitive, so the API server serves no such kind
+        return InvalidJobError(Problem(
+            f"{written!r} is not a kind the API server serves (kubectl apply fails: no matches for kind \"{written}\" "
+            f"in version \"{str(api).strip()}\"), so this object was never created: kinds are case-sensitive, and the "
+            f"Kubeflow kind is {kind}", Location(path=("kind",)), rule="kind",
+            hint=f"write kind: {kind} if this is the {kind} it was meant to be, then convert"))
     if (not isinstance(api, str) or api.strip() != api or kind != doc.get("kind")
             or not re.fullmatch(r"(?:[a-z0-9-]+\.)*kubeflow\.org/v[0-9]+(?:(?:alpha|beta)[0-9]+)?", api)):
         return InvalidJobError(Problem(

@@ -98,6 +98,9 @@ def _convert_list(doc: dict, options: ConvertOptions) -> DocumentResult:
         for err in sub.errors:
             result.errors.append(under_path(err, ("items", i)))
         result.conversions += sub.conversions
+        # where each item's jobs are: what --check and the report cite (an item's own lines, not the List's)
+        inner = sub.embedded_paths if len(sub.embedded_paths) == len(sub.conversions) else [()] * len(sub.conversions)
+        result.embedded_paths += [("items", i, *path) for path in inner]
         items += sub.outputs if sub.outputs is not None else [item]
     if result.conversions and not result.errors:
         out = copy.copy(doc)

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import TextIO
 
 from .. import exitcodes
-from ..core.convert import is_job
 from ..sources.katib_trials import KATIB_EXPERIMENT
 from ..text.filenames import is_template_name
 from .walk import Found, walk
+from ..mappings import kubeflow_job_kind
 from ..notes import warning_lines
 from ..text import classify as cls
 from ..runtime.selectors import SELECTING_TEXT
@@ -171,7 +171,8 @@ def katib_embedded(result) -> int:
         if isinstance(data, dict) and (data.get("apiVersion"), data.get("kind")) == KATIB_EXPERIMENT:
             spec = data.get("spec")
             template = spec.get("trialTemplate") if isinstance(spec, dict) else None
-            count += bool(is_job(template.get("trialSpec"))) if isinstance(template, dict) else 0
+            # any Kubeflow job kind, a misspelt one too (refused once --katib converts it)
+            count += bool(kubeflow_job_kind(template.get("trialSpec"))) if isinstance(template, dict) else 0
     return count
 
 

@@ -93,21 +93,26 @@ def put_back(text: str, back: dict[str, str]) -> str:
     return text
 
 
-def argo_problem(p: Problem, back: dict[str, str]) -> Problem:
-    """An envsubst problem about a stand-in: said of the Argo placeholder, with Argo's way forward."""
+ARGO_FORWARD = ("write the value into the manifest (kf2jobset derives what the pods get, e.g. WORLD_SIZE, from it), "
+                "convert, and keep the Argo parameter where only a carried string uses it")
+
+
+def argo_problem(p: Problem, back: dict[str, str], said: str = "Argo placeholder", forward: str = ARGO_FORWARD) -> Problem:
+    """An envsubst problem about a stand-in: said of the placeholder as its engine names it (`said`), with that
+    engine's way forward (also Katib's trial parameters: kf2jobset/sources/katib_parameters.py)."""
     message = put_back(p.message, back)
     hint = put_back(p.hint, back) if p.hint else p.hint
     if p.rule == ENVSUBST and any(t in p.message for t in back):
-        message = message.replace("envsubst placeholder", "Argo placeholder")
-        hint = ("write the value into the manifest (kf2jobset derives what the pods get, e.g. WORLD_SIZE, from it), "
-                "convert, and keep the Argo parameter where only a carried string uses it")
+        message = message.replace("envsubst placeholder", said)
+        hint = forward
     return Problem(message, p.location, p.rule, hint)
 
 
-def argo_notes(notes: list, back: dict[str, str]) -> list:
+def argo_notes(notes: list, back: dict[str, str], said: str = "Argo placeholder") -> list:
     """Notes of a conversion with stand-ins: placeholders put back; TPL001 (substitute with envsubst when
-    applying) only for real envsubst variables, since Argo fills its own when the step runs."""
+    applying) only for real envsubst variables, since Argo (or Katib) fills its own when the step (trial) runs."""
     out = []
+    stand_in = re.compile(r" ?\$\{(?:" + "|".join(re.escape(t) for t in back) + r")\}") if back else None
     for note in notes:
         if note.code == "TPL001":
             names = re.findall(r"still needs ([^;(]*)", note.message)
@@ -118,11 +123,10 @@ def argo_notes(notes: list, back: dict[str, str]) -> list:
             own = ", ".join(v for v in variables if v not in back)
             note = dataclasses.replace(
                 note, message=note.message.replace(names[0], own + (" " if names[0].endswith(" ") else ""), 1),
-                action=re.sub(r" ?\$\{KF2JOBSET_ARGO_\d+\}", "", note.action or "").replace("' ", "'", 1)
-                if note.action else note.action)
+                action=stand_in.sub("", note.action).replace("' ", "'", 1) if note.action and stand_in else note.action)
         message = put_back(note.message, back)
         if any(spelling in message for spelling in back.values()):
-            message = message.replace("envsubst placeholder", "Argo placeholder")
+            message = message.replace("envsubst placeholder", said)
         out.append(dataclasses.replace(note, message=message,
                                        action=put_back(note.action, back) if note.action else note.action))
     return out

@@ -16,6 +16,7 @@ class EmbeddedJob:
     kind: str
     api_version: str
     owner: str  # the kind of the object that holds it
+    written: str = ""  # the kind as written, where its letters differ from `kind` (no API server serves it)
 
     def message(self) -> str:
         where = format_path(self.path, empty="")
@@ -31,7 +32,9 @@ class EmbeddedJob:
             **{k: "only create/apply/replace steps are converted: point this step at the JobSet by hand "
                   "(jobset.x-k8s.io/v1alpha2, kind JobSet, same name)" for k in ARGO_KINDS},
         }.get(self.owner, "convert it by hand")
-        return (f"{where} holds a {self.kind} ({self.api_version}) inside {article} {self.owner}: jobs embedded there are not "
+        what = (f"{self.written} ({self.api_version}, a kind no API server serves: it is spelt {self.kind})" if self.written
+                else f"{self.kind} ({self.api_version})")
+        return (f"{where} holds a {what} inside {article} {self.owner}: jobs embedded there are not "
                 f"converted automatically; {advice}")
 
 
@@ -46,7 +49,9 @@ def embedded_jobs(doc: dict) -> list[EmbeddedJob]:
     def add(path, obj, owner):
         job_kind = kubeflow_job_kind(obj)
         if job_kind:
-            found.append(EmbeddedJob(path, job_kind, str(obj.get("apiVersion")).strip(), owner))
+            written = str(obj.get("kind")).strip()
+            found.append(EmbeddedJob(path, job_kind, str(obj.get("apiVersion")).strip(), owner,
+                                     written if written != job_kind else ""))
 
     spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
     if kind == "AppWrapper":  # v1beta2 components are converted (_convert_appwrapper); older forms are listed

@@ -35,6 +35,7 @@ from ..core.document_result import DocumentResult
 from .envsubst import PlaceholderRestorer
 from ..errors import Location, Problem, UnsupportedError
 from .held_jobs import embedded_jobs, yaml_objects
+from . import katib_parameters
 from .katib_configmaps import convert_configmap_experiment
 from .katib_trials import katib_note
 from ..mappings import kubeflow_job_kind
@@ -130,12 +131,15 @@ def convert_document_text(doc, path: str, options, convert_text: Callable, templ
 
 def _convert_one(doc, path, options, convert_text, holder: Holder, node, key, root, result, edits) -> None:
     value = node.value
-    inner, back = with_stand_ins(value) if holder.argo else (value, {})
-    where = _Where(doc, node, key)
+    # Argo's `{{...}}` and Katib's `${trialParameters.x}` are filled in as text before the YAML is read: converted
+    # through envsubst stand-ins, put back after
+    inner, back = with_stand_ins(value) if holder.argo else katib_parameters.with_stand_ins(value)
+    said = argo_problem if holder.argo else katib_parameters.parameter_problem
+    where = _Where(doc, node, key, said)
     if not target_of(options).embeddable:
         # Argo: a TrainJob's outcome is only in its conditions list, which Argo's label-selector conditions
         # cannot query (and a generated runtime cannot join the step); Katib ConfigMaps: not written yet
-        result.errors.append(UnsupportedError(where.problem(_trainjob_problem(holder), holder.path, back)))
+        result.errors.append(UnsupportedError(where.problem(_trainjob_problem(holder, value), holder.path, back)))
         return
     inner_result = convert_text(inner, path, options)
     if inner_result.errors:
@@ -151,7 +155,7 @@ def _convert_one(doc, path, options, convert_text, holder: Holder, node, key, ro
         return
     conv = convs[0]
     if back:
-        conv.notes[:] = argo_notes(conv.notes, back)
+        conv.notes[:] = argo_notes(conv.notes, back) if holder.argo else katib_parameters.parameter_notes(conv.notes, back)
         PlaceholderRestorer({spelling: "${" + token + "}" for token, spelling in back.items()})(
             (conv.job, conv.plan, conv.notes, conv.jobset, conv.companions))
     if holder.owner == "ConfigMap":
@@ -183,12 +187,16 @@ def _companion_problem(holder: Holder, companions: list) -> Problem:
     return Problem(f"{what}, but this conversion also needs {kinds}", Location(), RULE, forward)
 
 
-def _trainjob_problem(holder: Holder) -> Problem:
+def _trainjob_problem(holder: Holder, text: str) -> Problem:
     if holder.owner == "ConfigMap":
+        sized = katib_parameters.sizes_the_job(text)
         return Problem("--target trainjob: Katib trial templates held in ConfigMaps are converted to JobSets only (so far)",
                        Location(), "katib-configmap-trainjob",
-                       "convert them with --target jobset, or move the template inline (trialTemplate.trialSpec), "
-                       "where --target trainjob writes TrainJob trials")
+                       "convert them with --target jobset" + (
+                           f"; keep this one in its ConfigMap: {sized} sizes the job, and an inline trialSpec would keep "
+                           "it a string (Katib writes that out as JSON before it fills parameters in)" if sized else
+                           ", or move the template inline (trialTemplate.trialSpec), where --target trainjob writes "
+                           "TrainJob trials"))
     return Problem("--target trainjob: an Argo resource step waits on conditions Argo reads as label-selector "
                    "requirements, and a TrainJob says how it ended only in its conditions list, which they cannot "
                    "query (its generated TrainingRuntime could not join the step either)", Location(), RULE,
@@ -198,8 +206,8 @@ def _trainjob_problem(holder: Holder) -> Problem:
 class _Where:
     """Maps a position in the scalar's text to the outer file."""
 
-    def __init__(self, doc, node, key):
-        self.doc, self.node = doc, node
+    def __init__(self, doc, node, key, said: Callable = argo_problem):
+        self.doc, self.node, self.said = doc, node, said
         self.block = node.style in ("|", ">")
         text = doc.text
         start = node.start_mark.index
@@ -216,6 +224,6 @@ class _Where:
         else:
             line = self.doc.start_line + self.node.start_mark.line + 1
             col = self.node.start_mark.column + 1
-        p = argo_problem(p, back) if back else p
+        p = self.said(p, back) if back else p
         return Problem(p.message, Location(loc.file, self.doc.index, line, col, tuple(prefix) + tuple(loc.path)),
                        p.rule, p.hint)

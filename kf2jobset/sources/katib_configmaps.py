@@ -13,6 +13,7 @@ from ..core.document_result import DocumentResult
 from ..core.emit import SOURCE_ANNOTATION
 from ..errors import InvalidJobError, Kf2JobSetError, Location, Problem
 from .held_jobs import yaml_objects
+from .katib_parameters import with_stand_ins
 from .katib_trials import KATIB_EXPERIMENT, katib_trial_fields
 from ..mappings import convertible_mapping
 from ..text.treecopy import copy_tree
@@ -39,7 +40,7 @@ def trial_templates(datas, options) -> tuple:
         for key, value in data["data"].items():
             if not isinstance(value, str) or "kubeflow.org" not in value:
                 continue
-            objects = yaml_objects(str(value))
+            objects = yaml_objects(with_stand_ins(str(value))[0])  # a replica count from a trial parameter is a number
             if len(objects) == 1 and _converted_shape(objects[0]) is not None:  # converted by an earlier run
                 names, master_role = _converted_shape(objects[0])
                 found.append(TrialTemplate(meta.get("namespace"), str(meta.get("name")), str(key), names, master_role))

@@ -59,7 +59,9 @@ def convert_experiment(doc: dict, options: ConvertOptions) -> DocumentResult:
     try:
         conv = convert_job(trial, options, assumed_name_length=assumed)
     except Kf2JobSetError as err:
-        return DocumentResult(errors=[under_path(err, path)])
+        from .katib_parameters import inline_problems
+
+        return DocumentResult(errors=[under_path(inline_problems(err, trial), path)])
     except RecursionError:
         return DocumentResult(errors=[InvalidJobError(Problem("the trial is nested too deeply to convert", Location(path=path),
                                                               rule="nesting"))])

@@ -24,6 +24,8 @@ KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 # `kind:` then, possibly on the next line, tags (`!!str`), an anchor, a block scalar indicator, a quote
 _KIND = r"""\bkind["']?\s*:\s*(?:(?:![^\s]*|&[^\s]+)\s+)*(?:[|>][-+0-9]*\s+)?["']?\s*(?:{})\b"""
 JOB_KIND_RE = re.compile(_KIND.format("|".join(JOB_KINDS)))
+# a job kind in other letter case (`kind: PytorchJob`): no API server serves it, and it is named, not passed over
+FOLDED_JOB_KIND_RE = re.compile(_KIND.format("(?i:{})".format("|".join(JOB_KINDS))))
 # a job kind written any other way (an alias, a complex key...): not after '/', as in the
 # `kf2jobset.dev/source: kubeflow.org/v1/PyTorchJob` annotation of a JobSet we wrote
 LOOSE_JOB_RE = re.compile(r"(?<![/\w.-])(?:{})(?!\w)".format("|".join(JOB_KINDS)))
@@ -71,7 +73,8 @@ def may_hold_job(text: str, katib: bool = False) -> bool:
     text = unescaped(text)
     if "kubeflow.org" not in text:
         return False
-    return bool(JOB_KIND_RE.search(text) or LOOSE_JOB_RE.search(text) or (katib and KATIB_KIND_RE.search(text)))
+    return bool(JOB_KIND_RE.search(text) or LOOSE_JOB_RE.search(text) or (katib and KATIB_KIND_RE.search(text))
+                or FOLDED_JOB_KIND_RE.search(text))
 
 
 _COMMENT_LINE_RE = re.compile(r"^[ \t]*#.*$", re.M)
