@@ -122,7 +122,8 @@ LAYERS = {
              "kf2jobset.document_result", "kf2jobset.held_jobs", "kf2jobset.argo_steps", "kf2jobset.katib_trials",
              "kf2jobset.katib_configmaps", "kf2jobset.katib_files", "kf2jobset.appwrapper", "kf2jobset.document_routing",
              "kf2jobset.sizes", "kf2jobset.staleness", "kf2jobset.size_values", "kf2jobset.layout_guard", "kf2jobset.edit_checks",
-             "kf2jobset.name_binding", "kf2jobset.schedulers", "kf2jobset.progtemplate", "kf2jobset.images", "kf2jobset.selectorfix"),
+             "kf2jobset.name_binding", "kf2jobset.resize",
+             "kf2jobset.schedulers", "kf2jobset.progtemplate", "kf2jobset.images", "kf2jobset.selectorfix"),
     # the file forms, text in and text out on the core: a file's documents spliced (pipeline), job text
     # inside other objects (jobs_in_strings), where outputs go (output_paths), a Markdown
     # page, a Helm chart, a kustomize ResourceList (krm)
