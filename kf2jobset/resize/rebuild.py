@@ -118,7 +118,8 @@ def _type_of(mapping, rjob: str) -> str | None:
         base = rtype.lower().replace("/", "-")
         if rjob in (base, base + SOLO_SUFFIX):
             return rtype
-    return None
+    # a type of the kind's own naming that the operator ran too (TFJob's): its pods and values name it lower case
+    return rjob.capitalize() if mapping.allow_unknown_replica_types and rjob.isalnum() else None
 
 
 def _replicas(rjob: dict) -> int:
@@ -176,7 +177,7 @@ def _options(jobset: dict, pods: dict, stream: list[dict], ann: dict, spec: dict
 def _scheduler(pods: dict, stream: list[dict], name, spec: dict, ann: dict, flavours) -> tuple[str | None, str | None]:
     """The gang scheduler the pods name (its PodGroup reference, its schedulerName), and the schedulingPolicy of
     the v1 job where its PodGroup holds values the record does not list as computed (a user wrote them)."""
-    from ..schedulers import by_pod_scheduler_name, scheduler as scheduler_of
+    from ..schedulers import scheduler as scheduler_of
 
     recorded = str(ann.get(SIZE_LITERALS_ANNOTATION) or "")
     for flavour in flavours:
@@ -206,8 +207,4 @@ def _scheduler(pods: dict, stream: list[dict], name, spec: dict, ann: dict, flav
                 spec.setdefault("runPolicy", {})["schedulingPolicy"] = policy
             runs = (template.get("spec") or {}).get("schedulerName")
             return flavour, (runs if runs and runs != sched.runs_as(ConvertOptions(scheduler=flavour)) else None)
-    for template in pods.values():  # a scheduler without a gang object: the schedulerName its pods run under
-        sched = by_pod_scheduler_name(str((template.get("spec") or {}).get("schedulerName") or ""))
-        if sched is not None and sched.podgroup is None:
-            return sched.name, None
     return None, None
