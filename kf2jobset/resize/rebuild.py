@@ -105,7 +105,7 @@ def rebuild(jobset: dict, stream: list[dict]) -> Rebuilt:
     spec = {mapping.replica_specs_field: specs}
     fields, option_values = prof.fields_from_pods(pods, stream)
     spec.update(fields)
-    options = [replace(o, **option_values) for o in _options(jobset, pods, stream, ann, spec)]
+    options = [replace(o, **option_values) for o in _options(jobset, pods, stream, ann, spec, label)]
     job = {"apiVersion": mapping.api_versions[0], "kind": kind,
            "metadata": {"name": v1_name or meta.get("name")}, "spec": spec}
     if meta.get("namespace"):
@@ -149,7 +149,7 @@ def _bare_template(template: dict, annotations_read: tuple) -> dict:
     return out
 
 
-def _options(jobset: dict, pods: dict, stream: list[dict], ann: dict, spec: dict) -> list[ConvertOptions]:
+def _options(jobset: dict, pods: dict, stream: list[dict], ann: dict, spec: dict, label: str) -> list[ConvertOptions]:
     """The options the values may have been written under, the likeliest first: a cluster domain is read from
     the values, which may also hold user text kf2jobset rewrote in the user's own domain."""
     from ..choices import SCHEDULER_FLAVOURS
@@ -166,7 +166,7 @@ def _options(jobset: dict, pods: dict, stream: list[dict], ann: dict, spec: dict
                 "accept_mpi_ssh": True}
     if not follows and not starts:
         kw["jobset_version"] = (0, 6)  # the values were written as numbers: a release without the size label
-    scheduler, gang_name = _scheduler(pods, stream, meta.get("name"), spec, ann, SCHEDULER_FLAVOURS)
+    scheduler, gang_name = _scheduler(pods, stream, label, spec, ann, SCHEDULER_FLAVOURS)
     if scheduler:
         kw["scheduler"] = scheduler
     if gang_name:
@@ -174,7 +174,7 @@ def _options(jobset: dict, pods: dict, stream: list[dict], ann: dict, spec: dict
     return [ConvertOptions(**kw, cluster_domain=d) for d in [*sorted(domains), None]]
 
 
-def _scheduler(pods: dict, stream: list[dict], name, spec: dict, ann: dict, flavours) -> tuple[str | None, str | None]:
+def _scheduler(pods: dict, stream: list[dict], label: str, spec: dict, ann: dict, flavours) -> tuple[str | None, str | None]:
     """The gang scheduler the pods name (its PodGroup reference, its schedulerName), and the schedulingPolicy of
     the v1 job where its PodGroup holds values the record does not list as computed (a user wrote them)."""
     from ..schedulers import scheduler as scheduler_of
@@ -192,17 +192,21 @@ def _scheduler(pods: dict, stream: list[dict], name, spec: dict, ann: dict, flav
             group = next((d for d in stream if isinstance(d, dict) and d.get("kind") == "PodGroup"
                           and str(d.get("apiVersion", "")).startswith(kind.group)
                           and (d.get("metadata") or {}).get("name") == ref), None)
+            if group is None and f"PodGroup {ref} " in recorded:
+                raise refusal(label, f"its PodGroup {ref} holds counts written for the old size (its "
+                              f"{SIZE_LITERALS_ANNOTATION} record) and is not among the documents given: give its file too")
+            if group is None:  # a reference the user wrote in the v1 job: no gang of kf2jobset's beside it
+                continue
             policy = {}
-            if group is not None:
-                gspec = group.get("spec") or {}
-                if "minMember" in gspec and f"PodGroup {ref} minMember" not in recorded:
-                    policy["minAvailable"] = gspec["minMember"]
-                if "minResources" in gspec and f"PodGroup {ref} minResources" not in recorded:
-                    policy["minResources"] = copy.deepcopy(gspec["minResources"])
-                if gspec.get("queue"):
-                    policy["queue"] = gspec["queue"]
-                if gspec.get("priorityClassName"):
-                    policy["priorityClass"] = gspec["priorityClassName"]
+            gspec = group.get("spec") or {}
+            if "minMember" in gspec and f"PodGroup {ref} minMember" not in recorded:
+                policy["minAvailable"] = gspec["minMember"]
+            if "minResources" in gspec and f"PodGroup {ref} minResources" not in recorded:
+                policy["minResources"] = copy.deepcopy(gspec["minResources"])
+            if gspec.get("queue"):
+                policy["queue"] = gspec["queue"]
+            if gspec.get("priorityClassName"):
+                policy["priorityClass"] = gspec["priorityClassName"]
             if policy:
                 spec.setdefault("runPolicy", {})["schedulingPolicy"] = policy
             runs = (template.get("spec") or {}).get("schedulerName")
