@@ -118,7 +118,7 @@ LAYERS = {
     # dicts in, dicts out: the pipeline of one job (core), pre-v1 upgrades, the profiles, the targets, the
     # gang schedulers, the edit checks, the sources jobs are held in, the runtime models
     "core": ("kf2jobset.core", "kf2jobset.upgrade", "kf2jobset.frameworks", "kf2jobset.targets", "kf2jobset.schedulers",
-             "kf2jobset.checks", "kf2jobset.sources", "kf2jobset.runtime"),
+             "kf2jobset.checks", "kf2jobset.resize", "kf2jobset.sources", "kf2jobset.runtime"),
     # the file forms, text in and text out on the core: a file's documents spliced, where outputs go, a
     # kustomize ResourceList (files), job text inside other objects, a Markdown page, a Helm chart
     "file forms": ("kf2jobset.files", "kf2jobset.sources.jobs_in_strings", "kf2jobset.sources.markdown",

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 from ..frameworks.base import HOSTS, PODS, ROLE, SOLO, JobSetSide
 
+_BOUND = re.compile(r"(\d+):(\d+)")  # an elastic job's node count, min:max (PET_NNODES)
+
 
 @dataclass
 class Reading:
@@ -131,6 +133,7 @@ def read_sizes(data: dict, configmaps: dict, profile, names: tuple, entries=()) 
     counts = [_count(n) for n in replicas.values()]
     # a placeholder among the replicas (${N}): a pod count no literal can match
     pods = sum(counts) if None not in counts else " + ".join(str(n) for n in replicas.values())
+    bounds: dict = {}  # an elastic bound (PET_NNODES min:max) -> the replicatedJobs whose pods join under it
     for rjob, pod in _pod_specs(data):
         envs = _envs(pod)
         files = _mounted(pod, configmaps)
@@ -153,7 +156,11 @@ def read_sizes(data: dict, configmaps: dict, profile, names: tuple, entries=()) 
                     factor = _factor(env, value.times, recorded and recorded.group(1))
                     if value.shape != PODS or factor is not None:
                         reading.read.add(value.name)
-                    if value.shape == HOSTS:
+                    bound = _BOUND.fullmatch(str(env[key])) if value.shape == PODS else None
+                    if bound:  # an elastic rendezvous: the pods that join it must fit min:max
+                        reading.read.add(value.name)
+                        bounds.setdefault((value.name, int(bound.group(1)), int(bound.group(2))), []).append(rjob)
+                    elif value.shape == HOSTS:
                         _hosts(reading, value.name, env[key], names, replicas, "JobSet")
                     elif value.shape == PODS and factor is not None:
                         _pods(reading, env[key], env, value.times, pods, "JobSet", value.name, factor, rjob)
@@ -167,4 +174,13 @@ def read_sizes(data: dict, configmaps: dict, profile, names: tuple, entries=()) 
                         if isinstance(cm.get(key), str):
                             reading.read.add(value.name)
                             _hosts(reading, value.name, cm[key], names, replicas, "JobSet")
+    for (name, lo, hi), joining in bounds.items():
+        counts = [_count(replicas[r]) for r in dict.fromkeys(joining)]
+        joined = sum(counts) if None not in counts else None
+        if joined is not None and joined > hi:
+            reading.add(f"{name} bounds the rendezvous at {lo}:{hi} nodes, the JobSet runs {joined} pods that join it: "
+                        f"past {hi} a pod cannot join (torchrun fails it)", joining[0])
+        elif joined is not None and joined < lo:
+            reading.add(f"{name} bounds the rendezvous at {lo}:{hi} nodes, the JobSet runs {joined} pods that join it: "
+                        f"below {lo} the rendezvous never completes", joining[0])
     return reading

@@ -55,9 +55,9 @@ class Resized:
 
     def listing(self, path: str) -> str:
         """`FILE:LINE: KIND NAME (APIVERSION): resized: ...`, as --check lists it and the other modes warn."""
-        return f"{path}:{self.line}: {self.label}: {RESIZED}: {self.message()}"
+        return f"{path}:{self.line}: {self.label}: {RESIZED}: {self.message(path)}"
 
-    def message(self) -> str:
+    def message(self, path: str | None = None) -> str:
         moved = ", ".join(f"{name} {was} -> {now if now is not None else 'removed'}" for name, was, now in self.changes)
         said = "; ".join([*self.renamed, *self.found])
         if moved:
@@ -71,10 +71,18 @@ class Resized:
             fixes.append("rename the replicatedJob back, or edit those values to name its pods under the new name")
         if self.found:
             where = f"{self.source}; " if self.source else ""
-            fixes.append(f"to resize, convert the v1 job ({where}after convert --in-place it is in git history before "
-                         f"the conversion) again at the new size, or edit every value listed to the new size "
-                         f"(and {SIZED_FOR_ANNOTATION}, the record of the conversion, with them)")
+            fixes.append(f"to resize, {self._resize_command(path)}convert the v1 job ({where}after convert --in-place it is "
+                         f"in git history before the conversion) again at the new size, or edit every value listed to the "
+                         f"new size (and {SIZED_FOR_ANNOTATION}, the record of the conversion, with them)")
         return f"{said}: {'; '.join(fixes)}"
+
+
+    def _resize_command(self, path: str | None) -> str:
+        """`kf2jobset resize` with the sizes the JobSet now runs, which rewrites every value listed (a JobSet's)."""
+        if self.sizes != "replicas":
+            return ""
+        sizes = " ".join(f"--replicas {name}={now}" for name, _, now in self.changes if now is not None)
+        return f"run `kf2jobset resize {path or 'FILE'} {sizes or '--replicas TYPE=N'}` (it rewrites them all), or "
 
 
 def may_hold_record(text: str) -> bool:

@@ -142,6 +142,36 @@ def runtimes(names, as_list, gang, gang_scheduler_name):
         raise click.UsageError(f"no runtime {err.args[0]!r} in kf2jobset's bundle (kf2jobset runtimes --list names them)") from None
 
 
+_RESIZE_HELP = """Resize converted JobSets: set the replicas of a replica type and rewrite every value kf2jobset
+wrote from the old counts (TF_CONFIG's host lists, an MPI hostfile ConfigMap, WORKER_ADDRS, DMLC_NUM_*, the
+gang's minMember and minResources, the kf2jobset.dev/sized-for record, ...), keeping every other byte of
+the file: comments and edits made since the conversion stay.
+
+PATH: files, - for stdin, or a directory with --name. Without --in-place the resized files are printed.
+
+Refused, with the reason, and nothing written: a size the v1 job could not have had (e.g. a TFJob Chief
+other than 1), a value kf2jobset wrote that was edited since, and an elastic PyTorchJob's workers past
+its PET_NNODES bound without --elastic-max.
+
+\b
+Exit codes: 0 resized; 2 bad options; 3 unreadable input; 4 refused."""
+
+
+@main.command(help=_RESIZE_HELP, short_help="Resize a converted JobSet: replicas and every value written from them.")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--replicas", "replicas", multiple=True, metavar="TYPE=N",
+              help="New replicas of a replica type (Worker) or replicatedJob (worker); repeatable.")
+@click.option("--num-nodes", type=click.IntRange(min=1), default=None, metavar="N", help="A TrainJob's new numNodes.")
+@click.option("--elastic-max", type=click.IntRange(min=1), default=None, metavar="N",
+              help="An elastic PyTorchJob's new maximum (PET_NNODES min:N), to resize past the old one.")
+@click.option("--name", "names", multiple=True, metavar="NAME", help="Only the JobSet of this name (repeatable).")
+@click.option("--in-place", is_flag=True, help="Write the files instead of printing them.")
+def resize(paths, replicas, num_nodes, elastic_max, names, in_place):
+    from .commands.resize_command import run_resize
+
+    run_resize(paths, replicas, num_nodes, elastic_max, names, in_place)
+
+
 _KRM_HELP = """kustomize function: a ResourceList on stdin; the same list, every Kubeflow job replaced by what `convert` writes \
 for it, on stdout.
 

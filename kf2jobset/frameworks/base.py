@@ -80,6 +80,14 @@ def field_env(name: str, path: str) -> dict:
     return {"name": name, "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": path}}}
 
 
+def literal_env(template: dict) -> dict:
+    """Every container's literal env values of a pod template (init containers too), by name."""
+    spec = template.get("spec") or {}
+    return {e["name"]: e["value"] for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+            if isinstance(c, dict) for e in c.get("env") or []
+            if isinstance(e, dict) and "name" in e and isinstance(e.get("value"), str)}
+
+
 def escape(text: str) -> str:
     """Make literal text safe inside a Kubernetes env value: `$(` would start a reference."""
     return str(text).replace("$(", "$$(")
@@ -371,6 +379,16 @@ class Profile:
         """Values written from the replica counts that no pod label can carry (host lists, products):
         a replica edit leaves them stale, so the JobSet records its sizes and `--check` guards them."""
         return []
+
+    # pod template annotations the profile reads (MXNet's tuner-server-key): kept when a job is rebuilt from its pods
+    template_annotations: tuple = ()
+
+    def fields_from_pods(self, pods: dict, stream: list) -> tuple[dict, dict]:
+        """The kind's spec fields, and the conversion options, that the size-bound values were written under, as
+        the converted pods show them (`pods`: v1 type -> the JobSet's pod template; `stream`: the documents
+        beside the JobSet): (spec fields, ConvertOptions fields). `kf2jobset resize` rebuilds the job from them
+        and checks what they give against the values found."""
+        return {}, {}
 
     def solo_first(self, job: "TrainingJob") -> str | None:
         """A replica type whose pod 0 needs a pod template of its own (so a replicatedJob of its own)."""

@@ -12,11 +12,13 @@ from ..model import DefaultApplied
 from ..notes import Note
 import re
 
-from .base import HOSTS, EmitContext, OperatorSide, Profile, SizeValue, Side, env
+from .base import HOSTS, EmitContext, OperatorSide, Profile, SizeValue, Side, env, literal_env
 from .mpi_hostfile import (  # noqa: F401 - DISCOVER_VAR, HOSTFILE_VAR, is_gpu_launcher: read from here too
     CONFIG_VOLUME,
     DISCOVER_FILE,
     DISCOVER_VAR,
+    FIRST_HOST_VAR,
+    LINE_VAR,
     HOSTFILE_INIT,
     HOSTFILE_VAR,
     MPI_DIR,
@@ -200,6 +202,30 @@ class MPIProfile(Profile):
     size_values = (SizeValue(f"{MPI_DIR}/hostfile", HOSTS, keys=("hostfile", HOSTFILE_VAR)),
                    SizeValue(f"{MPI_DIR}/{DISCOVER_FILE}", HOSTS, keys=(DISCOVER_FILE, DISCOVER_VAR)))
     pod_names_in_files = True  # the hostfile and discover_hosts.sh list the pods by name
+
+    def fields_from_pods(self, pods: dict, stream: list) -> tuple[dict, dict]:
+        launcher = pods.get("Launcher") or {}
+        values = literal_env(launcher)
+        spec = launcher.get("spec") or {}
+        volumes = {v.get("name"): v for v in spec.get("volumes") or [] if isinstance(v, dict)}
+        mounted = (volumes.get(CONFIG_VOLUME) or {}).get("configMap") or {}
+        options: dict = {"mpi_hostfile": "configmap" if mounted else "generated"}
+        secret = ((volumes.get(SSH_VOLUME) or {}).get("secret") or {}).get("secretName")
+        if secret:
+            options["ssh_secret"] = secret
+        data = next((d.get("data") or {} for d in stream if isinstance(d, dict) and d.get("kind") == "ConfigMap"
+                     and (d.get("metadata") or {}).get("name") == mounted.get("name")), {}) if mounted else {}
+        hostfile = str(data.get("hostfile") or values.get(HOSTFILE_VAR) or values.get(LINE_VAR) or "")
+        first = hostfile.split("\n")[0]
+        slots = re.search(r"(?: slots=|:)(\d+)\s*$", first)
+        fields: dict = {"slotsPerWorker": int(slots.group(1)) if slots else 1}
+        if "I_MPI_HYDRA_HOST_FILE" in values:
+            fields["mpiImplementation"] = "Intel"
+        elif "HYDRA_HOST_FILE" in values:
+            fields["mpiImplementation"] = "MPICH"
+        if "-launcher-" in first or values.get(FIRST_HOST_VAR):
+            fields["runLauncherAsWorker"] = True
+        return fields, options
 
     def spec_fields(self, spec: dict, replicas: dict):
         slots = spec.get("slotsPerWorker")

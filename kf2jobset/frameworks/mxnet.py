@@ -46,6 +46,12 @@ class MXNetProfile(Profile):
     size_values = (SizeValue("MX_CONFIG", HOSTS), SizeValue("DMLC_NUM_SERVER", ROLE, role="server"),
                    SizeValue("DMLC_NUM_WORKER", ROLE, role="worker"))
 
+    template_annotations = (TUNER_SERVER_KEY,)
+
+    def fields_from_pods(self, pods: dict, stream: list) -> tuple[dict, dict]:
+        # MXTune's types are the tuner's (Tuner, TunerServer, TunerTracker); MXTrain's the parameter server's
+        return {"jobMode": "MXTune" if any(t.startswith("Tuner") for t in pods) else "MXTrain"}, {}
+
     def size_literals(self, job) -> list[str]:
         return ["MX_CONFIG (cluster host lists)", "DMLC_NUM_SERVER", "DMLC_NUM_WORKER"]
 

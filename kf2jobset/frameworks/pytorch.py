@@ -5,7 +5,7 @@ from .. import claims
 from ..notes import Note
 from ..errors import Location, Problem
 from ..model import DefaultApplied
-from .base import PODS, WITHOUT_WEBHOOK, EmitContext, SizeValue, OperatorSide, Profile, Side, elastic_policy, env
+from .base import PODS, WITHOUT_WEBHOOK, EmitContext, SizeValue, OperatorSide, Profile, Side, elastic_policy, env, literal_env
 
 INIT_CONTAINER = "init-pytorch"
 
@@ -34,6 +34,19 @@ class PyTorchProfile(Profile):
             nproc = "auto"
             defaults.append(DefaultApplied(("spec", "nprocPerNode"), "auto", "operator default"))
         return {"elasticPolicy": elastic, "nprocPerNode": str(nproc) if nproc is not None else None}, problems, defaults
+
+    def fields_from_pods(self, pods: dict, stream: list) -> tuple[dict, dict]:
+        values: dict = {}
+        for template in pods.values():
+            values.update(literal_env(template))
+        fields: dict = {}
+        if "PET_RDZV_ENDPOINT" in values:  # elastic: PET_NNODES is the bound min:max
+            lo, _, hi = str(values.get("PET_NNODES", "")).partition(":")
+            if lo.isdigit() and hi.isdigit():
+                fields["elasticPolicy"] = {"minReplicas": int(lo), "maxReplicas": int(hi)}
+        if values.get("PET_NPROC_PER_NODE") is not None:
+            fields["nprocPerNode"] = values["PET_NPROC_PER_NODE"]
+        return fields, {}
 
     def webhook_rejections(self, job):
         spec = (job.source.get("spec") or {}) if isinstance(job.source, dict) else {}

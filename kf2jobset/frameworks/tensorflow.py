@@ -5,7 +5,7 @@ import json
 
 from .. import claims
 from ..notes import Note
-from .base import HOSTS, EmitContext, Profile, SizeValue, Side
+from .base import HOSTS, EmitContext, Profile, SizeValue, Side, literal_env
 
 _INDEX_SLOT = "@@KF2JOBSET_TASK_INDEX@@"  # replaced after json.dumps so task.index stays a JSON number
 
@@ -21,6 +21,12 @@ class TensorFlowProfile(Profile):
     def spec_fields(self, spec: dict, replicas: dict):
         return {"successPolicy": spec.get("successPolicy") or "",
                 "enableDynamicWorker": bool(spec.get("enableDynamicWorker", False))}, [], []
+
+    def fields_from_pods(self, pods: dict, stream: list) -> tuple[dict, dict]:
+        # the sparse TF_CONFIG of enableDynamicWorker has no `environment` key
+        configs = [literal_env(t).get("TF_CONFIG") for t in pods.values()]
+        dynamic = any(c is not None and '"environment"' not in c for c in configs)
+        return ({"enableDynamicWorker": True} if dynamic else {}), {}
 
     def size_literals(self, job) -> list[str]:
         # A lone replica gets no TF_CONFIG at all; a second one would need it.

@@ -91,7 +91,9 @@ def file_report(result, options) -> FileReport:
             msg = p.message + (f" (hint: {p.hint})" if p.hint else "")
             out.errors.append(FileError(msg, loc.line, loc.column, loc.document, getattr(err, "kind", "input"),
                                         format_path(loc.path) if loc.path else None, p.rule or None))
-    out.warnings = [FileWarning(e.category, e.label, e.message(), e.line, e.listing(result.path)) for e in result.edited]
+    # the message as the listing words it (it may name the file: `kf2jobset resize FILE ...`)
+    out.warnings = [FileWarning(e.category, e.label, e.listing(result.path).split(f": {e.category}: ", 1)[1], e.line,
+                                e.listing(result.path)) for e in result.edited]
     for doc, res in zip(result.documents, result.results, strict=False):
         for i, conv in enumerate(res.conversions):
             embedded = _embedded_path(doc.data, conv.job.source, res.embedded_paths, i)
