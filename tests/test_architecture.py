@@ -118,6 +118,7 @@ LAYERS = {
              "kf2jobset.frameworks",
              "kf2jobset.validate", "kf2jobset.podrules", "kf2jobset.objectrules", "kf2jobset.upgrade",
              "kf2jobset.upgrade_moves", "kf2jobset.upgrade_mpi", "kf2jobset.upgrade_mxnet", "kf2jobset.envsubst",
+             "kf2jobset.placeholder_numbers",
              "kf2jobset.renderer_annotations", "kf2jobset.runtime", "kf2jobset.targets", "kf2jobset.convert",
              "kf2jobset.document_result", "kf2jobset.held_jobs", "kf2jobset.argo_steps", "kf2jobset.katib_trials",
              "kf2jobset.katib_configmaps", "kf2jobset.katib_files", "kf2jobset.appwrapper", "kf2jobset.document_routing",
