@@ -21,7 +21,7 @@ from .document_routing import convert_document
 from .errors import InvalidJobError, Location, Problem, UsageError
 from .notes import Note
 from .options import ConvertOptions, parse_trainer_version, parse_version, shared_subdomain
-from .pipeline import convert_text
+from .pipeline import convert_source
 
 _OPTION_NAMES = {f.name for f in fields(ConvertOptions)} - {
     # filled by the pipeline from the rest of a file, never by the caller
@@ -75,7 +75,7 @@ def convert_yaml(text: str, opts: ConvertOptions | None = None, *, path: str = "
     documents byte for byte, comments kept. Returns the text unchanged when it holds no job; raises the
     first error (its problems name `path`, the document, line and column)."""
     options_ = build_options(opts, **kw)
-    result = convert_text(text, path, options_)
+    result = convert_source(text, path, options_)
     if result.errors:
         raise result.errors[0]
     if options_.name and len(result.conversions) > 1:  # given as a keyword or in ConvertOptions

@@ -63,20 +63,25 @@ def put_back(text: str, back: dict[str, str]) -> str:
     return text
 
 
-def argo_problem(p: Problem, back: dict[str, str]) -> Problem:
-    """An envsubst problem about a stand-in: said of the Argo placeholder, with Argo's way forward."""
+ARGO_FORWARD = ("write the value into the manifest (kf2jobset derives what the pods get, e.g. WORLD_SIZE, from it), "
+                "convert, and keep the Argo parameter where only a carried string uses it")
+
+
+def argo_problem(p: Problem, back: dict[str, str], engine: str = "Argo", forward: str = ARGO_FORWARD,
+                 rule: str | None = None) -> Problem:
+    """An envsubst problem about a stand-in: said of the engine's placeholder (Argo's, or another `{{ }}`
+    engine's: kf2jobset/brace_templates.py), with its way forward (and its rule)."""
     message = put_back(p.message, back)
     hint = put_back(p.hint, back) if p.hint else p.hint
     if p.rule == ENVSUBST and any(t in p.message for t in back):
-        message = message.replace("envsubst placeholder", "Argo placeholder")
-        hint = ("write the value into the manifest (kf2jobset derives what the pods get, e.g. WORLD_SIZE, from it), "
-                "convert, and keep the Argo parameter where only a carried string uses it")
+        message = message.replace("envsubst placeholder", f"{engine} placeholder")
+        return Problem(message, p.location, rule or p.rule, forward)
     return Problem(message, p.location, p.rule, hint)
 
 
-def argo_notes(notes: list, back: dict[str, str]) -> list:
+def argo_notes(notes: list, back: dict[str, str], engine: str = "Argo") -> list:
     """Notes of a conversion with stand-ins: placeholders put back; TPL001 (substitute with envsubst when
-    applying) only for real envsubst variables, since Argo fills its own when the step runs."""
+    applying) only for real envsubst variables, since Argo (or the engine) fills its own."""
     out = []
     for note in notes:
         if note.code == "TPL001":
@@ -92,7 +97,7 @@ def argo_notes(notes: list, back: dict[str, str]) -> list:
                 if note.action else note.action)
         message = put_back(note.message, back)
         if any(spelling in message for spelling in back.values()):
-            message = message.replace("envsubst placeholder", "Argo placeholder")
+            message = message.replace("envsubst placeholder", f"{engine} placeholder")
         out.append(dataclasses.replace(note, message=message,
                                        action=put_back(note.action, back) if note.action else note.action))
     return out

@@ -118,7 +118,7 @@ LAYERS = {
              "kf2jobset.frameworks",
              "kf2jobset.validate", "kf2jobset.podrules", "kf2jobset.objectrules", "kf2jobset.upgrade",
              "kf2jobset.upgrade_moves", "kf2jobset.upgrade_mpi", "kf2jobset.upgrade_mxnet", "kf2jobset.envsubst",
-             "kf2jobset.placeholder_numbers",
+             "kf2jobset.placeholder_numbers", "kf2jobset.brace_templates",
              "kf2jobset.renderer_annotations", "kf2jobset.runtime", "kf2jobset.targets", "kf2jobset.convert",
              "kf2jobset.document_result", "kf2jobset.held_jobs", "kf2jobset.argo_steps", "kf2jobset.katib_trials",
              "kf2jobset.katib_configmaps", "kf2jobset.katib_files", "kf2jobset.appwrapper", "kf2jobset.document_routing",
@@ -128,7 +128,8 @@ LAYERS = {
     # the file forms, text in and text out on the core: a file's documents spliced (pipeline), job text
     # inside other objects (jobs_in_strings), where outputs go (output_paths), a Markdown
     # page, a Helm chart, a kustomize ResourceList (krm)
-    "file forms": ("kf2jobset.pipeline", "kf2jobset.jobs_in_strings", "kf2jobset.output_paths", "kf2jobset.markdown",
+    "file forms": ("kf2jobset.pipeline", "kf2jobset.brace_files",
+                   "kf2jobset.jobs_in_strings", "kf2jobset.output_paths", "kf2jobset.markdown",
                    "kf2jobset.chart", "kf2jobset.krm"),
     "report": ("kf2jobset.report",),
     # the shells: the Python API, command lines, the files they walk and read, the cluster
