@@ -159,7 +159,7 @@ def problem(p: Problem, swapped: Swapped, engine: str) -> Problem:
 def construct_problem(constructs: list, engine: str, file: str, document: int) -> Problem:
     first = constructs[0]
     shown = "; ".join(f"{c.text} (line {c.line})" for c in constructs[:4]) + ("; ..." if len(constructs) > 4 else "")
-    return Problem(f"a {engine} template: {shown} decides which text the file has, which kf2jobset cannot convert "
+    return Problem(f"{engine} template text {shown} decides which lines the file has, which kf2jobset cannot convert "
                    "as it is (only placeholders that stand for a scalar are carried)",
                    Location(file, document, first.line, first.column), RULE, forward(engine))
 

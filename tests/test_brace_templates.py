@@ -84,8 +84,8 @@ def test_scalar_placeholders_are_carried_as_written_and_render_to_a_valid_jobset
                               "{{ .WorkerReplicas }} where kf2jobset needs the value: replica counts decide"),
     ("jinja-mpijob-slots", ":7:3: document 1: spec.slotsPerWorker: Jinja placeholder {{ slots_per_worker }} where kf2jobset "
                            "needs the value"),
-    ("jinja-blocks", ":17:1: document 1: a Jinja template: {% if data_pvc %} (line 17); {% endif %} (line 25) decides which "
-                     "text the file has"),
+    ("jinja-blocks", ":17:1: document 1: Jinja template text {% if data_pvc %} (line 17); {% endif %} (line 25) decides which "
+                     "lines the file has"),
 ])
 def test_what_needs_a_value_is_refused_naming_engine_placeholder_field_and_route(case, needle, tmp_path, monkeypatch):
     res = run("convert", CASES / case / "input.yaml", *args(case))
