@@ -4,8 +4,8 @@ a placeholder where the value is needed, and template text that decides which li
 naming the engine, the placeholder or construct, the field or line, and the route; in stream mode, repo mode
 (--check, --in-place, directory walks of `*.yaml.j2`) and the report.
 
-Fixtures: fixtures/templates/<case>/ (goldens: tests/test_golden.py, tests/test_report_golden.py; a `render` file
-holds the values a rendering fills in).
+Fixtures: fixtures/templates/<case>/ and fixtures/katib-configmap/jinja-template/ (goldens: tests/test_golden.py,
+tests/test_report_golden.py; a `render` file holds the values a rendering fills in).
 """
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ def test_what_needs_a_value_is_refused_naming_engine_placeholder_field_and_route
 
 def test_repo_mode_walks_jinja_files_converts_in_place_and_a_second_run_changes_nothing(tmp_path, monkeypatch):
     shutil.copy(CASES / "go-program" / "input.yaml", tmp_path / "bench.yaml")
-    shutil.copy(CASES / "jinja-trial-configmap" / "input.yaml", tmp_path / "trial-templates.yaml.j2")
+    shutil.copy(FIXTURES / "katib-configmap" / "jinja-template" / "input.yaml", tmp_path / "trial-templates.yaml.j2")
     monkeypatch.chdir(tmp_path)
     res = run("convert", ".", "--check", "--katib")
     assert res.exit_code == exitcodes.FINDINGS

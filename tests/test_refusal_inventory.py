@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "kf2jobset"
 # pod rules, the framework profiles and the document dispatcher.
 MODULES = ("parse.py", "k8syaml.py", "objectrules.py", "podrules.py", "validate.py", "convert.py", "document_routing.py",
            "katib_trials.py", "emit.py",
-           "scheduling.py", "plan.py", "upgrade*.py", "envsubst.py", "frameworks/*.py")
+           "scheduling.py", "plan.py", "upgrade*.py", "envsubst.py", "brace_templates.py", "frameworks/*.py")
 BUILDERS = ("Problem", "_problem", "problem_at")
 REFUSALS = ("InvalidJobError", "UnsupportedError", "RejectedJobSetError")
 
