@@ -118,9 +118,12 @@ def held_jobsets(data: dict) -> list[dict]:
     spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
     for tpl in (spec.get("workflowSpec") or spec).get("templates") or []:
         texts.append((tpl.get("resource") or {}).get("manifest") or "")
-    # parameters as Argo fills them: the workflow's argument values (a replica count is a number), else a word
-    args = {str(p.get("name")): str(p.get("value")) for p in ((spec.get("workflowSpec") or spec).get("arguments") or {})
-            .get("parameters") or [] if isinstance(p, dict) and p.get("value") is not None}
+    # parameters as Argo fills them: the workflow's argument values and the templates' input defaults (a
+    # replica count is a number), else a word
+    workflow = spec.get("workflowSpec") or spec
+    declared = [p for tpl in workflow.get("templates") or [] for p in ((tpl.get("inputs") or {}).get("parameters") or [])]
+    declared += (workflow.get("arguments") or {}).get("parameters") or []
+    args = {str(p.get("name")): str(p.get("value")) for p in declared if isinstance(p, dict) and p.get("value") is not None}
 
     def filled(m) -> str:
         name = re.fullmatch(r"\{\{\s*(?:inputs|workflow)\.parameters\.([\w-]+)\s*\}\}", m.group(0))

@@ -115,6 +115,10 @@ def crd_validator():
     return _CRD
 
 
+# keys whose placeholder a check fills with a number: replica counts and the fixtures' resource quantities
+_COUNTED = r"replicas|cpu|memory|nvidia\.com/gpu|rdma/\w+"
+
+
 def _load_output(text: str):
     import yaml
 
@@ -187,9 +191,17 @@ def run_case(text: str, filename: str, opts: dict, *, check_mode: bool = False,
 
         from .templates import fill
 
-        # a replica count carried as a placeholder (SZ001 jobs) is filled with a count, the rest with a word
-        counts = {m.group(1): "3" for m in re.finditer(r"replicas: \$\{?([A-Za-z_][A-Za-z0-9_]*)\}?\s", stdout)}
+        # a replica count or a quantity carried as a placeholder is filled with a count, the rest with a word
+        counts = {m.group(1): "3" for m in re.finditer(
+            "(?:" + _COUNTED + r"""): ["']?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?["']?\s""", stdout)}
         stdout = fill(stdout, counts, default="a")
+    if "{{" in stdout and "{{" in text:
+        # a Go text/template or Jinja file (kf2jobset/sources/brace_templates.py) stays one: check it as it renders, a
+        # replica count with a count and the rest with a word (what the file's program would fill in unknown)
+        import re
+
+        counted = "((?:" + _COUNTED + r"): )\"?\{\{[^}\n]*\}\}\"?"  # counts and quantities
+        stdout = re.sub(r"\{\{[^}\n]*\}\}", "a", re.sub(counted, r"\g<1>3", stdout))
     try:
         docs = _load_output(stdout)
     except Exception as exc:  # noqa: BLE001 - any loader error means not YAML

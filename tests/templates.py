@@ -19,6 +19,16 @@ def case_values(case: Path) -> dict[str, str]:
     return out
 
 
+def render(text: str, case: Path) -> str:
+    """The case's `render` file (`{{ placeholder }}=value` lines) filled into a `{{ }}` template's text."""
+    for line in (case / "render").read_text().splitlines():
+        if "}}=" in line:
+            spelling, _, value = line.partition("}}=")
+            text = text.replace(spelling + "}}", value)
+    assert "{{" not in text, text
+    return text
+
+
 def fill(text: str, values: dict[str, str], default: str | None = None) -> str:
     """`envsubst '${A} ${B}'` for the names in `values`; with `default`, every other placeholder (and
     the `${A:-x}` forms GNU leaves alone) becomes `default` too."""

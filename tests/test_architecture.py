@@ -121,7 +121,7 @@ LAYERS = {
              "kf2jobset.checks", "kf2jobset.resize", "kf2jobset.sources", "kf2jobset.runtime"),
     # the file forms, text in and text out on the core: a file's documents spliced, where outputs go, a
     # kustomize ResourceList (files), job text inside other objects, a Markdown page, a Helm chart
-    "file forms": ("kf2jobset.files", "kf2jobset.sources.jobs_in_strings", "kf2jobset.sources.markdown",
+    "file forms": ("kf2jobset.files", "kf2jobset.sources.brace_files", "kf2jobset.sources.jobs_in_strings", "kf2jobset.sources.markdown",
                    "kf2jobset.sources.chart"),
     "report": ("kf2jobset.report",),
     # the shells: the Python API, command lines, the files they walk and read, the cluster

@@ -28,7 +28,8 @@ CASES = sorted(p.name for p in ARGO.iterdir() if (p / "expected.yaml").exists())
 # what Argo would fill in: any values; the JobSet must be valid with them
 VALUES = {"{{workflow.name}}": "finetune-x7k2p", "{{workflow.uid}}": "0c9a4e1e-6a3f-4c1b-9a57-3f0b6a1d2e11",
           "{{inputs.parameters.image}}": "registry.example.com/nlp/bert:3.2", "{{inputs.parameters.lr}}": "0.0003",
-          "{{inputs.parameters.num_nodes}}": "6", "{{workflow.parameters.mpiSize}}": "3"}  # replica counts: numbers
+          "{{inputs.parameters.num_nodes}}": "6", "{{workflow.parameters.mpiSize}}": "3",  # replica counts: numbers
+          "{{workflow.parameters.workers}}": "4", "{{inputs.parameters.workers}}": "2", "{{inputs.parameters.ib}}": "1"}
 
 
 def args_of(case: str) -> list[str]:
@@ -145,9 +146,13 @@ def test_check_lists_each_job_at_the_manifest_line_of_the_outer_file(tree):
            "manifest: to convert: run kf2jobset convert --in-place --ssh-secret osu-ssh" in lines
     assert "./mpi-size-parameter-generated.yaml:19: MPIJob hvd-bench- (kubeflow.org/v2beta1) in spec.templates[0]." \
            "resource.manifest: to convert: run kf2jobset convert --in-place --ssh-secret osu-ssh" in lines
-    assert len(lines) == 6  # and the delete step, embedded
-    assert res.stderr.splitlines()[-1].endswith("5 files scanned, 5 to convert, 0 skipped, 0 failed; "
-                                                "6 left: 5 to convert, 1 embedded")
+    assert "./mpi-min-available-parameter.yaml:22: MPIJob horovod-train- (kubeflow.org/v2beta1) in spec.templates[0]." \
+           "resource.manifest: to convert: run kf2jobset convert --in-place --ssh-secret osu-ssh" in lines
+    assert "./extended-resource-parameter.yaml:23: MPIJob nccl- (kubeflow.org/v2beta1) in spec.templates[0]." \
+           "resource.manifest: to convert: run kf2jobset convert --in-place --ssh-secret osu-ssh" in lines
+    assert len(lines) == 8  # and the delete step, embedded
+    assert res.stderr.splitlines()[-1].endswith("7 files scanned, 7 to convert, 0 skipped, 0 failed; "
+                                                "8 left: 7 to convert, 1 embedded")
     assert {p.name: p.read_text() for p in tree.iterdir()} == {
         f"{c}.yaml": (ARGO / c / "input.yaml").read_text() for c in CASES}  # --check writes nothing
 
@@ -346,3 +351,53 @@ def test_a_katib_experiment_created_by_a_step_converts_with_katib_and_keeps_its_
     experiment = filled(resource["manifest"])
     assert experiment["spec"]["trialTemplate"]["trialSpec"]["kind"] == "JobSet"
     assert "AR00" not in res.stderr
+
+
+def test_placeholders_in_fields_the_conversion_only_copies_or_leaves_out_are_carried(tree):
+    # schedulingPolicy.minAvailable with no --scheduler: left out with the field (JS040), nothing to fill in
+    res = run("convert", "mpi-min-available-parameter.yaml", *args_of("mpi-min-available-parameter"))
+    assert res.exit_code == exitcodes.OK, res.output
+    manifest = steps(res.stdout)[0]["manifest"]
+    assert "minAvailable" not in manifest and "schedulingPolicy" not in manifest
+    assert "JS040" in res.stderr and "TPL001" not in res.stderr
+    # an extended resource quantity in requests and limits: copied as written, for the API server to check
+    res = run("convert", "extended-resource-parameter.yaml", *args_of("extended-resource-parameter"))
+    assert res.exit_code == exitcodes.OK, res.output
+    worker = filled(steps(res.stdout)[0]["manifest"])["spec"]["replicatedJobs"][0]
+    resources = worker["template"]["spec"]["template"]["spec"]["containers"][0]["resources"]
+    assert resources["requests"]["rdma/ib"] == resources["limits"]["rdma/ib"] == "1"
+    assert worker["replicas"] == 2
+    for stand_in in ("10e-1", "20e-1", "90001", "KF2JOBSET_ARGO"):
+        assert stand_in not in res.output
+
+
+def test_a_quantity_placeholder_beside_a_different_one_is_left_to_the_api_server(tree):
+    # requests and limits from two parameters: whether they are equal is known once Argo fills them in
+    path = tree / "extended-resource-parameter.yaml"
+    text = path.read_text()
+    at = text.rindex("rdma/ib: {{inputs.parameters.ib}}")
+    path.write_text(text[:at] + "rdma/ib: {{inputs.parameters.ib_limit}}" + text[at + len("rdma/ib: {{inputs.parameters.ib}}"):])
+    res = run("convert", "extended-resource-parameter.yaml", *args_of("extended-resource-parameter"))
+    assert res.exit_code == exitcodes.OK, res.output
+    assert 'rdma/ib: "{{inputs.parameters.ib_limit}}"' in res.stdout and 'rdma/ib: "{{inputs.parameters.ib}}"' in res.stdout
+
+
+MPI_SHAPES = {"kubeflow.org/v2beta1": "Worker.replicas", "kubeflow.org/v1": "Worker.replicas",
+              "kubeflow.org/v1alpha2": "Worker.replicas", "kubeflow.org/v1alpha1": "spec.replicas"}  # where the count is
+
+
+@pytest.mark.parametrize("api_version", sorted(MPI_SHAPES))
+def test_a_worker_count_placeholder_is_refused_naming_the_generated_hostfile_in_every_mpijob_shape(tmp_path, api_version):
+    case = "mpi-v1alpha1-size-parameter" if api_version.endswith("v1alpha1") else "mpi-v1-size-parameter"
+    text = (ARGO / case / "input.yaml").read_text()
+    text = re.sub(r"apiVersion: kubeflow\.org/v\w+", f"apiVersion: {api_version}", text)
+    (tmp_path / "wf.yaml").write_text(text)
+    common = ["--ssh-secret", "s", "--accept-mpi-ssh"]
+    res = run("convert", str(tmp_path / "wf.yaml"), *common, "--mpi-hostfile", "auto")
+    assert res.exit_code == exitcodes.INPUT and res.stdout == ""
+    assert f"{MPI_SHAPES[api_version].split('.')[-1]}: Argo placeholder" in res.stderr
+    assert "with --mpi-hostfile generated the launcher writes them at start from its pod count" in res.stderr
+    res = run("convert", str(tmp_path / "wf.yaml"), *common, "--mpi-hostfile", "generated")
+    assert res.exit_code == exitcodes.OK, res.output
+    replicas = re.findall(r"replicas: (.*)", steps(res.stdout)[0]["manifest"])
+    assert any(r.startswith("{{") and "parameters.workers}}" in r for r in replicas), replicas

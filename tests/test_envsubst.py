@@ -12,6 +12,7 @@ import shutil
 import subprocess
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from kf2jobset.sources import envsubst
@@ -190,10 +191,10 @@ def test_placeholders_that_need_values_are_one_clear_error():
     result = convert((case / "input.yaml").read_text())
     assert result.exit_code == exitcodes.INPUT and result.stdout == ""
     lines = result.stderr.splitlines()
-    assert len(lines) == 2
+    assert len(lines) == 1  # the GPU quantity is only copied: not asked for
     assert lines[0].startswith(
         "kf2jobset: <stdin>:17:7: document 1: spec.tfReplicaSpecs.Worker.replicas: envsubst placeholder ${WORKER_REPLICAS}")
-    assert 'resources.limits["nvidia.com/gpu"]: envsubst placeholder ${GPUS}' in lines[1]
+    assert "TF_CONFIG" in lines[0] and "${GPUS}" not in result.stderr
     assert all("envsubst | kf2jobset convert -" in line and "[envsubst]" in line for line in lines)
     assert "expected integer" not in result.stderr
 
@@ -298,3 +299,35 @@ def test_repo_mode_counts_templates_that_need_values(tmp_path, monkeypatch):
     assert again.exit_code == exitcodes.FINDINGS  # the template that needs values is still there, and says so
     assert again.stdout.splitlines() == [line for line in check.stdout.splitlines() if "scaled.yaml" in line]
     assert again.stderr.endswith("; 1 left: 1 template\n")
+
+
+def test_placeholders_in_quantities_and_a_dropped_gang_size_are_carried():
+    # the GPU quantity is only copied (the API server checks it filled in); minAvailable is left out
+    # with schedulingPolicy when no --scheduler is named (JS040)
+    source = """apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: finetune
+spec:
+  runPolicy:
+    schedulingPolicy:
+      minAvailable: ${MIN_AVAILABLE}
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: registry.example.com/finetune:2.1
+            resources:
+              requests: {cpu: "${CPUS}", nvidia.com/gpu: "${GPUS}"}
+              limits: {cpu: "${CPU_LIMIT}", nvidia.com/gpu: "${GPUS}"}
+"""
+    result = convert(source)
+    assert result.exit_code == 0, result.stderr
+    container = yaml.safe_load(result.stdout)["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]
+    assert container["resources"] == {"requests": {"cpu": "${CPUS}", "nvidia.com/gpu": "${GPUS}"},
+                                      "limits": {"cpu": "${CPU_LIMIT}", "nvidia.com/gpu": "${GPUS}"}}
+    assert "MIN_AVAILABLE" not in result.stdout and "JS040" in result.stderr
+    assert "TPL001" in result.stderr and "${CPUS} ${GPUS} ${CPU_LIMIT}" in result.stderr

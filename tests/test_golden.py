@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from kf2jobset.cli.main import main
 
 from .conftest import FIXTURES, check_golden, held_jobsets, mapping_fixture_dirs
-from .templates import case_values, fill
+from .templates import case_values, fill, render
 
 CASES = sorted(p.parent for p in FIXTURES.glob("*/*/input.yaml"))
 
@@ -61,6 +61,8 @@ def test_golden_jobsets_pass_our_validator_and_the_real_crd(case, crd_validator)
     text = (case / "expected.yaml").read_text()
     if (case / "env").exists():  # an envsubst template (fixtures/envsubst): validate it as it will be applied
         text = fill(text, case_values(case))
+    if (case / "render").exists():  # a Go text/template or Jinja file (fixtures/templates): rendered
+        text = render(text, case)
     jobsets = []
     for doc in parse_documents(text):
         data = to_plain(doc.data)

@@ -19,6 +19,7 @@ from kf2jobset.checks.layout_guard import LAYOUT_ANNOTATION, problems_of, reads_
 from .conftest import FIXTURES
 from .fixture_cases import CONVERTED_CASES
 from .jobset_edits import convert_cli, converted_in_place
+from .templates import render
 
 DDP = FIXTURES / "pytorchjob" / "master-workers" / "input.yaml"
 XGB = FIXTURES / "xgboostjob" / "master-workers" / "input.yaml"
@@ -205,7 +206,10 @@ def test_the_record_is_written_where_values_read_the_layout_only():
         expected = case / "expected.yaml"
         if not expected.exists():
             continue
-        for d in yaml.safe_load_all(expected.read_text()):
+        text = expected.read_text()
+        if (case / "render").exists():  # a Go text/template or Jinja template: as its program renders it
+            text = render(text, case)
+        for d in yaml.safe_load_all(text):
             if not isinstance(d, dict):
                 continue
             if d.get("kind") == "TrainJob":

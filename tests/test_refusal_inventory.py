@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "kf2jobset"
 # pod rules, the framework profiles and the document dispatcher.
 MODULES = ("core/parse.py", "text/k8syaml.py", "k8s/objectrules.py", "k8s/podrules.py", "k8s/validate.py", "core/convert.py",
            "core/document_routing.py", "sources/katib_trials.py", "core/emit.py",
-           "schedulers/*.py", "core/plan.py", "upgrade/*.py", "sources/envsubst.py", "frameworks/*.py")
+           "schedulers/*.py", "core/plan.py", "upgrade/*.py", "sources/envsubst.py", "sources/brace_templates.py", "frameworks/*.py")
 BUILDERS = ("Problem", "_problem", "problem_at", "require_name")
 # builders called as methods (self.require_name: a scheduler refusing a job with no name), rule= by keyword
 METHOD_BUILDERS = ("require_name",)

@@ -14,7 +14,7 @@ from kf2jobset.cli.main import main
 from kf2jobset.targets.trainjob import ANCESTOR_LABEL, FRAMEWORK_LABEL, KUEUE_LABELS
 
 from .conftest import FIXTURES
-from .templates import case_values, fill
+from .templates import case_values, fill, render
 
 CASES = sorted(p.parent for p in FIXTURES.glob("*/*/input.yaml"))
 
@@ -27,6 +27,8 @@ def args_of(case) -> list[str]:
 
 def convert(case, *extra):
     text = fill((case / "input.yaml").read_text(), case_values(case))
+    if (case / "render").exists():  # a Go text/template or Jinja file: as its program renders it
+        text = render(text, case)
     return CliRunner().invoke(main, ["convert", "-", *args_of(case), *extra], input=text, catch_exceptions=False)
 
 

@@ -26,6 +26,7 @@ from kf2jobset.runtime.pods import Pod, resolve_env
 
 from .conftest import FIXTURES
 from .jobs import pytorchjob
+from .templates import render
 
 OPTIONS = ConvertOptions(accept_mpi_ssh=True)
 
@@ -36,7 +37,10 @@ def _inputs() -> list[Path]:
 
 
 def _job_docs(path: Path) -> list[dict]:
-    docs = [d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict)]
+    text = path.read_text()
+    if (path.parent / "render").exists():  # a Go text/template or Jinja file: as its program renders it
+        text = render(text, path.parent)
+    docs = [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
     # jobs as documents (a Katib Experiment and job text inside strings are covered by their own tests)
     return [d for d in docs if str(d.get("apiVersion", "")).startswith("kubeflow.org/") and d.get("kind") != "Experiment"]
 

@@ -25,7 +25,7 @@ from ..core.document_routing import convert_document
 from ..errors import InvalidJobError, Kf2JobSetError, Location, Problem, UsageError
 from ..notes import Note
 from ..options import ConvertOptions, keyword_spelling, parse_trainer_version, parse_version, shared_subdomain
-from ..files.pipeline import convert_text
+from ..files.pipeline import convert_source
 from ..targets import target_of
 
 if TYPE_CHECKING:
@@ -181,7 +181,7 @@ def convert_yaml(text: str, opts: ConvertOptions | None = None, *, path: str = "
     document, line and column). Options as for convert_job."""
     try:
         options_ = build_options(opts, **kw)
-        result = convert_text(text, path, options_)
+        result = convert_source(text, path, options_)
         if result.errors:
             raise result.errors[0]
         if options_.name and len(result.conversions) > 1:  # given as a keyword or in ConvertOptions

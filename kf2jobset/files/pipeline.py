@@ -28,6 +28,7 @@ class FileResult:
     errors: list[Kf2JobSetError] = field(default_factory=list)
     new_text: str | None = None  # None when nothing was converted (or on error)
     dropped_comments: int = 0  # comments on v1 fields that have no place in the JobSet
+    engine: str | None = None  # a `{{ }}` template file: the engine it is written for (brace_templates.py)
 
     @property
     def conversions(self):
@@ -55,6 +56,20 @@ class FileResult:
         from ..checks.edit_checks import edited_objects
 
         return edited_objects(self.text)
+
+
+def convert_source(text: str, path: str, options: ConvertOptions) -> FileResult:
+    """A file as its author wrote it: a Go text/template or Jinja file outside Helm charts is converted through
+    stand-ins for its placeholders (kf2jobset/sources/brace_files.py); any other file is convert_text's."""
+    if "{{" in text or "{%" in text:  # the only cost for a file without templates
+        from ..sources.brace_templates import engine_of
+
+        engine = engine_of(text, path)
+        if engine is not None:
+            from ..sources.brace_files import convert_template_file
+
+            return convert_template_file(text, path, options, engine, convert_text)
+    return convert_text(text, path, options)
 
 
 def convert_text(text: str, path: str, options: ConvertOptions) -> FileResult:

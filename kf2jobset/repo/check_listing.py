@@ -34,10 +34,11 @@ def job_label(obj, fallback_kind: str = "job") -> str:
 
 
 def error_category(err) -> str:
+    from ..sources.brace_templates import RULE as TEMPLATE_RULE
     from ..sources.envsubst import RULE
 
     rules = {p.rule for p in err.problems}
-    if rules == {RULE}:
+    if rules and rules <= {RULE, TEMPLATE_RULE}:
         return TEMPLATE
     if err.kind == "unsupported" and "api-version" not in rules:
         return DECISION

@@ -24,6 +24,9 @@ UNPARSABLE = "unparsable"  # skip reason: not YAML, and no `kind:` names a Kubef
 ENVSUBST_TEMPLATE = "envsubst template"  # skip reason: placeholders where kf2jobset needs the values
 ENVSUBST_HINT = ("substitute the placeholders first (VAR=... envsubst < FILE | kf2jobset convert -), "
                  "then carry the changes back into the template by hand")
+RENDERED_TEMPLATE = "template to render"  # skip reason: a Go text/template or Jinja file that converts only rendered
+RENDER_HINT = ("render the template first (the program, Jinja or Ansible that fills it in) and convert the result "
+               "(... | kf2jobset convert -), then carry the changes back into the template by hand")
 HELM_HINT = ("render the chart (helm template CHART | kf2jobset convert -), "
              "then carry the changes back into the templates by hand")
 

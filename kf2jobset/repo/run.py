@@ -37,7 +37,7 @@ from ..targets.bundle_gang import GANG_ANNOTATION
 from . import check_listing
 from .fsio import read_source
 from .outcome import (CHECK, CONVERTED, ENVSUBST_HINT, ENVSUBST_TEMPLATE, FAILED, HELM_HINT, IN_PLACE, OUT_DIR, PARALLEL_MIN_FILES,  # noqa: F401
-                      SKIPPED, UNCHANGED, UNPARSABLE, Outcome, PendingWrites, Settings, deliver, read_bytes)
+                      RENDER_HINT, RENDERED_TEMPLATE, SKIPPED, UNCHANGED, UNPARSABLE, Outcome, PendingWrites, Settings, deliver, read_bytes)
 
 
 @dataclass
@@ -84,7 +84,7 @@ def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
         out.codes.append(exitcodes.INTERNAL)
         return out
     check = settings.mode == CHECK
-    template = is_template_name(task.path)
+    template = is_template_name(task.path) or result.engine is not None
     if result.errors and unparsable_without_job(result, settings.options.katib):
         # The pre-filter let it through (it mentions kubeflow.org and a job kind) but it is not YAML
         # and no `kind:` names a job: a file that cannot hold a job never fails a run.
@@ -95,12 +95,13 @@ def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
     if result.errors and (_needs_values(result) or (template and _parse_errors_only(result))):
         # Like a Helm template: skipped and counted, named with the way forward; --check lists its jobs.
         # A template file that is not YAML (another template syntax) is skipped the same way.
-        out.status, out.reason = SKIPPED, ENVSUBST_TEMPLATE
+        out.status, out.reason = SKIPPED, ENVSUBST_TEMPLATE if result.engine is None else RENDERED_TEMPLATE
         if check:
             for category, line in check_listing.file_lines(task.path, result, template=True, again=settings.again):
                 out.finding(category, line)
         else:
-            out.notes += [f"skipped ({'envsubst ' if _needs_values(result) else ''}template): {p}"
+            kind = "envsubst template" if _needs_values(result) and result.engine is None else f"{result.engine} file"
+            out.notes += [f"skipped ({kind.strip()}): {p}"
                           for err in result.errors for p in err.problems]
         return out
     if result.errors:
@@ -158,10 +159,12 @@ def _parse_errors_only(result) -> bool:
 
 
 def _needs_values(result) -> bool:
-    """Every error is an envsubst placeholder where kf2jobset needs the value (an envsubst template)."""
+    """Every error is a placeholder where kf2jobset needs the value (an envsubst template), or template text
+    that decides what the file holds (a Go text/template or Jinja file)."""
+    from ..sources.brace_templates import RULE as TEMPLATE_RULE
     from ..sources.envsubst import RULE
 
-    return all(p.rule == RULE for err in result.errors for p in err.problems)
+    return all(p.rule in (RULE, TEMPLATE_RULE) for err in result.errors for p in err.problems)
 
 
 def katib_embedded(result) -> int:
@@ -506,7 +509,7 @@ def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_
     needs_change = False
     left_counts: Counter = Counter()
     changed = False
-    katib = envsubst = 0
+    katib = envsubst = rendered = 0
     for o in outcomes:
         katib += o.katib_unconverted
         if o.status == CONVERTED:
@@ -518,6 +521,9 @@ def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_
         elif o.status == SKIPPED and o.reason == ENVSUBST_TEMPLATE:
             summary.skipped["envsubst templates"] = summary.skipped.get("envsubst templates", 0) + 1
             envsubst += 1
+        elif o.status == SKIPPED and o.reason == RENDERED_TEMPLATE:
+            summary.skipped["unrendered templates"] = summary.skipped.get("unrendered templates", 0) + 1
+            rendered += 1
         elif o.status == SKIPPED and o.reason == UNPARSABLE:
             summary.skipped["unparsable files"] = summary.skipped.get("unparsable files", 0) + 1
         for line in o.findings:
@@ -544,6 +550,9 @@ def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_
     if envsubst:
         print(f"kf2jobset: hint: envsubst templates whose placeholders sit where kf2jobset needs the values are not "
               f"converted; {ENVSUBST_HINT}", file=stderr)
+    if rendered:
+        print(f"kf2jobset: hint: Go text/template and Jinja files whose placeholders sit where kf2jobset needs the "
+              f"values (or whose text depends on them) are not converted; {RENDER_HINT}", file=stderr)
     if katib:
         print(f"kf2jobset: hint: {katib} Katib Experiment(s) embed v1 jobs in trialTemplate.trialSpec; "
               "pass --katib to convert them", file=stderr)

@@ -97,14 +97,16 @@ ARGO_FORWARD = ("write the value into the manifest (kf2jobset derives what the p
                 "convert, and keep the Argo parameter where only a carried string uses it")
 
 
-def argo_problem(p: Problem, back: dict[str, str], said: str = "Argo placeholder", forward: str = ARGO_FORWARD) -> Problem:
+def argo_problem(p: Problem, back: dict[str, str], said: str = "Argo placeholder", forward: str = ARGO_FORWARD,
+                 rule: str | None = None) -> Problem:
     """An envsubst problem about a stand-in: said of the placeholder as its engine names it (`said`), with that
-    engine's way forward (also Katib's trial parameters: kf2jobset/sources/katib_parameters.py)."""
+    engine's way forward and rule (also Katib's trial parameters, kf2jobset/sources/katib_parameters.py, and Go
+    text/template or Jinja placeholders, kf2jobset/sources/brace_templates.py)."""
     message = put_back(p.message, back)
     hint = put_back(p.hint, back) if p.hint else p.hint
     if p.rule == ENVSUBST and any(t in p.message for t in back):
         message = message.replace("envsubst placeholder", said)
-        hint = forward
+        return Problem(message, p.location, rule or p.rule, forward)
     return Problem(message, p.location, p.rule, hint)
 
 

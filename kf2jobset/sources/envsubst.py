@@ -32,6 +32,7 @@ from .. import claims as claim
 from ..mappings import KindMapping
 from ..notes import Note
 from ..checks.staleness import SIZE_LITERALS_ANNOTATION
+from . import placeholder_numbers as numeric
 from ..text.treecopy import copy_tree
 
 # `${NAME}`, `${NAME<op>...}` (drone/a8m forms, not GNU), `$NAME`.
@@ -133,7 +134,7 @@ def needs_value(p: Placeholder) -> str | None:
         return None
     if path[1:3] == ("runPolicy", "schedulingPolicy") and path[3:4] in (("queue",), ("priorityClass",)):
         return None
-    if isinstance(path[1], str) and path[1].endswith("ReplicaSpecs") and path[3:4] == ("replicas",):
+    if isinstance(path[1], str) and path[1].endswith("ReplicaSpecs") and path[3:4] == ("replicas",) or path == ("spec", "replicas"):
         return "replica counts decide the replicatedJobs, ranks and world size"
     if isinstance(path[1], str) and path[1].endswith("ReplicaSpecs") and path[3:4] == ("restartPolicy",):
         return "the restart policy decides the pods' restart policy and the Jobs' retry rules"
@@ -144,8 +145,10 @@ def is_replica_count(p: Placeholder) -> bool:
     """`replicas: ${N}`: a whole replica count, which a JobSet can carry when nothing kf2jobset writes
     depends on the number (every size-derived value follows it: kf2jobset/checks/sizes.py)."""
     path = p.path
-    return (len(path) == 4 and path[0] == "spec" and isinstance(path[1], str) and path[1].endswith("ReplicaSpecs")
-            and path[3] == "replicas" and len(p.spellings) == 1 and p.text.strip() == p.spellings[0])
+    # MPIJob v1alpha1's `spec.replicas` is its worker count (kf2jobset/upgrade/mpi.py)
+    return ((len(path) == 4 and path[0] == "spec" and isinstance(path[1], str) and path[1].endswith("ReplicaSpecs")
+             and path[3] == "replicas" or tuple(path) == ("spec", "replicas"))
+            and len(p.spellings) == 1 and p.text.strip() == p.spellings[0])
 
 
 # Replica counts a template is converted with, twice: three digits, so the JobSet's name-length rules are
@@ -155,7 +158,10 @@ COUNT_STAND_INS = ((101, 103, 107, 109, 113), (127, 131, 137, 139, 149))
 
 def _with_counts(doc, counts: dict[tuple, int]):
     for path, n in counts.items():
-        doc["spec"][path[1]][path[2]]["replicas"] = n
+        node = doc
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = n
     return doc
 
 
@@ -196,9 +202,10 @@ def _tokens(spellings: list[str], taken: str, marks: str) -> dict[str, str]:
     raise ValueError("no stand-in token is free")  # 100 salts all in the document: not a real manifest
 
 
-def _substitute_doc(doc, table: dict[str, str], name: str | None = None):
+def _substitute_doc(doc, table: dict[str, str], name: str | None = None, numbers=(), number_table=None):
     """A copy of the document (layout kept: flow style, quoting) with the template's placeholders
-    replaced; commands/args are left as written. `name`: metadata.name, replaced whole."""
+    replaced; commands/args are left as written. `name`: metadata.name, replaced whole; `numbers`:
+    placeholders given the number stand-ins of `number_table`."""
     def sub(s):
         new = PLACEHOLDER_RE.sub(lambda m: table.get(m.group(0), m.group(0)), s)
         return s if new == s else (new if type(s) is str else _same_type(s, new))
@@ -223,6 +230,8 @@ def _substitute_doc(doc, table: dict[str, str], name: str | None = None):
     walk(out, ())
     if name is not None:
         out["metadata"]["name"] = table[name]
+    if numbers:
+        numeric.put_in(out, numbers, number_table)
     return out
 
 
@@ -297,7 +306,8 @@ def convert_template(doc: dict, placeholders: list[Placeholder], convert: Callab
     """Convert a template (`convert(doc)`: the usual checked conversion, raising Kf2JobSetError).
     `check_name(jobset, n)`: does the JobSet pass the name-length rules with an n-character name."""
     template = [p for p in placeholders if not p.in_command]
-    needed = [(p, why) for p in template if (why := needs_value(p))]
+    numbers = [p for p in template if numeric.kind(p)]  # given number stand-ins (placeholder_numbers.py)
+    needed = [(p, why) for p in template if p not in numbers and (why := needs_value(p))]
     sized = [p for p, _ in needed if is_replica_count(p)][:len(COUNT_STAND_INS[0])]
     # with other values needed as well, the counts are asked for with them (whether the JobSet can carry
     # a count is only known from a conversion, which needs the others)
@@ -306,7 +316,7 @@ def convert_template(doc: dict, placeholders: list[Placeholder], convert: Callab
     first_counts = {p.path: n for p, n in zip(sized, COUNT_STAND_INS[0], strict=False)}
     second_counts = {p.path: n for p, n in zip(sized, COUNT_STAND_INS[1], strict=False)}
     spelled = {p.path: p.text for p in sized}
-    spellings = sorted({s for p in template if p not in sized for s in p.spellings})
+    spellings = sorted({s for p in template if p not in sized and p not in numbers for s in p.spellings})
     name = next((p.text for p in template if p.path == ("metadata", "name")), None)
     if name is not None:
         # The whole name gets one stand-in: it is then checked at the stand-in's length, not at the
@@ -317,10 +327,11 @@ def convert_template(doc: dict, placeholders: list[Placeholder], convert: Callab
         spellings += [name] if name not in spellings else []
     taken = "\n".join(p.text for p in placeholders) + _all_text(doc)
     first, second = _tokens(spellings, taken, "zq"), _tokens(spellings, taken, "xv")
+    first_numbers, second_numbers = numeric.stand_ins(numbers, 0, taken), numeric.stand_ins(numbers, 1, taken)
     try:
-        conv = convert(_with_counts(_substitute_doc(doc, first, name), first_counts))
+        conv = convert(_with_counts(_substitute_doc(doc, first, name, numbers, first_numbers), first_counts))
     except Kf2JobSetError as err:
-        err = _explain(err, template, first)
+        err = _explain(err, template, first, first_numbers)
         if not needed:
             raise err from None
         # All placeholders that need values in one message: those the conversion tripped over too.
@@ -330,7 +341,7 @@ def convert_template(doc: dict, placeholders: list[Placeholder], convert: Callab
     if needed:
         raise InvalidJobError([value_needed(p, why) for p, why in everything])
     try:
-        other = convert(_with_counts(_substitute_doc(doc, second, name), second_counts))
+        other = convert(_with_counts(_substitute_doc(doc, second, name, numbers, second_numbers), second_counts))
     except Kf2JobSetError:
         other = None
     if sized:
@@ -347,8 +358,8 @@ def convert_template(doc: dict, placeholders: list[Placeholder], convert: Callab
             f"{name!r}: this job's JobSet name may be at most {limit} characters (JobSet's name-length limits), and "
             f"its text without the envsubst placeholders is already {len(PLACEHOLDER_RE.sub('', name))}",
             Location(path=("metadata", "name")), rule="jobset-name", hint="shorten the name"))
-    mine = PlaceholderRestorer(first)(conv.objects)
-    theirs = PlaceholderRestorer(second)(other.objects) if other is not None else None
+    mine = numeric.put_back(PlaceholderRestorer(first)(conv.objects), first_numbers)
+    theirs = numeric.put_back(PlaceholderRestorer(second)(other.objects), second_numbers) if other is not None else None
     if sized:
         _carried_counts(conv, mine, theirs, sized)
     if theirs != mine:
@@ -357,6 +368,7 @@ def convert_template(doc: dict, placeholders: list[Placeholder], convert: Callab
             f"the conversion depends on the value of envsubst placeholder(s) {names}: it cannot be converted as a template",
             Location(path=template[0].path), rule=RULE, hint=_forward([s for p in template for s in p.spellings])))
     PlaceholderRestorer(first)((conv.job, conv.plan, conv.notes, conv.jobset))  # the JobSet a target keeps beside its objects
+    numeric.notes_back(conv.notes, first_numbers)
     conv.notes.extend(template_notes(conv, placeholders, limit))
     return conv
 
@@ -429,16 +441,20 @@ def _forward(spellings) -> str:
     return text
 
 
-def _explain(err: Kf2JobSetError, template: list[Placeholder], table: dict[str, str]) -> Kf2JobSetError:
+def _explain(err: Kf2JobSetError, template: list[Placeholder], table: dict[str, str],
+             number_table: dict | None = None) -> Kf2JobSetError:
     """Errors of the stand-in conversion: tokens back to placeholders; an error at (or on the entry
     just above) a placeholder is that placeholder's."""
     restore = PlaceholderRestorer(table)
+
+    def words(text: str) -> str:
+        return numeric.words_back(restore.text(text), number_table)
     problems = []
     hit = False
     for pr in err.problems:
         path = tuple(pr.location.path)
         mine = [p for p in template if path and p.path[:len(path)] == path and len(p.path) - len(path) <= 1]
-        message = restore.text(pr.message)
+        message = words(pr.message)
         if mine:
             message = message.replace(INHERITED, "")  # the template never reached an API server
             hit = True
@@ -448,7 +464,7 @@ def _explain(err: Kf2JobSetError, template: list[Placeholder], table: dict[str, 
                                     f"{message}", dataclasses.replace(pr.location, path=p.path if len(mine) == 1 else path),
                                     RULE, _forward(spellings)))
         else:
-            problems.append(Problem(message, pr.location, pr.rule, restore.text(pr.hint) if pr.hint else pr.hint))
+            problems.append(Problem(message, pr.location, pr.rule, words(pr.hint) if pr.hint else pr.hint))
     return InvalidJobError(problems) if hit else type(err)(problems)
 
 
@@ -472,10 +488,11 @@ def template_notes(conv, placeholders: list[Placeholder], name_limit: int | None
                     "plain envsubst replaces those too")
     if own:
         message += f"; kf2jobset's own scripts use {', '.join(own)}, which plain envsubst would blank"
+    # none left: every placeholder sat in a field the conversion left out (JS040's schedulingPolicy)
     notes = [Note("TPL001", "unchanged", message, source_path="metadata",
                   action=f"substitute when applying, naming the variables: envsubst '{shell_format}' < FILE | kubectl apply -f -",
                   warn=True, unchecked="says which envsubst variables the whole JobSet text holds; "
-                  "tests/test_envsubst.py substitutes them and validates the result")]
+                  "tests/test_envsubst.py substitutes them and validates the result")] if names else []
     meta = conv.jobset.get("metadata") or {}
     for p in template:
         if p.path == ("metadata", "name") and meta.get("name") == p.text:  # not renamed with --name

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from .. import categories
 from ..errors import Location, Problem
 from ..text.filenames import is_doc_name as is_markdown
-from ..files.pipeline import FileResult, convert_text
+from ..files.pipeline import FileResult, convert_source, convert_text
 from ..text.classify import TEMPLATE_RE, has_job_evidence, kinds_in, may_hold_job
 
 YAML_INFO = ("yaml", "yml", "")  # "" = untagged
@@ -105,7 +105,7 @@ def convert_markdown(text: str, path: str, options) -> MarkdownResult:
 
 def convert_file_text(text: str, path: str, options) -> FileResult:
     """A manifest or, by its name, a Markdown file: what repo mode and `report` convert."""
-    return convert_markdown(text, path, options) if is_markdown(path) else convert_text(text, path, options)
+    return convert_markdown(text, path, options) if is_markdown(path) else convert_source(text, path, options)
 
 
 def _helm(content: str) -> bool:

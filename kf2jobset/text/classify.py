@@ -38,6 +38,10 @@ V1_REFERENCE_RE = re.compile(r"\b(?:{})\b|[A-Za-z]+ReplicaSpecs\b|kubeflow\.org"
 TEMPLATE_RE = re.compile(
     r"\{\{-?\s*(?:[.$]|/\*|(?:include|template|if|else|end|range|with|define|block|toYaml|toJson|tpl|required|"
     r"default|printf|print|quote|squote|indent|nindent|lookup|fail|tuple|dict|list|trim|upper|lower|b64enc)\b)")
+# What only Helm gives a template: its objects (`.Values`, `.Release`, `.Chart`, `.Files`, `.Capabilities`) and
+# `include`. A `{{ }}` file without them, outside a chart, is a Go text/template or Jinja file a program renders
+# (kf2jobset/sources/brace_templates.py), converted through stand-ins.
+HELM_ACTION_RE = re.compile(r"\{\{-?[^}]*(?:\.(?:Values|Release|Chart|Files|Capabilities)\b|\binclude\s+\")")
 
 # kinds of file
 SKIP = "skip"  # cannot hold a v1 job: never parsed
@@ -89,10 +93,10 @@ def has_job_evidence(text: str, katib: bool = False) -> bool:
 
 
 def is_helm_template(path: str, text: str | None = None) -> bool:
-    """Under a chart's templates/ (a directory next to Chart.yaml), or holding `{{ ... }}`."""
+    """Under a chart's templates/ (a directory next to Chart.yaml), or holding `{{ ... }}` that only Helm fills in."""
     if _in_chart_templates(os.path.abspath(os.path.dirname(path) or ".")):
         return True
-    return text is not None and "{{" in text and bool(TEMPLATE_RE.search(text))
+    return text is not None and "{{" in text and bool(HELM_ACTION_RE.search(text))
 
 
 @lru_cache(maxsize=4096)

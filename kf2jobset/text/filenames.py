@@ -3,13 +3,14 @@ file is opened (the walk that uses them is kf2jobset/repo/walk.py)."""
 from __future__ import annotations
 
 # YAML templates filled in by envsubst (or sed) keep a YAML name with a template suffix:
-# `job.yaml-template`, `job.yaml.template`, `job.yaml.tmpl` (and `.yml`). They are walked and converted
-# like any manifest, their placeholders carried through (envsubst.py); one that is not YAML is
-# skipped and listed, never failed. Not walked: `.yaml.in` (autoconf/CMake `@VAR@`), `.j2`/`.jinja`
-# (Jinja: `{% %}` blocks are not YAML) and `.tpl` (Helm's partials, Go templates) — other template
+# `job.yaml-template`, `job.yaml.template`, `job.yaml.tmpl` (and `.yml`); Jinja's `job.yaml.j2`,
+# `.yaml.jinja`, `.yaml.jinja2`. They are walked and converted like any manifest, their placeholders
+# carried through (envsubst.py, brace_templates.py); one that is not YAML is skipped and listed, never
+# failed. Not walked: `.yaml.in` (autoconf/CMake `@VAR@`) and `.tpl` (Helm's partials) — other template
 # languages, converted only when named on the command line.
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-TEMPLATE_SUFFIXES = tuple(f"{ext}{suffix}" for ext in (".yaml", ".yml") for suffix in ("-template", ".template", ".tmpl"))
+TEMPLATE_SUFFIXES = tuple(f"{ext}{suffix}" for ext in (".yaml", ".yml")
+                          for suffix in ("-template", ".template", ".tmpl", ".j2", ".jinja", ".jinja2"))
 EXTRA_NAMES = ("Kustomization",)
 # Markdown docs (fenced YAML blocks, kf2jobset/sources/markdown.py): walked only with --docs; named files always.
 DOC_SUFFIXES = (".md", ".markdown")

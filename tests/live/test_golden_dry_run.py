@@ -39,11 +39,13 @@ def _dry_run(custom, body: dict):
 def _jobsets(case) -> list[dict]:
     out = []
     from ..conftest import held_jobsets
-    from ..templates import case_values, fill
+    from ..templates import case_values, fill, render
 
-    # an envsubst template (fixtures/envsubst) is sent as it will be applied: substituted
+    # an envsubst template (fixtures/envsubst) is sent as it will be applied: substituted; a Go text/template or
+    # Jinja one (a `render` file) rendered
     docs = []
-    for doc in yaml.safe_load_all(fill((case / "expected.yaml").read_text(), case_values(case))):
+    text = fill((case / "expected.yaml").read_text(), case_values(case))
+    for doc in yaml.safe_load_all(render(text, case) if (case / "render").exists() else text):
         if isinstance(doc, dict) and doc.get("kind") == "AppWrapper":  # fixtures/appwrapper: the wrapped JobSets
             docs += [c.get("template") for c in doc["spec"]["components"]]
         else:

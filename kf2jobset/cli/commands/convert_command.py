@@ -10,7 +10,7 @@ from ..shared_options import build_options
 from ...errors import Kf2JobSetError, UsageError
 from ...text.filenames import is_doc_name
 from ...notes import warning_lines
-from ...files.pipeline import convert_text, stream_for_stdout
+from ...files.pipeline import convert_source, stream_for_stdout
 from ...options import shared_subdomain
 from ...repo.command_line import RepoOptions, repo_mode, stream_files
 from ...repo.fsio import read_text
@@ -82,7 +82,7 @@ def _convert_files(files, options):
         except Kf2JobSetError as err:
             errors.append(err)
             continue
-        r = convert_text(text, "<stdin>" if path == "-" else path, options)
+        r = convert_source(text, "<stdin>" if path == "-" else path, options)
         if from_dir and r.errors and unparsable_without_job(r, options.katib):
             click.echo(f"kf2jobset: skipped (not YAML, and no Kubeflow job in it): {r.errors[0].problems[0]}", err=True)
             continue
