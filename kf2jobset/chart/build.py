@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from ..errors import Kf2JobSetError, format_path
 from ..notes import Note
 from ..pipeline import convert_text
-from ..text.classify import may_hold_job
+from ..text.classify import JOB_KIND_RE, may_hold_job
 from ..yamlio import detect_style
 from . import gotemplate as gt
 from . import standins as si
@@ -21,6 +21,7 @@ from .restore import write
 from .sizes import COUNTS, Sizes
 from .skeleton import BLOCK, EXPAND, LINES, SCALAR, Program, inline_blocks
 from .refusal import Refusal
+from .resource_names import holds_resource_names, unprefixed
 
 _WORD = re.compile(r"[A-Za-z0-9_]+|[^A-Za-z0-9_]")
 _BLOCK_SOURCES = re.compile(r"^\(?\s*(?:toYaml|tpl|\$?\.Files\.Get|\$?\.Files\.Glob)\b")
@@ -45,6 +46,8 @@ def convert_chunk(text: str, path: str, helpers: dict, taken: str, options) -> C
     program.inline_ids = inline
     program.classify = lambda node, form, source: _default_kind(node, form, source, helpers)
 
+    if _renders_no_job(program, text, path, options):
+        return Converted(text)  # what the post-renderer leaves as it is (a Service labelled `createdBy: PyTorchJob`)
     while True:
         work = Work(program, path, options)
         work.plan()
@@ -71,6 +74,30 @@ def convert_chunk(text: str, path: str, helpers: dict, taken: str, options) -> C
     if out.startswith("\n") and not text.startswith("\n"):
         out = out[1:]  # the line break a leading block's action ate, left by the merge before it
     return Converted(out, work.conversions, _notes(work))
+
+
+_KIND_FROM_ACTION = re.compile(r"(?m)^[ \t]*(?:-[ \t]+)?[\"']?(?:kind|apiVersion)[\"']?[ \t]*:[^\n]*\{\{")
+
+
+def _renders_no_job(program: Program, text: str, path: str, options) -> bool:
+    """A template that mentions a job kind only where no kind is written (a label value, a name): no `kind:` line
+    names a job kind, none is written by an action, and with stand-ins for its values every document it renders
+    has its own apiVersion and kind and nothing in it converts. The post-renderer passes such objects through."""
+    import yaml
+
+    uncommented = re.sub(r"(?m)^[ \t]*#.*$", "", text)
+    if JOB_KIND_RE.search(uncommented) or _KIND_FROM_ACTION.search(uncommented):
+        return False
+    work = Work(program, path, options)
+    try:
+        work.plan()
+        docs, _ = si.locate(program.render({}))
+    except (Refusal, yaml.YAMLError):
+        return False
+    if not docs or any(not isinstance(a, str) or not isinstance(k, str) or si.TOKEN_RE.search(a + k) for a, k in docs):
+        return False
+    v = work.convert({})
+    return v.error is None and not v.conversions and not work.embedded
 
 
 def _notes(work) -> list:
@@ -129,6 +156,8 @@ def _default_kind(node, form: gt.Indented, source: str, helpers: dict) -> str:
     """How an action writing a value stands in before anything is known about where it lands."""
     call = gt.helper_call(form.source)
     level = _line_level(node.action, source)
+    if form.function and source.startswith(":", node.action.end):
+        return SCALAR  # a key written indented (`{{ .Values.chiefName | indent 4 }}:`): a scalar, its padding kept
     if form.function:
         return BLOCK
     if call and call[0] in helpers and level and _writes_lines(helpers[call[0]]):
@@ -164,6 +193,7 @@ class Work:
         self.paths: dict = {}  # where a stand-in sits in the job (a block's: the value it fills) -> its slot key
         self.env_writers: set = set()  # slots whose values write a container's env entries (HELM001)
         self.choices: dict = {}  # share -> every word a choice's stand-in may be (check_choices)
+        self.typed_at: dict = {}  # share -> the keys its choice is written at (two choices with one pair of words)
         self.embedded = False
         self.folding = None  # the helpers' texts written as their includes again (chart/fold.py)
         self.unprobed: set = set()  # string stand-ins that digits make invalid (chart/numeric.py)
@@ -268,6 +298,11 @@ class Work:
             if kind_of != SCALAR or s.role == "part":
                 continue
             if s.role == "key":
+                if holds_resource_names(s.path[:-1]) and si.schema_at(api, kind, ()) is not None:
+                    if p.share.get(key, key) not in p.plan.resource_names:
+                        p.plan.resource_names.add(p.share.get(key, key))
+                        changed = True
+                    continue
                 parent = si.schema_at(api, kind, s.path[:-1])
                 if parent is not None and not si.is_string_map(parent):
                     ranges = [p.regions[r] for r, _ in p.slots[key].regions if p.regions[r].block.kind == "range"]
@@ -281,6 +316,8 @@ class Work:
             how = si.scalar_kind(schema)
             share = p.share.get(key, key)
             words = si.choices(schema, s.path)
+            if words:
+                self.typed_at.setdefault(share, set()).add(s.path[-1])
             if how == "number" and _replica_count(s.path) and share not in p.plan.counts:
                 if len(p.plan.counts) >= len(COUNTS):
                     raise Refusal(f"{_shown(p.slots[key])}: more than {len(COUNTS)} replica counts come from the values",
@@ -290,6 +327,8 @@ class Work:
                 changed = True
             elif how == "number" and share not in p.plan.numbers and share not in p.plan.counts:
                 p.plan.numbers.add(share)
+                if s.path[-3:-1] == ("resources", "requests"):
+                    p.plan.requests.add(share)
                 changed = True
             elif words and share not in p.plan.typed:
                 k = len(p.plan.typed)
@@ -400,8 +439,11 @@ class Work:
         if not pairs or len(wa) != len(wb):
             return None
         new = []
+        at = re.match(r"^\s*(?:-\s+)?([\w./-]+):", a)
         for x, y in zip(wa, wb, strict=False):
             shares = pairs.get((x, y), []) if x != y else []
+            if len(shares) > 1 and at:  # words alike: the choice written at this line's key
+                shares = [s for s in shares if at.group(1) in self.typed_at.get(s, ())]
             if x != y and len(shares) != 1:
                 return None  # not a choice's stand-in, or two alike
             new.append(f"{p.prefix}a{p.serial_of(keys[shares[0]]):04d}z" if x != y else x)
@@ -418,7 +460,7 @@ class Work:
         if result.errors:
             return result.errors[0] if len(result.errors) == 1 else type(result.errors[0])(
                 [p for e in result.errors for p in e.problems])
-        out = result.new_text if result.new_text is not None else self.style + text
+        out = unprefixed(result.new_text if result.new_text is not None else self.style + text)
         if any(r.unconverted for r in result.results):
             self.embedded = True  # a job inside another object the post-renderer leaves too (an AppWrapper, Katib)
         return out[len(self.style):] if out.startswith(self.style) else out, result.conversions
@@ -442,7 +484,7 @@ class Work:
         compared = p.plan.typed.keys() | p.plan.counts.keys()
         table = {str(p.token(k, s)): f"{{{{ {p.slots[k].source} }}}}" for k in p.slots for s in (0, 1)
                  if p.share.get(k, k) not in compared}
-        text = si.TOKEN_RE.sub(lambda m: table.get(m.group(0), m.group(0)), text)
+        text = si.TOKEN_RE.sub(lambda m: table.get(m.group(0), m.group(0)), unprefixed(text))
         numbers = {t: v for t, v in table.items() if t.isdigit()}
         if numbers:
             text = re.sub(r"(?<![\w.])(" + "|".join(sorted(numbers, key=len, reverse=True)) + r")(?![\w.])",

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from ..errors import InputError, Kf2JobSetError
 from .items import Fail, Repeat, Switch, predict
 from .parents import guard_parents
+from . import resource_names
 from .refusal import Refusal
 from .standins import TOKEN_RE
 
@@ -38,6 +39,7 @@ def merge(work) -> list:
     _usable(work, v)
     work.reference = v.lines
     work.check_choices(v)
+    resource_names.check(work, v)
     work.conversions = v.conversions
     segments = _build(work, base, v, _decisions(work, _children(work, None, base)))
     items = [item for _, _, item in segments]
@@ -97,7 +99,10 @@ def _usable(work, v) -> None:
 
 def _error(work, err: Kf2JobSetError) -> Exception:
     """An error about a stand-in (it names one, or sits at or below where one stands) is kf2jobset needing
-    the value (a Refusal); any other error is the job's, as the post-renderer would report it."""
+    the value (a Refusal); any other error is the job's, as the post-renderer would report it. Text that is not
+    YAML (a key written twice) comes from branches taken together, whatever the values: the job's too."""
+    if isinstance(err, InputError):
+        return err
     for pr in err.problems:
         message = work.restore_text(pr.message)
         path = tuple(pr.location.path or ())
