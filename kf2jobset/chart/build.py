@@ -318,7 +318,7 @@ class Work:
             words = si.choices(schema, s.path)
             if words:
                 self.typed_at.setdefault(share, set()).add(s.path[-1])
-            if how == "number" and _replica_count(s.path) and share not in p.plan.counts:
+            if how == "number" and _replica_count(si.job_path(api, kind, s.path)) and share not in p.plan.counts:
                 if len(p.plan.counts) >= len(COUNTS):
                     raise Refusal(f"{_shown(p.slots[key])}: more than {len(COUNTS)} replica counts come from the values",
                                   p.slots[key].line, p.slots[key].file)
@@ -525,8 +525,8 @@ def _choice_only(a: str, b: str, was: str, word: str) -> bool:
     return len(wa) == len(wb) and all(x == y or (x, y) == (was, word) for x, y in zip(wa, wb, strict=False))
 
 
-def _replica_count(path: tuple) -> bool:
-    return len(path) == 4 and path[0] == "spec" and isinstance(path[1], str) and path[1].endswith("ReplicaSpecs") \
+def _replica_count(path: tuple | None) -> bool:
+    return path is not None and len(path) == 4 and path[0] == "spec" and isinstance(path[1], str) and path[1].endswith("ReplicaSpecs") \
         and path[3] == "replicas"
 
 

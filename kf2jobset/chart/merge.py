@@ -23,6 +23,7 @@ import random
 from dataclasses import dataclass
 
 from ..errors import InputError, Kf2JobSetError
+from ..podrules import INHERITED
 from .items import Fail, Repeat, Switch, predict
 from .parents import guard_parents
 from . import resource_names
@@ -110,6 +111,7 @@ def _error(work, err: Kf2JobSetError) -> Exception:
         if message != pr.message or at:
             slot = work.program.slots[at[0]] if at else None
             said = f" ({{{{ {slot.source} }}}} writes it)" if slot else ""
+            message = message.replace(INHERITED, "")  # about kf2jobset's stand-in, which no API server saw
             return Refusal(f"kf2jobset needs the value where the template writes it{said}: {message}",
                            slot.line if slot else None, slot.file if slot else None, at[0] if at else None)
     return err

@@ -58,7 +58,9 @@ def check(work, base) -> None:
             if len(lines) == len(base.raw) and all(a.replace(token, name) == b for a, b in zip(base.raw, lines, strict=False)):
                 continue
             slot = p.slots[key]
-            where = next((path for path, k in work.paths.items() if k == key), ())
-            raise Refusal(f"{{{{ {slot.source} }}}} writes a resource name at {format_path(where[:-1], empty='the document')}, "
-                          f"which the conversion reads: with {name} it writes another job, not just another name",
-                          slot.line, slot.file, key)
+            where = next((path for path, k in work.paths.items() if p.share.get(k, k) == share), ("?",))
+            changed = next((b.strip() for a, b in zip(base.raw, lines, strict=False) if a.replace(token, name) != b),
+                           "its lines")
+            raise Refusal(f"{{{{ {slot.source} }}}} writes a resource name at {format_path(where[:-1])}, which the "
+                          f"conversion reads: with {name} there it writes another job, not just another name (near: "
+                          f"{work.restore_text(changed)})", slot.line, slot.file, key)
