@@ -57,6 +57,13 @@ def _job(resources: str) -> str:
     return JOB.replace("RESOURCES", "\n".join("                " + ln for ln in resources.strip("\n").split("\n")) + "\n")
 
 
+def _mpijob_v1alpha1(replicas: str, limit: str) -> str:
+    """mpi-operator's first MPIJob: one template for the launcher and the workers, a worker count."""
+    return ("apiVersion: kubeflow.org/v1alpha1\nkind: MPIJob\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n"
+            f"  replicas: {replicas}\n  template:\n    spec:\n      containers:\n        - name: mpi\n          image: img\n"
+            f"          resources:\n            limits:\n              {limit}\n")
+
+
 SERVICE = """{{- if .Values.tensorboard }}
 apiVersion: v1
 kind: Service
@@ -121,21 +128,7 @@ limits:
 
 def test_a_resource_name_the_conversion_reads_is_refused_with_the_name_that_changes_it(tmp_path):
     """MPIJob v1alpha1's workers get slots from their nvidia.com/gpu limit: a key from the values could be it."""
-    template = """apiVersion: kubeflow.org/v1alpha1
-kind: MPIJob
-metadata:
-  name: {{ .Release.Name }}
-spec:
-  replicas: 2
-  template:
-    spec:
-      containers:
-        - name: mpi
-          image: img
-          resources:
-            limits:
-              {{ .Values.accelerator }}: 4
-"""
+    template = _mpijob_v1alpha1("2", "{{ .Values.accelerator }}: 4")
     message = _refusal(_convert(_chart(tmp_path, {"templates/mpijob.yaml": template}), "--accept-mpi-ssh"))
     assert "templates/mpijob.yaml:14: " in message
     assert "{{ .Values.accelerator }} writes a resource name at spec.template.spec.containers[0].resources.limits" \
@@ -164,22 +157,7 @@ def test_a_rule_tying_two_values_is_refused_as_needing_them_never_as_inherited(t
 
 
 def test_an_older_mpijob_takes_its_worker_count_from_the_values(tmp_path):
-    template = """apiVersion: kubeflow.org/v1alpha1
-kind: MPIJob
-metadata:
-  name: {{ .Release.Name }}
-spec:
-  replicas: {{ .Values.workers }}
-  template:
-    spec:
-      containers:
-        - name: mpi
-          image: img
-          resources:
-            limits:
-              nvidia.com/gpu: 2
-"""
-    chart = _chart(tmp_path, {"templates/mpijob.yaml": template})
+    chart = _chart(tmp_path, {"templates/mpijob.yaml": _mpijob_v1alpha1("{{ .Values.workers }}", "nvidia.com/gpu: 2")})
     result = _convert(chart, "--accept-mpi-ssh")
     assert result.exit_code == 0, result.output
     written = (chart / "templates" / "mpijob.yaml").read_text()

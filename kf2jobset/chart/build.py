@@ -8,13 +8,14 @@ from dataclasses import dataclass, field
 from ..errors import Kf2JobSetError, format_path
 from ..notes import Note
 from ..pipeline import convert_text
-from ..text.classify import JOB_KIND_RE, may_hold_job
+from ..text.classify import may_hold_job
 from ..yamlio import detect_style
 from . import gotemplate as gt
 from . import standins as si
 from .numeric import probe
 from .fold import fold
 from .merge import merge
+from .passthrough import renders_no_job
 from .names import guard
 from .reorder import reorder_like
 from .restore import write
@@ -23,7 +24,8 @@ from .skeleton import BLOCK, EXPAND, LINES, SCALAR, Program, inline_blocks
 from .refusal import Refusal
 from .resource_names import holds_resource_names, unprefixed
 
-_WORD = re.compile(r"[A-Za-z0-9_]+|[^A-Za-z0-9_]")
+# a word of a choice may hold dashes (`etcd-v2`, `ClusterFirstWithHostNet` alike): one word on both sides
+_WORD = re.compile(r"[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*|[^A-Za-z0-9_]")
 _BLOCK_SOURCES = re.compile(r"^\(?\s*(?:toYaml|tpl|\$?\.Files\.Get|\$?\.Files\.Glob)\b")
 
 
@@ -46,7 +48,7 @@ def convert_chunk(text: str, path: str, helpers: dict, taken: str, options) -> C
     program.inline_ids = inline
     program.classify = lambda node, form, source: _default_kind(node, form, source, helpers)
 
-    if _renders_no_job(program, text, path, options):
+    if renders_no_job(Work(program, path, options), text):
         return Converted(text)  # what the post-renderer leaves as it is (a Service labelled `createdBy: PyTorchJob`)
     while True:
         work = Work(program, path, options)
@@ -74,30 +76,6 @@ def convert_chunk(text: str, path: str, helpers: dict, taken: str, options) -> C
     if out.startswith("\n") and not text.startswith("\n"):
         out = out[1:]  # the line break a leading block's action ate, left by the merge before it
     return Converted(out, work.conversions, _notes(work))
-
-
-_KIND_FROM_ACTION = re.compile(r"(?m)^[ \t]*(?:-[ \t]+)?[\"']?(?:kind|apiVersion)[\"']?[ \t]*:[^\n]*\{\{")
-
-
-def _renders_no_job(program: Program, text: str, path: str, options) -> bool:
-    """A template that mentions a job kind only where no kind is written (a label value, a name): no `kind:` line
-    names a job kind, none is written by an action, and with stand-ins for its values every document it renders
-    has its own apiVersion and kind and nothing in it converts. The post-renderer passes such objects through."""
-    import yaml
-
-    uncommented = re.sub(r"(?m)^[ \t]*#.*$", "", text)
-    if JOB_KIND_RE.search(uncommented) or _KIND_FROM_ACTION.search(uncommented):
-        return False
-    work = Work(program, path, options)
-    try:
-        work.plan()
-        docs, _ = si.locate(program.render({}))
-    except (Refusal, yaml.YAMLError):
-        return False
-    if not docs or any(not isinstance(a, str) or not isinstance(k, str) or si.TOKEN_RE.search(a + k) for a, k in docs):
-        return False
-    v = work.convert({})
-    return v.error is None and not v.conversions and not work.embedded
 
 
 def _notes(work) -> list:
@@ -243,7 +221,9 @@ class Work:
             if key is None or self.program.plan.standins.get(key[:-1], "{t}: {t}") != "{t}: {t}":
                 continue
             ind = len(m.group(1))
-            if any(_sibling_item(ln, ind) for ln in (_neighbour(lines, i, -1, ind), _neighbour(lines, i, 1, ind))):
+            above = _neighbour(lines, i, -1, ind)
+            opened = re.match(rf"^ {{{ind}}}[^\s#-][^#]*:\s*$", above)  # `env:` then items at its own indentation
+            if opened or any(_sibling_item(ln, ind) for ln in (above, _neighbour(lines, i, 1, ind))):
                 self.program.plan.standins[key[:-1]] = "- {t}"
                 changed = True
         return changed
@@ -461,6 +441,8 @@ class Work:
             return result.errors[0] if len(result.errors) == 1 else type(result.errors[0])(
                 [p for e in result.errors for p in e.problems])
         out = unprefixed(result.new_text if result.new_text is not None else self.style + text)
+        numbers = {str(self.program.token(k, s)) for k in self.program.slots for s in (0, 1)}
+        out = si.quoted_colon_numbers(out, {n for n in numbers if n.isdigit()})
         if any(r.unconverted for r in result.results):
             self.embedded = True  # a job inside another object the post-renderer leaves too (an AppWrapper, Katib)
         return out[len(self.style):] if out.startswith(self.style) else out, result.conversions

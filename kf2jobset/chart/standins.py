@@ -229,3 +229,18 @@ def choices(schema: dict | None, path: tuple) -> tuple:
     table = {"imagePullPolicy": podrules.IMAGE_PULL_POLICIES, "dnsPolicy": podrules.DNS_POLICIES,
              "protocol": podrules.PROTOCOLS, "terminationMessagePolicy": podrules.TERMINATION_MESSAGE_POLICIES}
     return tuple(table.get(last, ()))
+
+
+# a plain scalar of numbers joined by colons, alone on its line after a key or a dash
+_NUMBERS_AND_COLONS = re.compile(r"^([ \t]*(?:-[ \t]+)?(?:[\w./-]+:[ \t]+)?)([0-9]+(?::[0-9]+)+)[ \t]*$", re.M)
+
+
+def quoted_colon_numbers(text: str, numbers: set) -> str:
+    """Plain scalars of numbers and colons that hold a number stand-in (`601:613`, a PyTorch node range), in
+    double quotes: YAML 1.1 reads such a scalar as a base-60 integer for some values (`1:4`), where the writer
+    quotes it; quoted, it is the same string for every value."""
+    def quoted(m: re.Match) -> str:
+        held = any(part in numbers for part in m.group(2).split(":"))
+        return f'{m.group(1)}"{m.group(2)}"' if held else m.group(0)
+
+    return _NUMBERS_AND_COLONS.sub(quoted, text) if ":" in text else text
