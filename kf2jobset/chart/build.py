@@ -468,8 +468,8 @@ class Work:
                  if p.share.get(k, k) not in compared}
         text = si.TOKEN_RE.sub(lambda m: table.get(m.group(0), m.group(0)), unprefixed(text))
         numbers = {t: v for t, v in table.items() if t.isdigit()}
-        if numbers:
-            text = re.sub(r"(?<![\w.])(" + "|".join(sorted(numbers, key=len, reverse=True)) + r")(?![\w.])",
+        if numbers:  # a range in words (`601..613`) holds two
+            text = re.sub(r"(?<!\w)(?<!\d\.)(" + "|".join(sorted(numbers, key=len, reverse=True)) + r")(?!\w|\.\d)",
                           lambda m: numbers[m.group(1)], text)
         return text
 
