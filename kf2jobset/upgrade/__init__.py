@@ -266,3 +266,28 @@ READERS: dict[str, Reader] = {
     "replicaList": _list_form, "runFieldsOnTop": _map_form, "inlineRunPolicy": _inline_run_policy,
     "mpiOneTemplate": mpi_v1alpha1, "mpiRunFieldsOnTop": mpi_v1alpha2, "mxnetReplicaLabels": mx_v1beta1,
 }
+
+
+# fields of MPIJob v1alpha1 that hold a number of their own, read into others (a total over the workers)
+_MPI_ALPHA1_TOTALS = ("gpus", "gpusPerNode", "processingUnits", "processingUnitsPerNode")
+
+
+def v1_path(mapping, api_version: str, path: tuple) -> tuple | None:
+    """Where a field of a document written for an older apiVersion is read in the v1 job it is upgraded to,
+    for what reads such documents before they are upgraded (a chart's stand-ins take the v1 field's shape);
+    None: a field with no one place there (a list form's replica, a total the worker count is derived from)."""
+    source = mapping.upgrade_source(api_version)
+    reader = source.reader if source is not None else None
+    top = path[1] if len(path) > 1 and path[0] == "spec" else None
+    if reader == "mpiOneTemplate":
+        if top == "template":  # the workers' template (the launcher's is a copy of it)
+            return ("spec", "mpiReplicaSpecs", "Worker") + path[1:]
+        if top == "replicas":
+            return ("spec", "mpiReplicaSpecs", "Worker", "replicas")
+        if top in _MPI_ALPHA1_TOTALS:
+            return None
+    if reader == "replicaList" and top == "replicaSpecs":
+        return None
+    if reader in ("runFieldsOnTop", "inlineRunPolicy", "mpiOneTemplate", "mpiRunFieldsOnTop") and top in RUN_FIELDS:
+        return ("spec", "runPolicy") + path[1:]
+    return path

@@ -15,14 +15,17 @@ from . import standins as si
 from .numeric import probe
 from .fold import fold
 from .merge import merge
+from .passthrough import renders_no_job
 from .names import guard
 from .reorder import reorder_like
 from .restore import write
 from .sizes import COUNTS, Sizes
 from .skeleton import BLOCK, EXPAND, LINES, SCALAR, Program, inline_blocks
 from .refusal import Refusal
+from .resource_names import holds_resource_names, unprefixed
 
-_WORD = re.compile(r"[A-Za-z0-9_]+|[^A-Za-z0-9_]")
+# a word of a choice may hold dashes (`etcd-v2`, `ClusterFirstWithHostNet` alike): one word on both sides
+_WORD = re.compile(r"[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*|[^A-Za-z0-9_]")
 _BLOCK_SOURCES = re.compile(r"^\(?\s*(?:toYaml|tpl|\$?\.Files\.Get|\$?\.Files\.Glob)\b")
 
 
@@ -45,6 +48,8 @@ def convert_chunk(text: str, path: str, helpers: dict, taken: str, options) -> C
     program.inline_ids = inline
     program.classify = lambda node, form, source: _default_kind(node, form, source, helpers)
 
+    if renders_no_job(Work(program, path, options), text):
+        return Converted(text)  # what the post-renderer leaves as it is (a Service labelled `createdBy: PyTorchJob`)
     while True:
         work = Work(program, path, options)
         work.plan()
@@ -129,6 +134,8 @@ def _default_kind(node, form: gt.Indented, source: str, helpers: dict) -> str:
     """How an action writing a value stands in before anything is known about where it lands."""
     call = gt.helper_call(form.source)
     level = _line_level(node.action, source)
+    if form.function and source.startswith(":", node.action.end):
+        return SCALAR  # a key written indented (`{{ .Values.chiefName | indent 4 }}:`): a scalar, its padding kept
     if form.function:
         return BLOCK
     if call and call[0] in helpers and level and _writes_lines(helpers[call[0]]):
@@ -164,6 +171,7 @@ class Work:
         self.paths: dict = {}  # where a stand-in sits in the job (a block's: the value it fills) -> its slot key
         self.env_writers: set = set()  # slots whose values write a container's env entries (HELM001)
         self.choices: dict = {}  # share -> every word a choice's stand-in may be (check_choices)
+        self.typed_at: dict = {}  # share -> the keys its choice is written at (two choices with one pair of words)
         self.embedded = False
         self.folding = None  # the helpers' texts written as their includes again (chart/fold.py)
         self.unprobed: set = set()  # string stand-ins that digits make invalid (chart/numeric.py)
@@ -213,7 +221,9 @@ class Work:
             if key is None or self.program.plan.standins.get(key[:-1], "{t}: {t}") != "{t}: {t}":
                 continue
             ind = len(m.group(1))
-            if any(_sibling_item(ln, ind) for ln in (_neighbour(lines, i, -1, ind), _neighbour(lines, i, 1, ind))):
+            above = _neighbour(lines, i, -1, ind)
+            opened = re.match(rf"^ {{{ind}}}[^\s#-][^#]*:\s*$", above)  # `env:` then items at its own indentation
+            if opened or any(_sibling_item(ln, ind) for ln in (above, _neighbour(lines, i, 1, ind))):
                 self.program.plan.standins[key[:-1]] = "- {t}"
                 changed = True
         return changed
@@ -268,6 +278,11 @@ class Work:
             if kind_of != SCALAR or s.role == "part":
                 continue
             if s.role == "key":
+                if holds_resource_names(s.path[:-1]) and si.schema_at(api, kind, ()) is not None:
+                    if p.share.get(key, key) not in p.plan.resource_names:
+                        p.plan.resource_names.add(p.share.get(key, key))
+                        changed = True
+                    continue
                 parent = si.schema_at(api, kind, s.path[:-1])
                 if parent is not None and not si.is_string_map(parent):
                     ranges = [p.regions[r] for r, _ in p.slots[key].regions if p.regions[r].block.kind == "range"]
@@ -281,7 +296,9 @@ class Work:
             how = si.scalar_kind(schema)
             share = p.share.get(key, key)
             words = si.choices(schema, s.path)
-            if how == "number" and _replica_count(s.path) and share not in p.plan.counts:
+            if words:
+                self.typed_at.setdefault(share, set()).add(s.path[-1])
+            if how == "number" and _replica_count(si.job_path(api, kind, s.path)) and share not in p.plan.counts:
                 if len(p.plan.counts) >= len(COUNTS):
                     raise Refusal(f"{_shown(p.slots[key])}: more than {len(COUNTS)} replica counts come from the values",
                                   p.slots[key].line, p.slots[key].file)
@@ -290,6 +307,8 @@ class Work:
                 changed = True
             elif how == "number" and share not in p.plan.numbers and share not in p.plan.counts:
                 p.plan.numbers.add(share)
+                if s.path[-3:-1] == ("resources", "requests"):
+                    p.plan.requests.add(share)
                 changed = True
             elif words and share not in p.plan.typed:
                 k = len(p.plan.typed)
@@ -400,8 +419,11 @@ class Work:
         if not pairs or len(wa) != len(wb):
             return None
         new = []
+        at = re.match(r"^\s*(?:-\s+)?([\w./-]+):", a)
         for x, y in zip(wa, wb, strict=False):
             shares = pairs.get((x, y), []) if x != y else []
+            if len(shares) > 1 and at:  # words alike: the choice written at this line's key
+                shares = [s for s in shares if at.group(1) in self.typed_at.get(s, ())]
             if x != y and len(shares) != 1:
                 return None  # not a choice's stand-in, or two alike
             new.append(f"{p.prefix}a{p.serial_of(keys[shares[0]]):04d}z" if x != y else x)
@@ -418,7 +440,9 @@ class Work:
         if result.errors:
             return result.errors[0] if len(result.errors) == 1 else type(result.errors[0])(
                 [p for e in result.errors for p in e.problems])
-        out = result.new_text if result.new_text is not None else self.style + text
+        out = unprefixed(result.new_text if result.new_text is not None else self.style + text)
+        numbers = {str(self.program.token(k, s)) for k in self.program.slots for s in (0, 1)}
+        out = si.quoted_colon_numbers(out, {n for n in numbers if n.isdigit()})
         if any(r.unconverted for r in result.results):
             self.embedded = True  # a job inside another object the post-renderer leaves too (an AppWrapper, Katib)
         return out[len(self.style):] if out.startswith(self.style) else out, result.conversions
@@ -442,10 +466,10 @@ class Work:
         compared = p.plan.typed.keys() | p.plan.counts.keys()
         table = {str(p.token(k, s)): f"{{{{ {p.slots[k].source} }}}}" for k in p.slots for s in (0, 1)
                  if p.share.get(k, k) not in compared}
-        text = si.TOKEN_RE.sub(lambda m: table.get(m.group(0), m.group(0)), text)
+        text = si.TOKEN_RE.sub(lambda m: table.get(m.group(0), m.group(0)), unprefixed(text))
         numbers = {t: v for t, v in table.items() if t.isdigit()}
-        if numbers:
-            text = re.sub(r"(?<![\w.])(" + "|".join(sorted(numbers, key=len, reverse=True)) + r")(?![\w.])",
+        if numbers:  # a range in words (`601..613`) holds two
+            text = re.sub(r"(?<!\w)(?<!\d\.)(" + "|".join(sorted(numbers, key=len, reverse=True)) + r")(?!\w|\.\d)",
                           lambda m: numbers[m.group(1)], text)
         return text
 
@@ -483,8 +507,8 @@ def _choice_only(a: str, b: str, was: str, word: str) -> bool:
     return len(wa) == len(wb) and all(x == y or (x, y) == (was, word) for x, y in zip(wa, wb, strict=False))
 
 
-def _replica_count(path: tuple) -> bool:
-    return len(path) == 4 and path[0] == "spec" and isinstance(path[1], str) and path[1].endswith("ReplicaSpecs") \
+def _replica_count(path: tuple | None) -> bool:
+    return path is not None and len(path) == 4 and path[0] == "spec" and isinstance(path[1], str) and path[1].endswith("ReplicaSpecs") \
         and path[3] == "replicas"
 
 

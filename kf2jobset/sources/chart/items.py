@@ -31,7 +31,9 @@ class Guard:
     on: list
     off: list
     children: list  # the items below the key
-    conditions: list  # (region key, alternative that writes lines) of each child Switch/Repeat, or a Guard
+    # (region key, alternative that writes lines) of each child Switch/Repeat, a Guard, or ("and", (region key, 0),
+    # [conditions]) for a branch that writes lines only where its inner branches do
+    conditions: list
 
 
 @dataclass

@@ -23,9 +23,12 @@ import random
 from dataclasses import dataclass
 
 from ...errors import InputError, Kf2JobSetError
+from ...k8s.podrules import INHERITED
 from .items import Fail, Repeat, Switch, predict
 from .parents import guard_parents
+from . import resource_names
 from .refusal import Refusal
+from .restore import collection, truth
 from .standins import TOKEN_RE
 
 MAX_COMBINATIONS = 16  # regions switched together: their alternatives multiplied
@@ -38,6 +41,7 @@ def merge(work) -> list:
     _usable(work, v)
     work.reference = v.lines
     work.check_choices(v)
+    resource_names.check(work, v)
     work.conversions = v.conversions
     segments = _build(work, base, v, _decisions(work, _children(work, None, base)))
     items = [item for _, _, item in segments]
@@ -74,40 +78,83 @@ def _active(region, choice: dict) -> bool:
 def _base_choice(work) -> dict:
     """Every region's first alternative; when that does not convert (branches that exclude each other
     both taken), the smallest change that does."""
-    choice: dict = {}
-    v = work.convert(choice)
+    return _settled(work, {})[0]
+
+
+def _settled(work, trial: dict, within: set | None = None) -> tuple:
+    """A choice and its variant. Where the choice leaves inner branches (of the regions `within`; None: any) at
+    their first alternative and those exclude each other (both write one key: `if eq .Values.mode "git"` beside
+    `if eq .Values.mode "rsync"`), the smallest change of them that converts; the job itself refused: the
+    choice as it is."""
+    v = work.convert(trial)
     if v.error is None or not isinstance(v.error, InputError):
-        return choice  # converts, or fails for a reason other than branches that exclude each other
-    regions = sorted(work.program.regions.values(), key=lambda r: (len(r.regions), r.line), reverse=True)
-    for r in regions:
+        return trial, v
+    free = [r for r in work.program.regions.values() if r.key not in trial and _active(r, trial)
+            and (within is None or any(k in within for k, _ in r.regions))]
+    for r in sorted(free, key=lambda r: (len(r.regions), r.line), reverse=True):
         for alt in range(1, r.alternatives):
-            trial = {**choice, r.key: alt}
-            if work.convert(trial).error is None:
-                return trial
-    return choice  # the job itself is refused: said by _usable
+            w = work.convert({**trial, r.key: alt})
+            if w.error is None:
+                return {**trial, r.key: alt}, w
+    return trial, v
 
 
 def _usable(work, v) -> None:
     """A variant whose conversion failed or depends on the stand-ins' values stops the conversion."""
     if v.error is not None:
-        raise _error(work, v.error)
+        raise _error(work, v.error, v.text)
     if v.lines != v.other:
         raise _depends(work, v)
 
 
-def _error(work, err: Kf2JobSetError) -> Exception:
-    """An error about a stand-in (it names one, or sits at or below where one stands) is kf2jobset needing
-    the value (a Refusal); any other error is the job's, as the post-renderer would report it."""
+def _error(work, err: Kf2JobSetError, text: str) -> Exception:
+    """An error about a stand-in (it names one, or sits at or below where one the variant's `text` writes stands)
+    is kf2jobset needing the value (a Refusal); any other error is the job's, as the post-renderer would report
+    it. Text that is not YAML (a key written twice) comes from branches taken together, whatever the values: the
+    job's too."""
+    if isinstance(err, InputError):
+        return err
+    docs = _documents(text)
     for pr in err.problems:
         message = work.restore_text(pr.message)
         path = tuple(pr.location.path or ())
-        at = [key for where, key in work.paths.items() if where and path[:len(where)] == where]
+        at = [key for where, key in work.paths.items() if where and path[:len(where)] == where
+              and _written(docs, where, str(work.program.token(key, 0)))]
         if message != pr.message or at:
             slot = work.program.slots[at[0]] if at else None
             said = f" ({{{{ {slot.source} }}}} writes it)" if slot else ""
+            message = message.replace(INHERITED, "")  # about kf2jobset's stand-in, which no API server saw
             return Refusal(f"kf2jobset needs the value where the template writes it{said}: {message}",
                            slot.line if slot else None, slot.file if slot else None, at[0] if at else None)
     return err
+
+
+def _documents(text: str) -> list | None:
+    import yaml
+
+    try:
+        return list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+    except yaml.YAMLError:
+        return None
+
+
+def _written(docs: list | None, where: tuple, token: str) -> bool:
+    """Whether a variant writes the stand-in where the plan saw it (another branch may write that field)."""
+    if docs is None:
+        return True
+    for doc in docs:
+        node = doc
+        for part in where:
+            if isinstance(node, dict) and part in node:
+                node, found = node[part], True
+            elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+                node, found = node[part], True
+            else:
+                found = False
+                break
+        if found and token in str(node):
+            return True
+    return False
 
 
 def _depends(work, v) -> Refusal:
@@ -159,6 +206,7 @@ class _Group:
     ranges: list  # merged footprint ranges in the base's lines
     inner: list  # segments of the base variant with the regions' inner regions switched
     variants: dict  # alternatives tuple -> Variant
+    trials: dict  # alternatives tuple -> the choice its variant was converted with (chart/merge.py _settled)
 
 
 def _groups(work, choice: dict, v, decisions: list) -> list:
@@ -186,11 +234,12 @@ def _group(work, choice: dict, v, members: list) -> _Group:
     inner = _build(work, choice, v, _decisions(work, [c for d in members for r in d
                                                       for c in _children(work, (r.key, choice.get(r.key, 0)), choice)]))
     ranges = [(s, e) for s, e, item in inner if not isinstance(item, str)]
-    variants = {base_combo: v}
+    variants, trials = {base_combo: v}, {base_combo: choice}
     for combo in combos:
         if combo == base_combo:
             continue
-        variants[combo] = w = work.convert(_with(choice, members, combo))
+        trials[combo], w = _settled(work, _with(choice, members, combo), {r.key for d in members for r in d})
+        variants[combo] = w
         if w.error is None:
             if w.lines != w.other:
                 raise _depends(work, w)
@@ -201,7 +250,7 @@ def _group(work, choice: dict, v, members: list) -> _Group:
     merged = _merged(ranges)
     if not merged and any(w.error is not None for w in variants.values()):
         merged = [(0, len(v.lines))]  # a branch whose leaving out fails the whole document
-    return _Group(members, merged, inner, variants)
+    return _Group(members, merged, inner, variants, trials)
 
 
 def _with(choice: dict, members: list, combo: tuple) -> dict:
@@ -246,13 +295,13 @@ def _content(work, choice, v, group: _Group, combo: tuple, start: int, end: int)
         return _slice(group.inner, start, end)
     w = group.variants[combo]
     if w.error is not None:
-        said = _error(work, w.error)
+        said = _error(work, w.error, w.text)
         if isinstance(said, Refusal):
             raise said  # a stand-in's fault, not the values'
         return [Fail(_fail_message(work, w.error))]
     ops = difflib.SequenceMatcher(None, v.lines, w.lines, autojunk=False).get_opcodes()
     s, e = _mapped(ops, start), _mapped(ops, end)
-    trial = _with(choice, group.regions, combo)
+    trial = group.trials[combo]
     inner = [c for d, a in zip(group.regions, combo, strict=False) for r in d for c in _children(work, (r.key, a), trial)]
     return _slice(_build(work, trial, w, _decisions(work, inner)), s, e)
 
@@ -369,6 +418,22 @@ def _named(work, regions) -> str:
 
 # ---- the prediction, held to more combinations -----------------------------------------------------
 
+def _consistent(work, choice: dict) -> dict:
+    """The choice with every `if X`, `with X` and `range X` (no else) taking the alternative of the outermost of
+    them: Go decides all three by whether X is empty (`if .Values.affinity.required` around `range
+    .Values.affinity.required`: its items are never none), so no values set takes them apart."""
+    taken: dict = {}
+    out = dict(choice)
+    for r in sorted(work.program.regions.values(), key=lambda r: (len(r.regions), r.line)):
+        b = r.block
+        if len(b.branches) != 1 or b.kind not in ("if", "with", "range"):
+            continue
+        head = b.branches[0].header
+        said = (truth(collection(head) if b.kind == "range" else head), r.scope, r.helpers)
+        out[r.key] = taken.setdefault(said, out.get(r.key, 0))
+    return out
+
+
 def _check_predictions(work, base: dict, items: list) -> None:
     regions = list(work.program.regions.values())
     if not regions:
@@ -380,8 +445,8 @@ def _check_predictions(work, base: dict, items: list) -> None:
     tried = set()
     for _ in range(CHECKED_COMBINATIONS):
         picks = {d: rng.randrange(rs[0].alternatives) for d, rs in by_decision.items()}
-        choice = {r.key: picks[d] for d, rs in by_decision.items() for r in rs}
-        key = tuple(sorted(picks.items(), key=repr))
+        choice = _consistent(work, {r.key: picks[d] for d, rs in by_decision.items() for r in rs})
+        key = tuple(sorted(choice.items(), key=repr))
         if key in tried:
             continue
         tried.add(key)

@@ -85,6 +85,13 @@ def _condition(work, child, off: dict):
     if writing != [0] or not empty or region.block.kind not in ("if", "with"):
         return None
     _off(work, child.region, empty[0], off)
+    content = [c for c in child.alts[0] if not (isinstance(c, str) and not c.strip())]
+    if content and not any(isinstance(c, str) for c in content):
+        # the branch writes lines only where its own branches do (`if .Values.tensorboard` around `if
+        # .Values.localLogs`): both must hold
+        inner = [_condition(work, c, {}) for c in content]
+        if all(c is not None for c in inner):
+            return ("and", (child.region, 0), inner)
     return (child.region, 0)
 
 

@@ -66,7 +66,7 @@ def _switch(work, sw: Switch, chain: tuple, out: list, known: frozenset) -> None
             out.append(f"{indent}{{{{- {keyword}{' ' + head if head else ''} }}}}")
             _silents(work, region, alt, indent, out)
             inner = chain + _scope_of(block, region.decision, alt)
-            holds = known | {_truth(head)} if alt == 0 and block.kind == "if" else known
+            holds = known | {truth(head)} if alt == 0 and block.kind == "if" else known
         else:
             out.append(f"{indent}{{{{- else }}}}")
             inner, holds = chain, known
@@ -83,8 +83,8 @@ def _repeat(work, rp: Repeat, chain: tuple, out: list, known: frozenset) -> None
     indent = _first_indent(Switch(rp.region, {0: rp.head + rp.body + rp.foot, 1: rp.other}))
     inner = chain + (("range", region.decision),)
     guarded = bool(rp.head or rp.foot)
-    holds = known | {_truth(_collection(head))}
-    if guarded and _truth(_collection(head)) in known:  # inside `if` of the collection already: never empty
+    holds = known | {truth(collection(head))}
+    if guarded and truth(collection(head)) in known:  # inside `if` of the collection already: never empty
         _emit(work, rp.head, chain, out, holds)
         out.append(f"{indent}{{{{- range {head} }}}}")
         _silents(work, region, 0, indent, out)
@@ -93,7 +93,7 @@ def _repeat(work, rp: Repeat, chain: tuple, out: list, known: frozenset) -> None
         _emit(work, rp.foot, chain, out, holds)
         return
     if guarded:
-        out.append(f"{indent}{{{{- if {_collection(head)} }}}}")
+        out.append(f"{indent}{{{{- if {collection(head)} }}}}")
         _emit(work, rp.head, chain, out, holds)
     out.append(f"{indent}{{{{- range {head} }}}}")
     _silents(work, region, 0, indent, out)
@@ -111,7 +111,7 @@ def _guard(work, g: Guard, chain: tuple, out: list, known: frozenset) -> None:
     """A key written when one of its children writes lines: `if or` of the children's conditions (just the
     key where one of them holds already: inside `if` of that condition)."""
     conditions = list(dict.fromkeys(_condition_text(work, c, chain) for c in _flat(g.conditions)))
-    if any(_truth(c) in known for c in conditions):
+    if any(truth(c) in known for c in conditions):
         out += [_line(work, line, chain) for line in g.on]
         _emit(work, g.children, chain, out, known)
         return
@@ -126,7 +126,7 @@ def _guard(work, g: Guard, chain: tuple, out: list, known: frozenset) -> None:
     _emit(work, g.children, chain, out, known)
 
 
-def _truth(condition: str) -> str:
+def truth(condition: str) -> str:
     """A condition's truth, spelled one way: `ne (len X) 0` and `gt (len X) 0` hold when `X` does (a map,
     list or string is true when it is not empty)."""
     m = re.fullmatch(r"(?:ne|gt)\s+\(len\s+(.+)\)\s+0", condition.strip())
@@ -141,13 +141,18 @@ def _flat(conditions: list) -> list:
 
 
 def _condition_text(work, condition, chain: tuple) -> str:
+    if condition[0] == "and":  # a branch that writes lines where one of its inner branches does
+        _, outer, inner = condition
+        texts = list(dict.fromkeys(_condition_text(work, c, chain) for c in _flat(inner)))
+        either = texts[0] if len(texts) == 1 else "or " + " ".join(f"({t})" for t in texts)
+        return f"and ({_condition_text(work, outer, chain)}) ({either})"
     key, alt = condition
     region = work.program.regions[key]
     head = _header(work, region, region.block.branches[alt], chain)
-    return _collection(head) if region.block.kind == "range" else head
+    return collection(head) if region.block.kind == "range" else head
 
 
-def _collection(header: str) -> str:
+def collection(header: str) -> str:
     """What a range header ranges over: `$k, $v := PIPE` -> PIPE."""
     code = "".join(t if not q else "\0" * len(t) for q, t in gt.segments(header))
     at = code.find(":=")

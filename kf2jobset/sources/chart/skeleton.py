@@ -22,14 +22,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .resource_names import PREFIX as RESOURCE_PREFIX
 from .gotemplate import (Block, Define, Indented, Out, Silent, Text, declared, helper_call, indented, uses_dot, variables,
                          walk)
 
 SCALAR, BLOCK, LINES, EXPAND = "scalar", "block", "lines", "expand"
 # a number stands in where the job holds an integer: three digits (name-length rules are checked for
 # pod indexes up to 999), primes unlikely to be any other number of the job, one list per token set
-_PRIMES = [n for n in range(601, 1000) if all(n % d for d in range(2, 32))]
-NUMBERS = (_PRIMES[0::2], _PRIMES[1::2])
+_PRIMES = [n for n in range(211, 1000) if all(n % d for d in range(2, 32))]
+NUMBERS = ([n for n in _PRIMES if n > 600][0::2], [n for n in _PRIMES if n > 600][1::2])
+# a resource request stands in below every other number: the API server's request <= limit holds for any two
+# stand-ins (a rule on two values the chart's values write is judged where the chart is rendered)
+REQUESTS = ([n for n in _PRIMES if n < 600][0::2], [n for n in _PRIMES if n < 600][1::2])
 MARKER_RE = re.compile(r"^([ \t]*)# (kfq[m][0-9]{4}z)[ \t]*$")
 
 
@@ -100,6 +104,8 @@ class Plan:
     numbers: set = field(default_factory=set)  # shares (see Program.share) that stand in with numbers
     typed: dict = field(default_factory=dict)  # share -> (word of set 0, word of set 1): a boolean or one of a few words
     counts: dict = field(default_factory=dict)  # share -> (set 0, set 1): a replica count (chart/sizes.py)
+    requests: set = field(default_factory=set)  # number shares written as resource requests (REQUESTS)
+    resource_names: set = field(default_factory=set)  # shares written as resource names (chart/resource_names.py)
 
 
 class Program:
@@ -113,6 +119,7 @@ class Program:
         self.markers: dict[str, Marker] = {}
         self.silents: dict[tuple, list] = {}  # (region key, alternative) -> actions writing nothing in that branch
         self._serial: dict[tuple, int] = {}
+        self._numbered: dict[tuple, int] = {}  # share -> its place among the number stand-ins of its kind
         self.share: dict[tuple, tuple] = {}  # slot key -> what decides its token: one per pipeline, scope and item
         self._marker_serial: dict[tuple, int] = {}
         self._ids: dict[int, int] = {}
@@ -123,6 +130,7 @@ class Program:
         self.expanded: dict[tuple, SlotInfo] = {}  # key -> an include of a helper written as the helper's text
         self.expansions: dict[tuple, set] = {}  # key -> the texts it wrote (first token set, every variant)
         self.classify = lambda node, form, source: SCALAR  # the kind of an action nothing was decided for
+        self.named: dict = {}  # share -> a resource name written instead of its stand-in (chart/resource_names.py)
         if "kfq" in taken:  # the tokens must be text the chart never writes
             raise ValueError("the template already holds kf2jobset's stand-in prefix 'kfq'")
 
@@ -140,9 +148,23 @@ class Program:
             return self.plan.typed[share][token_set]
         if share in self.plan.counts:
             return self.plan.counts[share][token_set]
-        if share in self.plan.numbers:
-            return NUMBERS[token_set][serial % len(NUMBERS[token_set])]
+        if self.planned(share, self.plan.numbers):
+            low = self.planned(share, self.plan.requests)
+            numbers = REQUESTS if low else NUMBERS
+            alike = [s for s in self._numbered if self.planned(s, self.plan.requests) == low]
+            index = self._numbered.setdefault(share, len(alike))  # numbers apart for up to len(numbers) values
+            return numbers[token_set][index % len(numbers[token_set])]
         return f"{self.prefix}{'ab'[token_set]}{serial:04d}z"
+
+    @staticmethod
+    def planned(share: tuple, shares: set) -> bool:
+        """Whether a share, or the same action in the first item of the ranges it sits in, is one of `shares`:
+        a range's later items stand in as its first does (a number, a resource name), with tokens of their own."""
+        if share in shares:
+            return True
+        if share and share[0] == "share":
+            return share[:4] + (tuple((d, 0) for d, _ in share[4]),) in shares
+        return False
 
     def serial_of(self, key: tuple) -> int:
         share = self.share.get(key, key)
@@ -247,13 +269,16 @@ class Program:
                 self.share[key] = self._share(n.pipeline, regions, scope, helpers, it)
                 self.slots[key].binding = self.share[key][2]
         token = str(self.token(key, self._set))
+        share = self.share.get(key, key)
+        if self.planned(share, self.plan.resource_names):
+            token = self.named.get(share) or RESOURCE_PREFIX + token
         if kind == BLOCK:
             line = self.plan.standins.get(base, "{t}: {t}").format(t=token)
             out.append(_apply_indent(line, form))
         elif kind == LINES:
             out.append(_apply_indent(token, form))
         else:
-            out.append(token)
+            out.append(_apply_indent(token, form))  # a key padded by `| indent N` (chart/build.py)
 
     def decision(self, n: Block, scope: tuple, helpers: tuple, base: tuple) -> tuple:
         """What decides a block's alternative: its kind, its branches' headers and what `.` is for them.

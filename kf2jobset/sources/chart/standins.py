@@ -19,7 +19,9 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urljoin
 from ...k8s import podrules
+from ...mappings import convertible_mapping
 from ...k8s.schemas import BASE_URI, schema_documents, schema_name_for
+from ...upgrade import v1_path
 
 TOKEN_RE = re.compile(r"kfq[ab][0-9]{4}z")
 
@@ -69,11 +71,25 @@ def _walk(node, path, doc, seen):
 
 # ---- kf2jobset's schemas, read at a path -------------------------------------------------------------
 
+def job_path(api_version, kind, path: tuple) -> tuple | None:
+    """Where `path` of a document of that apiVersion/kind sits in the job kf2jobset reads it as: itself, or for an
+    older apiVersion the v1 field it is upgraded to (None: no one field)."""
+    if not (isinstance(api_version, str) and isinstance(kind, str)) or schema_name_for(api_version, kind) is not None:
+        return path
+    mapping = convertible_mapping(api_version, kind)
+    return path if mapping is None else v1_path(mapping, api_version, path)
+
+
 def schema_at(api_version, kind, path: tuple) -> dict | None:
-    """The schema of the value at `path` in a document of that apiVersion/kind (None: unknown)."""
+    """The schema of the value at `path` in a document of that apiVersion/kind (None: unknown); an older
+    apiVersion's field has the schema of the v1 field it is read as."""
     name = schema_name_for(api_version, kind) if isinstance(api_version, str) and isinstance(kind, str) else None
     if name is None:
-        return None
+        mapping = convertible_mapping(api_version, kind) if isinstance(api_version, str) and isinstance(kind, str) else None
+        path = v1_path(mapping, api_version, path) if mapping is not None else None
+        if path is None:
+            return None
+        name = mapping.schema
     docs = schema_documents()
     base = BASE_URI + name + ".schema.json"
     node = docs.get(base)
@@ -213,3 +229,18 @@ def choices(schema: dict | None, path: tuple) -> tuple:
     table = {"imagePullPolicy": podrules.IMAGE_PULL_POLICIES, "dnsPolicy": podrules.DNS_POLICIES,
              "protocol": podrules.PROTOCOLS, "terminationMessagePolicy": podrules.TERMINATION_MESSAGE_POLICIES}
     return tuple(table.get(last, ()))
+
+
+# a plain scalar of numbers joined by colons, alone on its line after a key or a dash
+_NUMBERS_AND_COLONS = re.compile(r"^([ \t]*(?:-[ \t]+)?(?:[\w./-]+:[ \t]+)?)([0-9]+(?::[0-9]+)+)[ \t]*$", re.M)
+
+
+def quoted_colon_numbers(text: str, numbers: set) -> str:
+    """Plain scalars of numbers and colons that hold a number stand-in (`601:613`, a PyTorch node range), in
+    double quotes: YAML 1.1 reads such a scalar as a base-60 integer for some values (`1:4`), where the writer
+    quotes it; quoted, it is the same string for every value."""
+    def quoted(m: re.Match) -> str:
+        held = any(part in numbers for part in m.group(2).split(":"))
+        return f'{m.group(1)}"{m.group(2)}"' if held else m.group(0)
+
+    return _NUMBERS_AND_COLONS.sub(quoted, text) if ":" in text else text
