@@ -97,49 +97,20 @@ def fix_selectors(conv, options) -> None:
         return
     op = _World(job.name or "job", [_Pod(k, ls) for k, ls in operator_pod_labels(job)])
     js = _World(None, [_Pod(k, ls) for k, ls in jobset_pod_labels(jobset, roles=conv.plan.pod_roles)])
-    op_roles: dict = {}
-    for p in op.pods:
-        op_roles.setdefault(p.key[0], []).append(p)
-    template_keys = {k for s in job.replicas.values() for k in ((s.template.get("metadata") or {}).get("labels") or {})}
     services = [it for it in items if it.where == "services"]
     items = [it for it in items if it.where != "services"]
-    for it in services:
-        picked = [n for n, labels in operator_services(job, op) if sel.matches(it.found.reqs, labels)]
-        if picked:
-            conv.notes.append(_service_note(it, picked))
+    _note_services(conv, services, op)
     for it in items:
         it.v1 = sel.selected(it.found.reqs, op.pods)
         it.before = sel.selected(it.found.reqs, js.pods)
     # 1. keep the static labels the differing selectors use
-    kept: dict = {}  # key -> {role: value}
-    for it in items:
-        if it.v1 == it.before:
-            continue
-        for r in it.found.reqs:
-            if r.key in kept or r.key in template_keys or not sel.operator_keys(r.key) or not sel.templatable(r.key):
-                continue
-            per_role = {role: {p.labels.get(r.key) for p in pods} for role, pods in op_roles.items()}
-            if not job.name and any(v and op.name in v for vals in per_role.values() for v in vals):
-                continue  # the job is named when it is created (a Katib trial): its name is not known here
-            if all(len(v) == 1 for v in per_role.values()) and any(None not in v for v in per_role.values()):
-                kept[r.key] = {role: next(iter(v)) for role, v in per_role.items() if None not in v}
+    kept = _labels_to_keep(items, job, op)
     for p in js.pods:
         for key, by_role in kept.items():
             if p.key[0] in by_role:
                 p.labels[key] = by_role[p.key[0]]
     # 2. rewrite what keeping cannot give
-    outcomes = []
-    for it in items:
-        if it.v1 == it.before:
-            if it.v1 == frozenset() and any(r.key in sel.RETIRED_KEYS and r.op in ("In", "Exists") for r in it.found.reqs):
-                outcomes.append((it, "retired", None))
-            continue
-        if sel.selected(it.found.reqs, js.pods) == it.v1:
-            outcomes.append((it, "kept", None))
-            continue
-        new = _rewrite(it, op.pods, js.pods, kept, named=bool(job.name))
-        how = "left" if new is None else "rewritten" if it.file is None else "elsewhere"
-        outcomes.append((it, how, new))
+    outcomes = _outcomes(items, op, js, kept, named=bool(job.name))
     if not outcomes:
         return
     kept = {k: v for k, v in kept.items()
@@ -151,6 +122,53 @@ def fix_selectors(conv, options) -> None:
         conv.notes.append(_note(conv, it, how, new, kept, job, jobset))
     if kept:
         _amend_label_notes(conv, kept)
+
+
+def _note_services(conv, services: list[_Item], op: _World) -> None:
+    """A note for each object of the file (a ServiceMonitor) whose Service selector picked Services the v1 operator made."""
+    for it in services:
+        picked = [n for n, labels in operator_services(conv.job, op) if sel.matches(it.found.reqs, labels)]
+        if picked:
+            conv.notes.append(_service_note(it, picked))
+
+
+def _labels_to_keep(items: list[_Item], job, op: _World) -> dict:
+    """key -> {role: value}: the operator labels the differing selectors use that had one value on every pod
+    of a replica type, so the JobSet's pod templates can carry them on exactly those pods."""
+    op_roles: dict = {}
+    for p in op.pods:
+        op_roles.setdefault(p.key[0], []).append(p)
+    template_keys = {k for s in job.replicas.values() for k in ((s.template.get("metadata") or {}).get("labels") or {})}
+    kept: dict = {}
+    for it in items:
+        if it.v1 == it.before:
+            continue
+        for r in it.found.reqs:
+            if r.key in kept or r.key in template_keys or not sel.operator_keys(r.key) or not sel.templatable(r.key):
+                continue
+            per_role = {role: {p.labels.get(r.key) for p in pods} for role, pods in op_roles.items()}
+            if not job.name and any(v and op.name in v for vals in per_role.values() for v in vals):
+                continue  # the job is named when it is created (a Katib trial): its name is not known here
+            if all(len(v) == 1 for v in per_role.values()) and any(None not in v for v in per_role.values()):
+                kept[r.key] = {role: next(iter(v)) for role, v in per_role.items() if None not in v}
+    return kept
+
+
+def _outcomes(items: list[_Item], op: _World, js: _World, kept: dict, *, named: bool) -> list[tuple]:
+    """(item, how, rewrite) for each selector to act on or name: retired, kept, rewritten, elsewhere or left."""
+    outcomes = []
+    for it in items:
+        if it.v1 == it.before:
+            if it.v1 == frozenset() and any(r.key in sel.RETIRED_KEYS and r.op in ("In", "Exists") for r in it.found.reqs):
+                outcomes.append((it, "retired", None))
+            continue
+        if sel.selected(it.found.reqs, js.pods) == it.v1:
+            outcomes.append((it, "kept", None))
+            continue
+        new = _rewrite(it, op.pods, js.pods, kept, named=named)
+        how = "left" if new is None else "rewritten" if it.file is None else "elsewhere"
+        outcomes.append((it, how, new))
+    return outcomes
 
 
 def _items(conv, options) -> list[_Item]:

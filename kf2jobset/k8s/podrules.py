@@ -70,26 +70,40 @@ def _check_resources(res: Any, path: tuple) -> list[Problem]:
         if not isinstance(block, dict):
             continue
         for name, value in block.items():
-            where = path + (part, str(name))
-            why = _resource_name_problem(name)
-            if why:
-                out.append(problem_at(where, why, "resource-name"))
-                continue
-            why = quantity_problem(value)
-            if why:
-                out.append(problem_at(where, why, "quantity"))
-                continue
-            number = _quantity_value(value)
-            values[(part, name)] = number
-            extended = "/" in name and not name.startswith("kubernetes.io/") and not name.startswith("requests.")
-            if extended and number is not None and number != int(number):
-                out.append(problem_at(where, f"extended resource {name} must be a whole number, got {value!r}", "quantity"))
-            if name.startswith("hugepages-"):
-                page = parse_quantity(name[len("hugepages-"):])
-                if page is None or page <= 0:
-                    out.append(problem_at(where, f"{name} is not a huge page size", "hugepages"))
-                elif number.to_integral_value(rounding=ROUND_CEILING) % page != 0:  # Go compares Value(): rounded up
-                    out.append(problem_at(where, f"{value!r} is not a positive integer multiple of {name}", "hugepages"))
+            out += _resource_entry(name, value, path + (part, str(name)), (part, name), values)
+    out += _requests_within_limits(values, path)
+    names = {name for _, name in values}
+    if any(str(n).startswith("hugepages-") for n in names) and not names & {"cpu", "memory"}:
+        out.append(problem_at(path, "huge pages require a cpu or memory request or limit", "hugepages"))
+    return out
+
+
+def _resource_entry(name: Any, value: Any, where: tuple, key: tuple, values: dict) -> list[Problem]:
+    """One limits or requests entry. One with a valid name and quantity is recorded in `values` under `key`
+    (part, name), for the request-against-limit rules that need both sides."""
+    why = _resource_name_problem(name)
+    if why:
+        return [problem_at(where, why, "resource-name")]
+    why = quantity_problem(value)
+    if why:
+        return [problem_at(where, why, "quantity")]
+    out = []
+    number = _quantity_value(value)
+    values[key] = number
+    extended = "/" in name and not name.startswith("kubernetes.io/") and not name.startswith("requests.")
+    if extended and number is not None and number != int(number):
+        out.append(problem_at(where, f"extended resource {name} must be a whole number, got {value!r}", "quantity"))
+    if name.startswith("hugepages-"):
+        page = parse_quantity(name[len("hugepages-"):])
+        if page is None or page <= 0:
+            out.append(problem_at(where, f"{name} is not a huge page size", "hugepages"))
+        elif number.to_integral_value(rounding=ROUND_CEILING) % page != 0:  # Go compares Value(): rounded up
+            out.append(problem_at(where, f"{value!r} is not a positive integer multiple of {name}", "hugepages"))
+    return out
+
+
+def _requests_within_limits(values: dict, path: tuple) -> list[Problem]:
+    out = []
     for (part, name), number in values.items():
         if part != "requests" or number is None:
             continue
@@ -102,9 +116,6 @@ def _check_resources(res: Any, path: tuple) -> list[Problem]:
                 out.append(problem_at(path + ("requests", name), f"{name}: request must equal the limit", "resources"))
         elif limit is not None and number > limit:
             out.append(problem_at(path + ("requests", name), f"request {name} must be less than or equal to its limit", "resources"))
-    names = {name for _, name in values}
-    if any(str(n).startswith("hugepages-") for n in names) and not names & {"cpu", "memory"}:
-        out.append(problem_at(path, "huge pages require a cpu or memory request or limit", "hugepages"))
     return out
 
 
@@ -175,12 +186,28 @@ def _check_container(c: Any, path: tuple, volumes: set) -> list[Problem]:
     if not isinstance(c, dict):
         return [problem_at(path, "a container must be a map", "container")]
     out = []
-    port_names: dict = {}  # unique within a container; two containers of a pod may share one (the real API server)
     name = c.get("name")
     if not isinstance(name, str) or len(name) > 63 or not DNS1123_LABEL.fullmatch(name):
         out.append(problem_at(path + ("name",), f"container name {name!r} must be a DNS-1123 label (a-z, 0-9, '-', at most 63)",
                       "container-name"))
-    for i, port in enumerate(c.get("ports") or []):
+    out += _check_ports(c.get("ports") or [], path)
+    for i, env in enumerate(c.get("env") or []):
+        if isinstance(env, dict):
+            out += _check_env(env, path + ("env", i))
+    for i, mount in enumerate(c.get("volumeMounts") or []):
+        if isinstance(mount, dict):
+            out += _check_mount(mount, path + ("volumeMounts", i), volumes)
+    out += _check_resources(c.get("resources"), path + ("resources",))
+    out += _check_handlers(c, path)
+    out += _check_container_enums(c, path)
+    return out
+
+
+def _check_ports(ports: list, path: tuple) -> list[Problem]:
+    """Numbers and names of a container's ports (the protocols: `_check_container_enums`)."""
+    out = []
+    port_names: dict = {}  # unique within a container; two containers of a pod may share one (the real API server)
+    for i, port in enumerate(ports):
         ppath = path + ("ports", i)
         if not isinstance(port, dict):
             continue
@@ -191,46 +218,54 @@ def _check_container(c: Any, path: tuple, volumes: set) -> list[Problem]:
         if host is not None and (not is_int(host) or not 0 <= host <= 65535):
             out.append(problem_at(ppath + ("hostPort",), f"hostPort {host!r} must be between 0 and 65535", "port-number"))
         pname = port.get("name")
-        if pname not in (None, ""):
-            why = _port_name_problem(pname)
-            if why:
-                out.append(problem_at(ppath + ("name",), why, "port-name"))
-            elif pname in port_names:
-                out.append(problem_at(ppath + ("name",), f"port name {pname!r} is used twice in the container", "port-name"))
-            else:
-                port_names[pname] = ppath
-    for i, env in enumerate(c.get("env") or []):
-        epath = path + ("env", i)
-        if not isinstance(env, dict):
+        if pname in (None, ""):
             continue
-        why = _env_name_problem(env.get("name"))
+        why = _port_name_problem(pname)
         if why:
-            out.append(problem_at(epath + ("name",), why, "env-name"))
-        source = env.get("valueFrom")
-        if source is not None:
-            if env.get("value") not in (None, ""):
-                out.append(problem_at(epath, "env may not have both value and valueFrom", "env-value-from"))
-            if isinstance(source, dict):
-                out += _check_divisor(source.get("resourceFieldRef"), epath + ("valueFrom", "resourceFieldRef"))
-            count = sum(1 for s in _ENV_SOURCES if isinstance(source, dict) and source.get(s) is not None)
-            if count != 1:
-                out.append(problem_at(epath + ("valueFrom",), f"valueFrom must name exactly one source ({', '.join(_ENV_SOURCES[:4])}), "
-                                                      f"got {count}", "env-value-from"))
-    for i, mount in enumerate(c.get("volumeMounts") or []):
-        mpath = path + ("volumeMounts", i)
-        if not isinstance(mount, dict):
-            continue
-        vname = mount.get("name")
-        if vname not in volumes:
-            out.append(problem_at(mpath + ("name",), f"volumeMount {vname!r} names no volume of the pod", "volume-mount"))
-        mp = mount.get("mountPath")
-        if not isinstance(mp, str) or not mp:  # (duplicates: list-map keys, checked by the schema)
-            out.append(problem_at(mpath + ("mountPath",), "volumeMount needs a mountPath", "volume-mount"))
-        sub = mount.get("subPath")
-        if isinstance(sub, str) and (sub.startswith("/") or ".." in sub.split("/")):
-            out.append(problem_at(mpath + ("subPath",), f"subPath {sub!r} must be a relative path without '..'", "volume-mount"))
-    out += _check_resources(c.get("resources"), path + ("resources",))
-    out += _check_handlers(c, path)
+            out.append(problem_at(ppath + ("name",), why, "port-name"))
+        elif pname in port_names:
+            out.append(problem_at(ppath + ("name",), f"port name {pname!r} is used twice in the container", "port-name"))
+        else:
+            port_names[pname] = ppath
+    return out
+
+
+def _check_env(env: dict, epath: tuple) -> list[Problem]:
+    out = []
+    why = _env_name_problem(env.get("name"))
+    if why:
+        out.append(problem_at(epath + ("name",), why, "env-name"))
+    source = env.get("valueFrom")
+    if source is None:
+        return out
+    if env.get("value") not in (None, ""):
+        out.append(problem_at(epath, "env may not have both value and valueFrom", "env-value-from"))
+    if isinstance(source, dict):
+        out += _check_divisor(source.get("resourceFieldRef"), epath + ("valueFrom", "resourceFieldRef"))
+    count = sum(1 for s in _ENV_SOURCES if isinstance(source, dict) and source.get(s) is not None)
+    if count != 1:
+        out.append(problem_at(epath + ("valueFrom",), f"valueFrom must name exactly one source ({', '.join(_ENV_SOURCES[:4])}), "
+                                              f"got {count}", "env-value-from"))
+    return out
+
+
+def _check_mount(mount: dict, mpath: tuple, volumes: set) -> list[Problem]:
+    out = []
+    vname = mount.get("name")
+    if vname not in volumes:
+        out.append(problem_at(mpath + ("name",), f"volumeMount {vname!r} names no volume of the pod", "volume-mount"))
+    mp = mount.get("mountPath")
+    if not isinstance(mp, str) or not mp:  # (duplicates: list-map keys, checked by the schema)
+        out.append(problem_at(mpath + ("mountPath",), "volumeMount needs a mountPath", "volume-mount"))
+    sub = mount.get("subPath")
+    if isinstance(sub, str) and (sub.startswith("/") or ".." in sub.split("/")):
+        out.append(problem_at(mpath + ("subPath",), f"subPath {sub!r} must be a relative path without '..'", "volume-mount"))
+    return out
+
+
+def _check_container_enums(c: dict, path: tuple) -> list[Problem]:
+    """The image, and the container fields that take one of a fixed set of values."""
+    out = []
     image = c.get("image")
     if not isinstance(image, str) or not image:
         out.append(problem_at(path + ("image",), "a container needs an image", "image"))
@@ -261,29 +296,9 @@ def check_pod_template(template: Any, path: tuple, added_volumes: tuple = ()) ->
     spath = path + ("spec",)
     volumes: set = set(added_volumes)
     for i, vol in enumerate(spec.get("volumes") or []):
-        if not isinstance(vol, dict):
-            continue
-        vname = vol.get("name")
-        if not isinstance(vname, str) or len(vname) > 63 or not DNS1123_LABEL.fullmatch(vname):
-            out.append(problem_at(spath + ("volumes", i, "name"), f"volume name {vname!r} must be a DNS-1123 label", "volume-name"))
-        if vname in added_volumes:
-            out.append(problem_at(spath + ("volumes", i, "name"), f"volume name {vname!r} is the one the operator adds to these "
-                          "pods, so the pod would list it twice", "volume-name"))
-        volumes.add(vname)  # (duplicate names: a list-map key, checked by the schema)
-        empty = vol.get("emptyDir")
-        if isinstance(empty, dict) and empty.get("sizeLimit") is not None:
-            why = quantity_problem(empty["sizeLimit"])
-            if why:
-                out.append(problem_at(spath + ("volumes", i, "emptyDir", "sizeLimit"), why, "quantity"))
-        sources = [k for k, v in vol.items() if k != "name" and v is not None]
-        if len(sources) > 1:
-            out.append(problem_at(spath + ("volumes", i),
-                                  f"a volume has one source, this one has {len(sources)} ({', '.join(map(str, sources))})",
-                                  "volume-source"))
-        downward = vol.get("downwardAPI")
-        for k, item in enumerate((downward.get("items") or []) if isinstance(downward, dict) else []):
-            if isinstance(item, dict):
-                out += _check_divisor(item.get("resourceFieldRef"), spath + ("volumes", i, "downwardAPI", "items", k, "resourceFieldRef"))
+        if isinstance(vol, dict):
+            out += _check_volume(vol, spath + ("volumes", i), added_volumes)
+            volumes.add(vol.get("name"))  # (duplicate names: a list-map key, checked by the schema)
     container_names: set = set()
     for field in ("initContainers", "containers"):  # (duplicates within one list: list-map keys, the schema)
         for i, c in enumerate(spec.get(field) or []):
@@ -293,6 +308,37 @@ def check_pod_template(template: Any, path: tuple, added_volumes: tuple = ()) ->
                 out.append(problem_at(spath + (field, i, "name"), f"container name {cname!r} is also an init container's",
                                       "container-name"))
             container_names.add(cname)
+    out += _check_pod_fields(spec, spath)
+    return out
+
+
+def _check_volume(vol: dict, vpath: tuple, added_volumes: tuple) -> list[Problem]:
+    out = []
+    vname = vol.get("name")
+    if not isinstance(vname, str) or len(vname) > 63 or not DNS1123_LABEL.fullmatch(vname):
+        out.append(problem_at(vpath + ("name",), f"volume name {vname!r} must be a DNS-1123 label", "volume-name"))
+    if vname in added_volumes:
+        out.append(problem_at(vpath + ("name",), f"volume name {vname!r} is the one the operator adds to these "
+                      "pods, so the pod would list it twice", "volume-name"))
+    empty = vol.get("emptyDir")
+    if isinstance(empty, dict) and empty.get("sizeLimit") is not None:
+        why = quantity_problem(empty["sizeLimit"])
+        if why:
+            out.append(problem_at(vpath + ("emptyDir", "sizeLimit"), why, "quantity"))
+    sources = [k for k, v in vol.items() if k != "name" and v is not None]
+    if len(sources) > 1:
+        out.append(problem_at(vpath, f"a volume has one source, this one has {len(sources)} ({', '.join(map(str, sources))})",
+                              "volume-source"))
+    downward = vol.get("downwardAPI")
+    for k, item in enumerate((downward.get("items") or []) if isinstance(downward, dict) else []):
+        if isinstance(item, dict):
+            out += _check_divisor(item.get("resourceFieldRef"), vpath + ("downwardAPI", "items", k, "resourceFieldRef"))
+    return out
+
+
+def _check_pod_fields(spec: dict, spath: tuple) -> list[Problem]:
+    """The pod spec's own fields: overhead, dnsPolicy, deadline, and the names it refers to or gives its pods."""
+    out = []
     overhead = spec.get("overhead")
     for name, value in (overhead.items() if isinstance(overhead, dict) else ()):
         why = quantity_problem(value)

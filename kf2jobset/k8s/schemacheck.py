@@ -184,17 +184,7 @@ class Compiler:
         required = tuple(schema.get("required") or ())
         properties = self._object_properties(schema, base) \
             if any(k in schema for k in ("properties", "additionalProperties", "patternProperties")) else None
-        others: list[Check] = []
-        for keyword, value in schema.items():
-            if keyword in _IGNORED or (keyword.startswith("x-") and keyword != "x-kubernetes-list-type"):
-                continue
-            if keyword in ("type", "required", "properties", "additionalProperties", "patternProperties"):
-                continue  # compiled into the checker below
-            maker = getattr(self, "_k_" + keyword.replace("-", "_").replace("$", ""), None)
-            if maker is None:
-                raise NotCompilable(keyword)
-            others.append(maker(value, schema, base))
-        rest = tuple(others)
+        rest = self._other_keywords(schema, base)
 
         # One function per schema, keywords inlined: calls and generators dominate the cost.
         def check(v):
@@ -217,6 +207,21 @@ class Compiler:
         if "type" in schema and not required and properties is None and not rest:
             return self._k_type(schema["type"], schema, base)
         return check
+
+    def _other_keywords(self, schema: dict, base: str) -> tuple[Check, ...]:
+        """A check for each asserting keyword the object checker does not inline; NotCompilable for one
+        the fast path does not implement."""
+        others: list[Check] = []
+        for keyword, value in schema.items():
+            if keyword in _IGNORED or (keyword.startswith("x-") and keyword != "x-kubernetes-list-type"):
+                continue
+            if keyword in ("type", "required", "properties", "additionalProperties", "patternProperties"):
+                continue  # compiled into the object checker
+            maker = getattr(self, "_k_" + keyword.replace("-", "_").replace("$", ""), None)
+            if maker is None:
+                raise NotCompilable(keyword)
+            others.append(maker(value, schema, base))
+        return tuple(others)
 
     # ---- keywords
 
@@ -313,53 +318,23 @@ class Compiler:
         return lambda v: all(s(v) for s in subs)
 
     def _k_x_kubernetes_list_type(self, list_type, schema, base) -> Check:
-        if list_type not in ("map", "set"):
+        if list_type == "set":
+            return _unique_set
+        if list_type != "map":
             return lambda v: True
         keys = tuple(schema.get("x-kubernetes-list-map-keys") or [])
-        defaults = self._key_defaults(schema, keys, base) if list_type == "map" else {}
+        defaults = self._key_defaults(schema, keys, base)
 
         def check(v):
             if not isinstance(v, list):
                 return True
             seen = set()
             for item in v:
-                if list_type == "map":
-                    if not isinstance(item, dict):
-                        continue
-                    ident = {}
-                    simple = True
-                    for k in keys:  # as on the normalised item: a null key is absent, then defaulted
-                        value = dict.get(item, k)
-                        if value is None:
-                            if k not in defaults:
-                                continue
-                            value = defaults[k]
-                        if isinstance(value, str):
-                            ident[k] = (0, str(value))
-                        elif isinstance(value, int) and not isinstance(value, bool):
-                            ident[k] = (1, int(value))
-                        else:
-                            if isinstance(value, _DATES):
-                                raise Unsure  # normalised to text, it could equal another item's string
-                            simple = False
-                            break
-                    if simple:
-                        # str and int keys: the same duplicates as their JSON text, without encoding it
-                        marker = tuple(sorted(ident.items()))
-                        if marker in seen:
-                            return False
-                        seen.add(marker)
-                        continue
-                    ident = {}
-                    for k in keys:
-                        value = dict.get(item, k)
-                        if value is not None:
-                            ident[k] = normalise(value)
-                        elif k in defaults:
-                            ident[k] = defaults[k]
-                else:
-                    ident = normalise(item)
-                marker = json.dumps(ident, sort_keys=True, separators=(",", ":"), default=str)
+                if not isinstance(item, dict):
+                    continue
+                marker = _simple_map_key(item, keys, defaults)
+                if marker is None:
+                    marker = _json_map_key(item, keys, defaults)
                 if marker in seen:
                     return False
                 seen.add(marker)
@@ -406,6 +381,52 @@ class Compiler:
 
         return check
 
+
+
+def _unique_set(v) -> bool:
+    """x-kubernetes-list-type set: no two items alike once normalised."""
+    if not isinstance(v, list):
+        return True
+    seen = set()
+    for item in v:
+        marker = json.dumps(normalise(item), sort_keys=True, separators=(",", ":"), default=str)
+        if marker in seen:
+            return False
+        seen.add(marker)
+    return True
+
+
+def _simple_map_key(item: dict, keys: tuple, defaults: dict) -> tuple | None:
+    """A list-map item's key values when each is a string or an integer: the same duplicates as their JSON
+    text, without encoding it (the common case). None when a key holds anything else."""
+    ident = {}
+    for k in keys:  # as on the normalised item: a null key is absent, then defaulted
+        value = dict.get(item, k)
+        if value is None:
+            if k not in defaults:
+                continue
+            value = defaults[k]
+        if isinstance(value, str):
+            ident[k] = (0, str(value))
+        elif isinstance(value, int) and not isinstance(value, bool):
+            ident[k] = (1, int(value))
+        else:
+            if isinstance(value, _DATES):
+                raise Unsure  # normalised to text, it could equal another item's string
+            return None
+    return tuple(sorted(ident.items()))
+
+
+def _json_map_key(item: dict, keys: tuple, defaults: dict) -> str:
+    """A list-map item's key values, normalised, as JSON text (never equal to a `_simple_map_key` tuple)."""
+    ident = {}
+    for k in keys:
+        value = dict.get(item, k)
+        if value is not None:
+            ident[k] = normalise(value)
+        elif k in defaults:
+            ident[k] = defaults[k]
+    return json.dumps(ident, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def normalise(value: Any) -> Any:

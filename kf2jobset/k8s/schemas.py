@@ -275,6 +275,20 @@ def _enum_value(v: Any) -> str:
     return json.dumps(v)
 
 
+# keyword -> message, for the keywords whose message needs only the schema's value and the instance
+_MESSAGES = {
+    "type": lambda value, inst: f"expected {' or '.join(value if isinstance(value, list) else [value])}, got {_show(inst)}",
+    "enum": lambda value, inst: "must be one of: " + ", ".join(_enum_value(v) for v in value),
+    "const": lambda value, inst: f"must be {_enum_value(value)}, got {_show(inst)}",
+    "minimum": lambda value, inst: f"must be >= {value}, got {inst!r}",
+    "maximum": lambda value, inst: f"must be <= {value}, got {inst!r}",
+    "maxItems": lambda value, inst: f"must have at most {value} items, got {len(inst)}",
+    "minItems": lambda value, inst: f"must have at least {value} items, got {len(inst)}",
+    "maxLength": lambda value, inst: "must be empty" if value == 0 else f"must be at most {value} characters long",
+    "minLength": lambda value, inst: f"must be at least {value} characters long",
+}
+
+
 def _issues_from(error) -> list[SchemaIssue]:
     path = tuple(error.absolute_path)
     kind = error.validator
@@ -291,42 +305,33 @@ def _issues_from(error) -> list[SchemaIssue]:
             for name in value
             if name not in inst
         ]
-    if kind == "type":
-        expected = value if isinstance(value, list) else [value]
-        return [SchemaIssue(path, f"expected {' or '.join(expected)}, got {_show(inst)}")]
-    if kind == "enum":
-        return [SchemaIssue(path, "must be one of: " + ", ".join(_enum_value(v) for v in value))]
-    if kind == "const":
-        return [SchemaIssue(path, f"must be {_enum_value(value)}, got {_show(inst)}")]
-    if kind == "minimum":
-        return [SchemaIssue(path, f"must be >= {value}, got {inst!r}")]
-    if kind == "maximum":
-        return [SchemaIssue(path, f"must be <= {value}, got {inst!r}")]
-    if kind == "maxItems":
-        return [SchemaIssue(path, f"must have at most {value} items, got {len(inst)}")]
-    if kind == "minItems":
-        return [SchemaIssue(path, f"must have at least {value} items, got {len(inst)}")]
-    if kind == "maxLength":
-        msg = "must be empty" if value == 0 else f"must be at most {value} characters long"
-        return [SchemaIssue(path, msg)]
-    if kind == "minLength":
-        return [SchemaIssue(path, f"must be at least {value} characters long")]
+    if kind in _MESSAGES:
+        return [SchemaIssue(path, _MESSAGES[kind](value, inst))]
     if kind == "pattern":
         if error.schema.get("type") == ["integer", "string"]:  # resource.Quantity (k8s.schema.json)
             return [SchemaIssue(path, f"{inst!r} is not a Kubernetes quantity (e.g. 500m, 2, 1.5Gi)")]
         return [SchemaIssue(path, f"must match the pattern {value}")]
     if kind in ("anyOf", "oneOf"):
-        alternatives = [s for s in value if isinstance(s, dict)]
-        if alternatives and all(set(s) == {"required"} for s in alternatives):
-            names = [n for s in alternatives for n in s["required"]]
-            return [SchemaIssue(path, "one of " + ", ".join(repr(n) for n in names) + " is required")]
-        if error.context:
-            from jsonschema.exceptions import best_match
-
-            return _issues_from(best_match(error.context))
+        issues = _alternatives_issues(error, path)
+        if issues is not None:
+            return issues
     if kind == "x-kubernetes-list-type":
         return [SchemaIssue(path, error.message)]
     if kind is None:  # a `false` schema
         return [SchemaIssue(path, "not allowed here")]
     message = error.message if len(error.message) <= 120 else error.message[:117] + "..."
     return [SchemaIssue(path, message)]
+
+
+def _alternatives_issues(error, path: tuple) -> list[SchemaIssue] | None:
+    """anyOf/oneOf: "one of ... is required" when every alternative only requires a field, else the issues
+    of the alternative that came closest; None when there is neither (the error's own message says it)."""
+    alternatives = [s for s in error.validator_value if isinstance(s, dict)]
+    if alternatives and all(set(s) == {"required"} for s in alternatives):
+        names = [n for s in alternatives for n in s["required"]]
+        return [SchemaIssue(path, "one of " + ", ".join(repr(n) for n in names) + " is required")]
+    if error.context:
+        from jsonschema.exceptions import best_match
+
+        return _issues_from(best_match(error.context))
+    return None

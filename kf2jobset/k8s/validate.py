@@ -79,102 +79,15 @@ def validate_jobset(jobset: dict, **kw) -> None:
 
 
 def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int | None) -> list[Problem]:
-    out: list[Problem] = []
     meta = js.get("metadata") or {}
     spec = js.get("spec") or {}
     rjobs = spec.get("replicatedJobs") or []
-    name = meta.get("name")
-    name_len = None
-    if name:
-        name_len = len(name)
-        if not _DNS1035.fullmatch(name) or len(name) > 63:
-            out.append(problem_at(("metadata", "name"),
-                                  f"JobSet name {name!r} must be a DNS-1035 label (a-z, 0-9, '-', starting with a letter, at most 63)",
-                                  "jobset-name", "pick another name with --name"))
-    elif meta.get("generateName"):
-        name_len = len(meta["generateName"]) + GENERATE_NAME_SUFFIX
-    elif assumed_name_length is not None:
-        name_len = assumed_name_length
-    else:  # (an empty name passes the schema's "name or generateName" but not the API server)
-        out.append(problem_at(("metadata", "name"), "a JobSet needs a name or a generateName", "jobset-name"))
-
-    for key, first in _VERSIONED.items():
-        if version >= first:
-            continue
-        where = _find_key(spec, key)
-        if where is not None:
-            out.append(problem_at(("spec",) + where, f"{key} needs JobSet {_fmt_version(first)} or newer (target: {_fmt_version(version)})",
-                          "jobset-version", "raise --jobset-version or drop the feature"))
-
-    sub = (spec.get("network") or {}).get("subdomain")
-    if sub and (not _DNS1123_SUB.fullmatch(sub) or not _DNS1035.fullmatch(sub) or len(sub) > 63):
-        out.append(problem_at(("spec", "network", "subdomain"), f"subdomain {sub!r} must be a DNS-1035 label of at most 63 characters",
-                      "network-subdomain", "use --subdomain with a short lower-case name"))
-    managed = spec.get("managedBy")
-    if managed and (len(managed) > 63 or not _MANAGED_BY.fullmatch(managed)):
-        out.append(problem_at(("spec", "managedBy"), f"managedBy {managed!r} must be a domain-prefixed path of at most 63 characters",
-                              "managed-by"))
-
     names = [r.get("name") for r in rjobs]
-    seen: set = set()
-    has_depends = False
-    too_long: list[tuple[int, Problem]] = []  # (longest JobSet name that would fit, problem)
-    for i, rj in enumerate(rjobs):
-        path = ("spec", "replicatedJobs", i)
-        rname = rj.get("name") or ""
-        if rname in seen:
-            out.append(problem_at(path + ("name",), f"replicatedJob name {rname!r} is used twice", "unique-rjob"))
-        seen.add(rname)
-        if not _JOB_NAME_PART.fullmatch(rname) or (not _LABEL_VALUE.fullmatch(rname) and rj.get("replicas", 1) >= 1):
-            # the webhook checks the child Job name <jobset>-<rjob>-<n> (DNS-1035); each child Job carries it
-            # as a label value (a replicatedJob with replicas < 1 has no Jobs)
-            out.append(problem_at(path + ("name",), f"replicatedJob name {rname!r} must be lower-case letters, digits and '-', "
-                                            "starting and ending with a letter or digit", "rjob-name"))
-        group = rj.get("groupName")
-        if group is not None and (not _DNS1035.fullmatch(group) or len(group) > 63):
-            out.append(problem_at(path + ("groupName",), f"groupName {group!r} must be a DNS-1035 label", "group-name"))
-        replicas = rj.get("replicas", 1)
-        if replicas < 0 and version > (0, 12):  # the CRD's minimum 0 came after v0.12.0 (jobset #1279)
-            out.append(problem_at(path + ("replicas",), f"replicas must not be negative, got {replicas}", "replicas"))
-        job_spec = (rj.get("template") or {}).get("spec") or {}
-        parallelism = job_spec.get("parallelism", 1)
-        completions = job_spec.get("completions")
-        if replicas * parallelism > MAX_INT32:
-            out.append(problem_at(path, "replicas x parallelism exceeds 2147483647", "pod-count"))
-        if name_len is not None:
-            dj = _digits(replicas - 1)
-            job_name_len = name_len + len(rname) + dj + 2
-            if job_name_len > 63:
-                fit = 63 - len(rname) - dj - 2
-                too_long.append((fit, problem_at(path + ("name",),
-                                                 f"child Job name <jobset>-{rname}-{replicas - 1} would be {job_name_len} characters "
-                                                 "(max 63)",
-                                                 "job-name-length", _shorten(fit))))
-            indexed = job_spec.get("completionMode", "Indexed") == "Indexed"
-            if indexed and completions is not None:
-                dp = _digits(completions - 1)
-                budget = name_len + len(rname) + dj + dp
-                if budget > 54:
-                    fit = 54 - len(rname) - dj - dp
-                    too_long.append((fit, problem_at(path + ("name",),
-                                                     f"pod names <jobset>-{rname}-<job>-<index>-xxxxx would be {budget + 9} characters "
-                                                     "(max 63)",
-                                                     "pod-name-length", _shorten(fit))))
-        deps = rj.get("dependsOn") or []
-        if deps:
-            has_depends = True
-            if i == 0:
-                out.append(problem_at(path + ("dependsOn",), "the first replicatedJob cannot have dependsOn", "depends-on-first"))
-            for d, dep in enumerate(deps):
-                if dep.get("name") not in names[:i + 1]:  # (the webhook lets a replicatedJob name itself)
-                    out.append(problem_at(path + ("dependsOn", d, "name"),
-                                          f"dependsOn {dep.get('name')!r} must name a replicatedJob listed earlier", "depends-on-order"))
-        if rj.get("replicas", 1) >= 1:  # a replicatedJob with no Jobs meets no batch/v1 rules (the real server)
-            out += _job_rules(job_spec, path + ("template", "spec"))
-
-    if too_long:
-        # every replicatedJob has its own limit; the one that matters is the tightest
-        out.append(min(too_long, key=lambda t: t[0])[1])
+    name_len, out = _name_rules(meta, assumed_name_length)
+    out += _version_rules(spec, version)
+    out += _network_and_manager_rules(spec)
+    out += _replicated_jobs_rules(rjobs, names, version, name_len)
+    has_depends = any(rj.get("dependsOn") for rj in rjobs)
     if has_depends and (spec.get("startupPolicy") or {}).get("startupPolicyOrder") == "InOrder":
         out.append(problem_at(("spec", "startupPolicy"), "StartupPolicy and DependsOn APIs are mutually exclusive",
                               "startup-vs-depends-on"))
@@ -184,8 +97,139 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
             out.append(problem_at(("spec", "successPolicy", "targetReplicatedJobs", t),
                                   f"successPolicy targets unknown replicatedJob {target!r}", "success-target"))
     fp = spec.get("failurePolicy") or {}
+    out += _failure_rules(fp.get("rules") or [], names)
+    out += _coordinator_rules(spec, meta, name_len)
+    if fp.get("restartStrategy") == "InPlaceRestart":
+        out.append(problem_at(("spec", "failurePolicy", "restartStrategy"), "InPlaceRestart needs the alpha InPlaceRestart feature gate",
+                              "feature-gate"))
+    return out
+
+
+def _name_rules(meta: dict, assumed_name_length: int | None) -> tuple[int | None, list[Problem]]:
+    """The JobSet's name, and the length the child Job and pod names are built from (None: unknown)."""
+    name = meta.get("name")
+    if name:
+        if not _DNS1035.fullmatch(name) or len(name) > 63:
+            return len(name), [problem_at(("metadata", "name"), f"JobSet name {name!r} must be a DNS-1035 label "
+                                          "(a-z, 0-9, '-', starting with a letter, at most 63)",
+                                          "jobset-name", "pick another name with --name")]
+        return len(name), []
+    if meta.get("generateName"):
+        return len(meta["generateName"]) + GENERATE_NAME_SUFFIX, []
+    if assumed_name_length is not None:
+        return assumed_name_length, []
+    # (an empty name passes the schema's "name or generateName" but not the API server)
+    return None, [problem_at(("metadata", "name"), "a JobSet needs a name or a generateName", "jobset-name")]
+
+
+def _version_rules(spec: dict, version: tuple[int, int]) -> list[Problem]:
+    out = []
+    for key, first in _VERSIONED.items():
+        if version >= first:
+            continue
+        where = _find_key(spec, key)
+        if where is not None:
+            out.append(problem_at(("spec",) + where, f"{key} needs JobSet {_fmt_version(first)} or newer (target: {_fmt_version(version)})",
+                          "jobset-version", "raise --jobset-version or drop the feature"))
+    return out
+
+
+def _network_and_manager_rules(spec: dict) -> list[Problem]:
+    out = []
+    sub = (spec.get("network") or {}).get("subdomain")
+    if sub and (not _DNS1123_SUB.fullmatch(sub) or not _DNS1035.fullmatch(sub) or len(sub) > 63):
+        out.append(problem_at(("spec", "network", "subdomain"), f"subdomain {sub!r} must be a DNS-1035 label of at most 63 characters",
+                      "network-subdomain", "use --subdomain with a short lower-case name"))
+    managed = spec.get("managedBy")
+    if managed and (len(managed) > 63 or not _MANAGED_BY.fullmatch(managed)):
+        out.append(problem_at(("spec", "managedBy"), f"managedBy {managed!r} must be a domain-prefixed path of at most 63 characters",
+                              "managed-by"))
+    return out
+
+
+def _replicated_jobs_rules(rjobs: list, names: list, version: tuple[int, int], name_len: int | None) -> list[Problem]:
+    out: list[Problem] = []
+    seen: set = set()
+    too_long: list[tuple[int, Problem]] = []  # (longest JobSet name that would fit, problem)
+    for i, rj in enumerate(rjobs):
+        path = ("spec", "replicatedJobs", i)
+        rname = rj.get("name") or ""
+        if rname in seen:
+            out.append(problem_at(path + ("name",), f"replicatedJob name {rname!r} is used twice", "unique-rjob"))
+        seen.add(rname)
+        out += _replicated_job_fields(rj, rname, path, version)
+        if name_len is not None:
+            too_long += _child_name_lengths(rj, rname, path, name_len)
+        out += _depends_on_rules(rj.get("dependsOn") or [], i, names, path)
+        if rj.get("replicas", 1) >= 1:  # a replicatedJob with no Jobs meets no batch/v1 rules (the real server)
+            out += _job_rules((rj.get("template") or {}).get("spec") or {}, path + ("template", "spec"))
+    if too_long:
+        # every replicatedJob has its own limit; the one that matters is the tightest
+        out.append(min(too_long, key=lambda t: t[0])[1])
+    return out
+
+
+def _replicated_job_fields(rj: dict, rname: str, path: tuple, version: tuple[int, int]) -> list[Problem]:
+    out = []
+    if not _JOB_NAME_PART.fullmatch(rname) or (not _LABEL_VALUE.fullmatch(rname) and rj.get("replicas", 1) >= 1):
+        # the webhook checks the child Job name <jobset>-<rjob>-<n> (DNS-1035); each child Job carries it
+        # as a label value (a replicatedJob with replicas < 1 has no Jobs)
+        out.append(problem_at(path + ("name",), f"replicatedJob name {rname!r} must be lower-case letters, digits and '-', "
+                                        "starting and ending with a letter or digit", "rjob-name"))
+    group = rj.get("groupName")
+    if group is not None and (not _DNS1035.fullmatch(group) or len(group) > 63):
+        out.append(problem_at(path + ("groupName",), f"groupName {group!r} must be a DNS-1035 label", "group-name"))
+    replicas = rj.get("replicas", 1)
+    if replicas < 0 and version > (0, 12):  # the CRD's minimum 0 came after v0.12.0 (jobset #1279)
+        out.append(problem_at(path + ("replicas",), f"replicas must not be negative, got {replicas}", "replicas"))
+    parallelism = ((rj.get("template") or {}).get("spec") or {}).get("parallelism", 1)
+    if replicas * parallelism > MAX_INT32:
+        out.append(problem_at(path, "replicas x parallelism exceeds 2147483647", "pod-count"))
+    return out
+
+
+def _child_name_lengths(rj: dict, rname: str, path: tuple, name_len: int) -> list[tuple[int, Problem]]:
+    """The child Job and pod names a replicatedJob makes, where too long: (longest JobSet name that fits, problem)."""
+    out = []
+    replicas = rj.get("replicas", 1)
+    job_spec = (rj.get("template") or {}).get("spec") or {}
+    completions = job_spec.get("completions")
+    dj = _digits(replicas - 1)
+    job_name_len = name_len + len(rname) + dj + 2
+    if job_name_len > 63:
+        fit = 63 - len(rname) - dj - 2
+        out.append((fit, problem_at(path + ("name",),
+                                    f"child Job name <jobset>-{rname}-{replicas - 1} would be {job_name_len} characters "
+                                    "(max 63)",
+                                    "job-name-length", _shorten(fit))))
+    indexed = job_spec.get("completionMode", "Indexed") == "Indexed"
+    if indexed and completions is not None:
+        dp = _digits(completions - 1)
+        budget = name_len + len(rname) + dj + dp
+        if budget > 54:
+            fit = 54 - len(rname) - dj - dp
+            out.append((fit, problem_at(path + ("name",),
+                                        f"pod names <jobset>-{rname}-<job>-<index>-xxxxx would be {budget + 9} characters "
+                                        "(max 63)",
+                                        "pod-name-length", _shorten(fit))))
+    return out
+
+
+def _depends_on_rules(deps: list, i: int, names: list, path: tuple) -> list[Problem]:
+    out = []
+    if deps and i == 0:
+        out.append(problem_at(path + ("dependsOn",), "the first replicatedJob cannot have dependsOn", "depends-on-first"))
+    for d, dep in enumerate(deps):
+        if dep.get("name") not in names[:i + 1]:  # (the webhook lets a replicatedJob name itself)
+            out.append(problem_at(path + ("dependsOn", d, "name"),
+                                  f"dependsOn {dep.get('name')!r} must name a replicatedJob listed earlier", "depends-on-order"))
+    return out
+
+
+def _failure_rules(rules: list, names: list) -> list[Problem]:
+    out = []
     rule_names: set = set()
-    for r, rule in enumerate(fp.get("rules") or []):
+    for r, rule in enumerate(rules):
         rpath = ("spec", "failurePolicy", "rules", r)
         rn = rule.get("name") or ""
         if not (1 <= len(rn) <= 128) or not _RULE_NAME.fullmatch(rn):
@@ -202,10 +246,6 @@ def _webhook_rules(js: dict, version: tuple[int, int], assumed_name_length: int 
         if (str(rule.get("action", "")).startswith("RestartJob")
                 and rule.get("action") not in ("RestartJobSet", "RestartJobSetAndIgnoreMaxRestarts")):
             out.append(problem_at(rpath + ("action",), "RestartJob actions need the alpha RestartJob feature gate", "feature-gate"))
-    out += _coordinator_rules(spec, meta, name_len)
-    if fp.get("restartStrategy") == "InPlaceRestart":
-        out.append(problem_at(("spec", "failurePolicy", "restartStrategy"), "InPlaceRestart needs the alpha InPlaceRestart feature gate",
-                              "feature-gate"))
     return out
 
 
@@ -326,14 +366,34 @@ def admitted(jobset: dict) -> tuple[dict, list[Problem]]:
     v0.24.0 defaulter_custom.go (no patch when the object is DeepEqual after defaulting); held by
     tools/validator_vs_apiserver.py."""
     view = normalise(jobset)
-    problems: list[Problem] = []
     spec = view.get("spec") if isinstance(view, dict) else None
     if not isinstance(spec, dict):
-        return view, problems
+        return view, []
+    rjobs = spec.get("replicatedJobs")
+    rjobs = rjobs if isinstance(rjobs, list) else []
+    # every default is applied (no short-circuit): `changed` only says whether any of them did something
+    changed, pods = _default_job_specs(rjobs)
+    changed |= _default_network_and_policies(spec)
+    changed |= _default_failure_rule_names(spec)
+    claims_changed, claims = _default_claim_policies(spec)
+    changed |= claims_changed
+    if changed:  # the patch carries Go's zero value of a required field without omitempty
+        for rj in rjobs:
+            if isinstance(rj, dict) and "name" not in rj:
+                rj["name"] = ""
+    problems: list[Problem] = []
+    for pod_spec, path in pods:
+        problems += _pod_quantities(pod_spec, path, changed)
+    for resources, path in claims:
+        problems += _quantity_maps(resources, path, changed)
+    return view, problems
+
+
+def _default_job_specs(rjobs: list) -> tuple[bool, list[tuple[dict, tuple]]]:
+    """Each Job's completionMode and pod restartPolicy defaults; (changed, the pod specs and their paths)."""
     changed = False
     pods: list[tuple[dict, tuple]] = []
-    rjobs = spec.get("replicatedJobs")
-    for i, rj in enumerate(rjobs if isinstance(rjobs, list) else []):
+    for i, rj in enumerate(rjobs):
         job_spec = _dict_at(rj, "template", "spec")
         if job_spec is None:
             continue
@@ -345,6 +405,11 @@ def admitted(jobset: dict) -> tuple[dict, list[Problem]]:
             if pod_spec.get("restartPolicy") in (None, ""):
                 pod_spec["restartPolicy"], changed = "OnFailure", True
             pods.append((pod_spec, path + ("template", "spec")))
+    return changed, pods
+
+
+def _default_network_and_policies(spec: dict) -> bool:
+    changed = False
     if isinstance(spec.get("network", {}), dict):
         network = spec.setdefault("network", {})
         for key in ("enableDNSHostnames", "publishNotReadyAddresses"):
@@ -353,11 +418,22 @@ def admitted(jobset: dict) -> tuple[dict, list[Problem]]:
     for key, default in (("successPolicy", {"operator": "All"}), ("startupPolicy", {"startupPolicyOrder": "AnyOrder"})):
         if key not in spec:
             spec[key], changed = default, True
+    return changed
+
+
+def _default_failure_rule_names(spec: dict) -> bool:
+    changed = False
     rules = _dict_at(spec, "failurePolicy")
     if rules is not None and isinstance(rules.get("rules"), list):
         for r, rule in enumerate(rules["rules"]):
             if isinstance(rule, dict) and rule.get("name") in (None, ""):
                 rule["name"], changed = f"failurePolicyRule{r}", True
+    return changed
+
+
+def _default_claim_policies(spec: dict) -> tuple[bool, list[tuple[dict | None, tuple]]]:
+    """Each volumeClaimPolicy's retentionPolicy default; (changed, the claim templates' resources and their paths)."""
+    changed = False
     policies = spec.get("volumeClaimPolicies")
     claims = []
     for i, policy in enumerate(policies if isinstance(policies, list) else []):
@@ -368,15 +444,7 @@ def admitted(jobset: dict) -> tuple[dict, list[Problem]]:
         for t, template in enumerate(policy.get("templates") or [] if isinstance(policy.get("templates"), list) else []):
             claims.append((_dict_at(template, "spec", "resources"),
                            ("spec", "volumeClaimPolicies", i, "templates", t, "spec", "resources")))
-    if changed:  # the patch carries Go's zero value of a required field without omitempty
-        for rj in rjobs if isinstance(rjobs, list) else []:
-            if isinstance(rj, dict) and "name" not in rj:
-                rj["name"] = ""
-    for pod_spec, path in pods:
-        problems += _pod_quantities(pod_spec, path, changed)
-    for resources, path in claims:
-        problems += _quantity_maps(resources, path, changed)
-    return view, problems
+    return changed, claims
 
 
 def _dict_at(node, *keys):

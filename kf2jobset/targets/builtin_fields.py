@@ -56,26 +56,35 @@ def field_decisions(pod: dict, operator_port: str) -> Decisions:
     if pod.get("initContainers") or len(containers) != 1:
         out.misfits.append("init or sidecar containers (a TrainJob can add none)")
     for c in containers[:1]:
-        extra = []
-        for key in sorted(set(c) - set(CARRIED_CONTAINER)):
-            if key in CONTAINER_DEFAULTS and c[key] == CONTAINER_DEFAULTS[key]:
-                out.defaults.append((key, c[key]))
-            elif key != "imagePullPolicy":
-                extra.append(key)
-        if extra:
-            out.misfits.append(f"container fields {extra} (not settable on the node container)")
-        policy, default = c.get("imagePullPolicy"), default_pull_policy(str(c.get("image") or ""))
-        if policy is not None and policy == default:
-            out.defaults.append(("imagePullPolicy", policy))
-        elif policy == "Never" and default != "IfNotPresent":
-            out.misfits.append("imagePullPolicy Never on an image the node would pull on every start (Kubernetes' "
-                               "default for it is Always; the TrainJob cannot say Never)")
-        elif policy is not None:
-            out.pull = (policy, default)
-        for p in c.get("ports") or []:
-            if p.get("hostPort") or p.get("hostIP"):
-                out.misfits.append(f"container port {p.get('name') or p.get('containerPort')} bound to the node "
-                                   "(hostPort: a TrainJob cannot declare ports)")
-            elif p.get("name") != operator_port:
-                out.ports.append(p)
+        _decide_node_container(c, operator_port, out)
     return out
+
+
+def _decide_node_container(c: dict, operator_port: str, out: Decisions) -> None:
+    extra = []
+    for key in sorted(set(c) - set(CARRIED_CONTAINER)):
+        if key in CONTAINER_DEFAULTS and c[key] == CONTAINER_DEFAULTS[key]:
+            out.defaults.append((key, c[key]))
+        elif key != "imagePullPolicy":
+            extra.append(key)
+    if extra:
+        out.misfits.append(f"container fields {extra} (not settable on the node container)")
+    _decide_pull_policy(c, out)
+    for p in c.get("ports") or []:
+        if p.get("hostPort") or p.get("hostIP"):
+            out.misfits.append(f"container port {p.get('name') or p.get('containerPort')} bound to the node "
+                               "(hostPort: a TrainJob cannot declare ports)")
+        elif p.get("name") != operator_port:
+            out.ports.append(p)
+
+
+def _decide_pull_policy(c: dict, out: Decisions) -> None:
+    """The node gets Kubernetes' default pull policy for its image; what that changes."""
+    policy, default = c.get("imagePullPolicy"), default_pull_policy(str(c.get("image") or ""))
+    if policy is not None and policy == default:
+        out.defaults.append(("imagePullPolicy", policy))
+    elif policy == "Never" and default != "IfNotPresent":
+        out.misfits.append("imagePullPolicy Never on an image the node would pull on every start (Kubernetes' "
+                           "default for it is Always; the TrainJob cannot say Never)")
+    elif policy is not None:
+        out.pull = (policy, default)

@@ -204,59 +204,28 @@ def _reads(rj: dict, field_path: str) -> bool:
 
 
 def _derive_node(conversion, jobset, rjobs) -> Derived:
-    why = []
     pods = [copy.deepcopy(_pod(rj)) for rj in rjobs]
     for p in pods:
         p.pop("metadata", None)
     jobs = [{k: copy.deepcopy(v) for k, v in _job(rj).items() if k in RUNTIME_JOB_FIELDS} for rj in rjobs]
-    index, n = {}, 0
-    for rj in rjobs:
-        for j in range(rj.get("replicas", 1)):
-            index[(rj["name"], j)] = n
-            n += 1
+    index, n = _global_ranks(rjobs)
     renames = {f"-{rjob}-{j}-0.": f"-{NODE}-0-{i}." for (rjob, j), i in index.items()}
     rjobs = _argv_renamed(rjobs, renames)
     envs = [_env(_main(rj).get("env") or [], renames, n, (GLOBAL_INDEX,)) for rj in rjobs]
     for p, e in zip(pods, envs, strict=False):
         p["spec"]["containers"][0]["env"] = e[0]
-    if any(p != pods[0] for p in pods[1:]):
-        why.append("the roles' pod templates differ (one Indexed Job holds every rank, so one template serves all)")
-    if any(j != jobs[0] for j in jobs[1:]):
-        why.append("the roles' restart and retry rules differ (one Indexed Job holds every rank)")
-    metas = [(rj.get("template") or {}).get("metadata") for rj in rjobs] + [_pod(rj).get("metadata") for rj in rjobs]
-    if any(m != metas[0] for m in metas[1: len(rjobs)]) or any(m != metas[len(rjobs)] for m in metas[len(rjobs):]):
-        why.append("the roles' labels or annotations differ")
-    if len({repr(_job(rj).get("activeDeadlineSeconds")) for rj in rjobs}) > 1:
-        why.append("the roles' deadlines differ")
-    if any(rj.get("dependsOn") for rj in rjobs[1:]) and False:
-        pass
-    spec = jobset["spec"]
-    targets = (spec.get("successPolicy") or {}).get("targetReplicatedJobs") or [r["name"] for r in rjobs]
+    why = _roles_differ(rjobs, pods, jobs)
     job = copy.deepcopy(jobs[0])
-    if set(targets) == {r["name"] for r in rjobs}:
-        pass
-    elif targets == [rjobs[0]["name"]] and rjobs[0].get("replicas", 1) == 1:
-        job["successPolicy"] = {"rules": [{"succeededIndexes": "0"}]}  # v1: the master (rank 0) decides
-    else:
-        why.append(f"success when {targets} succeed, which is no set of ranks of one Job")
-    if (spec.get("successPolicy") or {}).get("operator", "All") != "All":
-        why.append("a success rule on any pod")
+    why += _rank_success(jobset["spec"], rjobs, job)
     if why:
         raise Misfit(why)
     container = _main(rjobs[0])
-    node = {"name": NODE}
-    if container.get("ports"):
-        node["ports"] = copy.deepcopy(container["ports"])
     env, literals = envs[0]
-    runtime_env = [field_env(JOBSET_NAME_VAR, HELPER_VARS[JOBSET_NAME_VAR])]
     trainer_env = [e for e in env if e.get("name") != JOBSET_NAME_VAR]
-    if any(e.get("name") == JOBSET_NAME_VAR for e in env):
-        node["env"] = runtime_env
     _rename_exit_rule(job, container.get("name"))
-    pod_spec = {"restartPolicy": (pods[0]["spec"]).get("restartPolicy", "OnFailure"), "containers": [node]}
     rjob = {"name": NODE, "replicas": 1, "template": {
         "metadata": {"labels": {ANCESTOR_LABEL: TRAINER}},
-        "spec": {**job, "template": {"spec": pod_spec}}}}
+        "spec": {**job, "template": {"spec": _node_pod_spec(container, env, pods[0])}}}}
     template_spec = {"network": dict(DEFAULT_NETWORK), "successPolicy": {"operator": "All", "targetReplicatedJobs": [NODE]},
                      "replicatedJobs": [rjob]}
     trainer = _trainer(container, trainer_env, n)
@@ -269,6 +238,57 @@ def _derive_node(conversion, jobset, rjobs) -> Derived:
                    layout="node", rjobs=roles, deadline=_job(rjobs[0]).get("activeDeadlineSeconds"), renames=renames,
                    pod_places={k: (NODE, i) for k, i in index.items()},
                    size_literals=literals, container_names={NODE: container.get("name")})
+
+
+def _global_ranks(rjobs: list) -> tuple[dict, int]:
+    """v1's global rank of each pod, (replicatedJob, job index) -> rank, and the number of pods."""
+    index, n = {}, 0
+    for rj in rjobs:
+        for j in range(rj.get("replicas", 1)):
+            index[(rj["name"], j)] = n
+            n += 1
+    return index, n
+
+
+def _roles_differ(rjobs: list, pods: list, jobs: list) -> list[str]:
+    """Why the roles cannot share one Indexed Job: what one template, one set of Job rules, one set of labels
+    and one deadline cannot say."""
+    why = []
+    if any(p != pods[0] for p in pods[1:]):
+        why.append("the roles' pod templates differ (one Indexed Job holds every rank, so one template serves all)")
+    if any(j != jobs[0] for j in jobs[1:]):
+        why.append("the roles' restart and retry rules differ (one Indexed Job holds every rank)")
+    metas = [(rj.get("template") or {}).get("metadata") for rj in rjobs] + [_pod(rj).get("metadata") for rj in rjobs]
+    if any(m != metas[0] for m in metas[1: len(rjobs)]) or any(m != metas[len(rjobs)] for m in metas[len(rjobs):]):
+        why.append("the roles' labels or annotations differ")
+    if len({repr(_job(rj).get("activeDeadlineSeconds")) for rj in rjobs}) > 1:
+        why.append("the roles' deadlines differ")
+    return why
+
+
+def _rank_success(spec: dict, rjobs: list, job: dict) -> list[str]:
+    """The JobSet's success policy as ranks of the one Job (set on `job`); why it cannot be one."""
+    why = []
+    targets = (spec.get("successPolicy") or {}).get("targetReplicatedJobs") or [r["name"] for r in rjobs]
+    if set(targets) != {r["name"] for r in rjobs}:
+        if targets == [rjobs[0]["name"]] and rjobs[0].get("replicas", 1) == 1:
+            job["successPolicy"] = {"rules": [{"succeededIndexes": "0"}]}  # v1: the master (rank 0) decides
+        else:
+            why.append(f"success when {targets} succeed, which is no set of ranks of one Job")
+    if (spec.get("successPolicy") or {}).get("operator", "All") != "All":
+        why.append("a success rule on any pod")
+    return why
+
+
+def _node_pod_spec(container: dict, env: list, pod: dict) -> dict:
+    """The runtime's pod: a `node` container with the ports, and the JobSet name variable when the job reads it
+    (the trainer's env carries the rest)."""
+    node = {"name": NODE}
+    if container.get("ports"):
+        node["ports"] = copy.deepcopy(container["ports"])
+    if any(e.get("name") == JOBSET_NAME_VAR for e in env):
+        node["env"] = [field_env(JOBSET_NAME_VAR, HELPER_VARS[JOBSET_NAME_VAR])]
+    return {"restartPolicy": (pod["spec"]).get("restartPolicy", "OnFailure"), "containers": [node]}
 
 
 def _env(env: list, renames: dict, total: int, index_paths: tuple) -> tuple[list, list]:

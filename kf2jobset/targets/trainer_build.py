@@ -75,12 +75,29 @@ def build(runtime: dict, trainjob: dict) -> dict:
     ml = rspec.get("mlPolicy")
     if ml and any(k in ml for k in ("torch", "mpi", "jax", "xgboost", "flux")):
         raise UnsupportedRuntime(f"runtime {runtime['metadata']['name']!r} has an ML source: not modelled here")
+    tspec = trainjob.get("spec") or {}
+    spec, labels, annotations = _patched_template(rspec, tspec)
+    _set_counts_and_trainer(spec, ml, tspec.get("trainer") or {})
+    _pod_group_policy(rspec.get("podGroupPolicy") or {}, spec, trainjob)
+    if "suspend" in tspec:
+        spec["suspend"] = tspec["suspend"]
+    tmeta = trainjob.get("metadata") or {}
+    meta = {k: tmeta[k] for k in ("name", "generateName", "namespace") if tmeta.get(k)}
+    if labels:
+        meta["labels"] = labels
+    if annotations:
+        meta["annotations"] = annotations
+    return {"apiVersion": JOBSET_API, "kind": "JobSet", "metadata": meta, "spec": spec}
+
+
+def _patched_template(rspec: dict, tspec: dict) -> tuple[dict, dict, dict]:
+    """The runtime's JobSet spec with the TrainJob's runtimePatches merged in, its replicatedJobs in the
+    runtime's order (new ones last); and the labels and annotations for the JobSet."""
     template = copy.deepcopy(rspec.get("template") or {})
     labels = dict((template.get("metadata") or {}).get("labels") or {})
     annotations = dict((template.get("metadata") or {}).get("annotations") or {})
     spec = template.get("spec") or {}
     order = [r["name"] for r in spec.get("replicatedJobs") or []]
-    tspec = trainjob.get("spec") or {}
     for patch in tspec.get("runtimePatches") or []:
         tpl = ((patch.get("trainingRuntimeSpec") or {}).get("template")) or {}
         labels.update((tpl.get("metadata") or {}).get("labels") or {})
@@ -89,8 +106,12 @@ def build(runtime: dict, trainjob: dict) -> dict:
             spec = merge(spec, tpl["spec"])
     spec["replicatedJobs"] = sorted(spec.get("replicatedJobs") or [],
                                     key=lambda r: order.index(r["name"]) if r["name"] in order else len(order))
+    return spec, labels, annotations
 
-    trainer = tspec.get("trainer") or {}
+
+def _set_counts_and_trainer(spec: dict, ml: dict | None, trainer: dict) -> None:
+    """Each replicatedJob's pod count as parallelism and completions; the trainer ones get replicas 1 and
+    the trainer's settings on their `node` container."""
     first = True
     for rj in spec["replicatedJobs"]:
         job = rj.setdefault("template", {}).setdefault("spec", {})
@@ -103,26 +124,19 @@ def build(runtime: dict, trainjob: dict) -> dict:
             first = False
             rj["replicas"] = 1
             for c in ((job.get("template") or {}).get("spec") or {}).get("containers") or []:
-                if c.get("name") != NODE:
-                    continue
-                if ml is not None and trainer.get("resourcesPerNode"):
-                    c["resources"] = merge(c.get("resources") or {}, trainer["resourcesPerNode"])
-                for k in ("image", "command", "args"):
-                    if trainer.get(k) is not None:
-                        c[k] = copy.deepcopy(trainer[k])
-                if trainer.get("env"):
-                    c["env"] = upsert_env(c.get("env") or [], trainer["env"])
+                if c.get("name") == NODE:
+                    _set_trainer_node(c, ml, trainer)
         job["parallelism"] = job["completions"] = max(count, 1)
-    _pod_group_policy(rspec.get("podGroupPolicy") or {}, spec, trainjob)
-    if "suspend" in tspec:
-        spec["suspend"] = tspec["suspend"]
-    tmeta = trainjob.get("metadata") or {}
-    meta = {k: tmeta[k] for k in ("name", "generateName", "namespace") if tmeta.get(k)}
-    if labels:
-        meta["labels"] = labels
-    if annotations:
-        meta["annotations"] = annotations
-    return {"apiVersion": JOBSET_API, "kind": "JobSet", "metadata": meta, "spec": spec}
+
+
+def _set_trainer_node(c: dict, ml: dict | None, trainer: dict) -> None:
+    if ml is not None and trainer.get("resourcesPerNode"):
+        c["resources"] = merge(c.get("resources") or {}, trainer["resourcesPerNode"])
+    for k in ("image", "command", "args"):
+        if trainer.get(k) is not None:
+            c[k] = copy.deepcopy(trainer[k])
+    if trainer.get("env"):
+        c["env"] = upsert_env(c.get("env") or [], trainer["env"])
 
 
 # what Trainer's podGroupPolicy plugins put on every pod (EnforcePodGroupPolicy): the PodGroup's name, the TrainJob's

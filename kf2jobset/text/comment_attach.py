@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from .comment_targets import PathMap
-from .comments import Lines, get_path
+from .comments import Lines, Owned, get_path
 
 def commented(obj: Any) -> Any:
     """dict/list -> CommentedMap/CommentedSeq (kept if already), every old comment removed."""
@@ -192,9 +192,6 @@ def _last_leaf_column(obj: Any, path: tuple, style) -> int | None:
 def attach(outputs: list, owned: Iterable, pm: PathMap, style, source: Any = None) -> tuple[int, dict[int, list[tuple[int, str]]]]:
     """Attach owned comments to the outputs (already `commented`). Returns how many comment lines
     had no place to go, and the comment lines that go after the last line of each output."""
-    from ruamel.yaml.error import CommentMark
-    from ruamel.yaml.tokens import CommentToken
-
     targets = _Targets(outputs, pm, source)
     dropped = 0
     slots: dict[tuple, list] = {}  # (output, parent path, key) or (output,) -> [(order, group)]
@@ -211,31 +208,45 @@ def attach(outputs: list, owned: Iterable, pm: PathMap, style, source: Any = Non
             else:
                 slot, order, rows = placed
                 slots.setdefault(slot, []).append((order, item, rows))
-            continue
-        where = targets(item.path)
-        if where is None or not where[1]:
+        elif not _attach_eol(item, outputs, targets, style):
             dropped += len([t for t in item.lines if t])
-            continue
-        out_index, path = where
+    return dropped, _write_slots(slots, outputs)
+
+
+def _attach_eol(item: Owned, outputs: list, targets: _Targets, style) -> bool:
+    """Put an end-of-line comment on its field's line in the output; False when the field has no line there."""
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
+    where = targets(item.path)
+    if where is None or not where[1]:
+        return False
+    out_index, path = where
+    found, parent, node = get_path(outputs[out_index], path)
+    if item.eol and found and isinstance(parent, list) and isinstance(node, dict) and node and not _is_flow(node):
+        path = path + (next(iter(node)),)  # `- key: value  # c`: the comment goes on the item's first line
         found, parent, node = get_path(outputs[out_index], path)
-        if item.eol and found and isinstance(parent, list) and isinstance(node, dict) and node and not _is_flow(node):
-            path = path + (next(iter(node)),)  # `- key: value  # c`: the comment goes on the item's first line
-            found, parent, node = get_path(outputs[out_index], path)
-        if not found or parent is None or _is_flow(parent) or not hasattr(parent, "ca"):
-            dropped += len([t for t in item.lines if t])
-            continue
-        key = path[-1]
-        col = _column(outputs[out_index], path, style)
-        if col is None:
-            dropped += len([t for t in item.lines if t])
-            continue
-        entry = parent.ca.items.setdefault(key, [None, None, None, None])
-        target_col = col + (style.sequence - style.offset if isinstance(key, int) else 0)
-        token = CommentToken(item.lines[0], CommentMark(max(target_col + item.delta, 0)))
-        if isinstance(parent, list):
-            entry[0] = token
-        else:
-            entry[2] = token
+    if not found or parent is None or _is_flow(parent) or not hasattr(parent, "ca"):
+        return False
+    key = path[-1]
+    col = _column(outputs[out_index], path, style)
+    if col is None:
+        return False
+    entry = parent.ca.items.setdefault(key, [None, None, None, None])
+    target_col = col + (style.sequence - style.offset if isinstance(key, int) else 0)
+    token = CommentToken(item.lines[0], CommentMark(max(target_col + item.delta, 0)))
+    if isinstance(parent, list):
+        entry[0] = token
+    else:
+        entry[2] = token
+    return True
+
+
+def _write_slots(slots: dict, outputs: list) -> dict[int, list[tuple[int, str]]]:
+    """The comment lines of each slot, in order, written above their key; those of an output's end returned."""
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
     trailing: dict[int, list[tuple[int, str]]] = {}
     for slot, entries in slots.items():
         entries.sort(key=lambda e: e[0])
@@ -256,7 +267,7 @@ def attach(outputs: list, owned: Iterable, pm: PathMap, style, source: Any = Non
         for col, text in rows:
             tokens.append(CommentToken((text + "\n") if text else "\n", CommentMark(col)))
         entry[1] = tokens
-    return dropped, trailing
+    return trailing
 
 
 def _place_lines(item: Lines, targets: _Targets, style):

@@ -23,6 +23,7 @@ ones after its last field, are not handled here: the pipeline keeps those lines 
 """
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -314,65 +315,86 @@ def own(layout: Layout, data: Any, until: int | None = None) -> list:
         by_line.setdefault(node.line, []).append(node)
     lines_sorted = sorted(by_line)
     out: list = []
-    run: list[Comment] = []
     runs = 0
     located: dict = {}  # the block children of each node _locate visits
+    for event in _comment_events(layout, last, lines_sorted):
+        if isinstance(event, Comment):
+            owner = _eol_owner(by_line, lines_sorted, event.line)
+            if owner is not None:
+                out.append(Owned(owner.path, True, [event.text], event.column - owner.column))
+        else:
+            runs += 1
+            out += _run_lines(data, event, runs, located)
+    return out
 
-    def flush():
-        nonlocal runs
-        if not run:
-            return
-        runs += 1
-        groups: list[list[Comment]] = []
-        for c in run:
-            if groups and _continues(groups[-1][0], c):
-                groups[-1].append(c)
-            else:
-                groups.append([c])
-        prev_end = None
-        for group in groups:
-            head = group[0]
-            where = _locate(data, head.line, head.column, head.text, located)
-            if where is None:
-                continue
-            path, kcol, after, before = where
-            kind, key = classify(head.text)
-            texts: list[tuple[int, str]] = []
-            for p, c in zip([None, *group], group, strict=False):
-                if p is not None:
-                    texts += [(0, "")] * (c.line - p.line - 1)
-                texts.append((c.column - kcol, c.text))
-            gap = 0 if prev_end is None else head.line - prev_end - 1
-            parent = get_path(data, path)[2]
-            under = after is not None and (texts[0][0] > 0 or (  # deeper than the block's children
-                kind == "item" and texts[0][0] == 0 and isinstance(parent, dict)))  # `key:` then `#- item`
-            out.append(Lines(path, before, after, kind, key, texts, head.line, runs, gap, under))
-            prev_end = group[-1].line
-        run.clear()
 
-    import bisect
-
+def _comment_events(layout: Layout, last: int, lines_sorted: list[int]):
+    """The comments from the first content line to `last`, in order: an end-of-line comment alone, comment
+    lines as runs (a run ends at content between two comment lines, or at an end-of-line comment)."""
+    run: list[Comment] = []
     for c in layout.comments:
         if c.line < layout.first_content or c.line > last:
             continue
         if c.eol:
-            flush()
-            here = by_line.get(c.line)
-            if here:
-                owner = max(here, key=lambda n: (len(n.path), n.column))
-            else:
-                k = bisect.bisect_left(lines_sorted, c.line) - 1
-                if k < 0:
-                    continue
-                owner = max(by_line[lines_sorted[k]], key=lambda n: (len(n.path), n.column))
-            out.append(Owned(owner.path, True, [c.text], c.column - owner.column))
+            if run:
+                yield run
+                run = []
+            yield c
             continue
         if run:
             k = bisect.bisect_right(lines_sorted, run[-1].line)
             if k < len(lines_sorted) and lines_sorted[k] < c.line:
-                flush()  # content between the two: a new run
+                yield run  # content between the two: a new run
+                run = []
         run.append(c)
-    flush()
+    if run:
+        yield run
+
+
+def _eol_owner(by_line: dict, lines_sorted: list[int], line: int):
+    """The deepest node starting on `line`, else on the nearest content line above it (None: there is none)."""
+    here = by_line.get(line)
+    if not here:
+        k = bisect.bisect_left(lines_sorted, line) - 1
+        if k < 0:
+            return None
+        here = by_line[lines_sorted[k]]
+    return max(here, key=lambda n: (len(n.path), n.column))
+
+
+def _comment_groups(run: list[Comment]) -> list[list[Comment]]:
+    """A run's comment lines split into commented-out fields, each with the lines indented under it."""
+    groups: list[list[Comment]] = []
+    for c in run:
+        if groups and _continues(groups[-1][0], c):
+            groups[-1].append(c)
+        else:
+            groups.append([c])
+    return groups
+
+
+def _run_lines(data: Any, run: list[Comment], runs: int, located: dict) -> list:
+    """A Lines owner for each group of a run of comment lines that sits in a block of `data`."""
+    out = []
+    prev_end = None
+    for group in _comment_groups(run):
+        head = group[0]
+        where = _locate(data, head.line, head.column, head.text, located)
+        if where is None:
+            continue
+        path, kcol, after, before = where
+        kind, key = classify(head.text)
+        texts: list[tuple[int, str]] = []
+        for p, c in zip([None, *group], group, strict=False):
+            if p is not None:
+                texts += [(0, "")] * (c.line - p.line - 1)
+            texts.append((c.column - kcol, c.text))
+        gap = 0 if prev_end is None else head.line - prev_end - 1
+        parent = get_path(data, path)[2]
+        under = after is not None and (texts[0][0] > 0 or (  # deeper than the block's children
+            kind == "item" and texts[0][0] == 0 and isinstance(parent, dict)))  # `key:` then `#- item`
+        out.append(Lines(path, before, after, kind, key, texts, head.line, runs, gap, under))
+        prev_end = group[-1].line
     return out
 
 

@@ -235,36 +235,11 @@ class Writer:
         comments = self._item_comments(node)
         for k, v in node.items():
             key = self._scalar(k, flow=False, key=True)
-            eol = None
-            if comments and k in comments:
-                entry = comments[k]
-                if entry[0] is not None or (len(entry) > 3 and entry[3] is not None):
-                    raise NotWritable("comment in an unusual slot")
-                if entry[1]:
-                    if prefix.endswith("- "):
-                        raise NotWritable("comment above the first key of a sequence item")
-                    self._pre_lines(entry[1])
-                eol = entry[2] if len(entry) > 2 else None
+            eol = self._key_comments(comments[k], prefix) if comments and k in comments else None
             head = prefix + key + ":"
             prefix = pad
             if isinstance(v, dict) or isinstance(v, list):
-                if not v or self._is_flow(v):
-                    if eol is not None:
-                        raise NotWritable("comment after a flow collection")
-                    if not v:
-                        line = head + (" {}" if isinstance(v, dict) else " []")
-                    else:
-                        self.seen.discard(id(v))
-                        line = head + " " + self._flow(v)
-                    if len(line) > _SAFE_LINE:
-                        raise NotWritable("long line")
-                    out.append(line + "\n")
-                elif isinstance(v, dict):
-                    out.append((head if eol is None else self._eol(head, eol)) + "\n")
-                    self.mapping(v, col + 2, " " * (col + 2))
-                else:
-                    out.append((head if eol is None else self._eol(head, eol)) + "\n")
-                    self.sequence(v, col + self.offset)
+                self._mapping_collection(head, eol, v, col)
             elif eol is not None and (v is None or type(v) is self._lit):
                 raise NotWritable("comment after a null or a block scalar")
             elif v is None:
@@ -276,6 +251,38 @@ class Writer:
                 if len(line) > _SAFE_LINE:
                     raise NotWritable("long line")
                 out.append((line if eol is None else self._eol(line, eol)) + "\n")
+
+    def _key_comments(self, entry, prefix: str):
+        """Writes the comment lines above a mapping key; returns its end-of-line comment (None: none)."""
+        if entry[0] is not None or (len(entry) > 3 and entry[3] is not None):
+            raise NotWritable("comment in an unusual slot")
+        if entry[1]:
+            if prefix.endswith("- "):
+                raise NotWritable("comment above the first key of a sequence item")
+            self._pre_lines(entry[1])
+        return entry[2] if len(entry) > 2 else None
+
+    def _mapping_collection(self, head: str, eol, v, col: int) -> None:
+        """A mapping value that is a collection: in flow style on the key's line (empty ones too), else as
+        a block below it."""
+        out = self.out
+        if not v or self._is_flow(v):
+            if eol is not None:
+                raise NotWritable("comment after a flow collection")
+            if not v:
+                line = head + (" {}" if isinstance(v, dict) else " []")
+            else:
+                self.seen.discard(id(v))
+                line = head + " " + self._flow(v)
+            if len(line) > _SAFE_LINE:
+                raise NotWritable("long line")
+            out.append(line + "\n")
+        elif isinstance(v, dict):
+            out.append((head if eol is None else self._eol(head, eol)) + "\n")
+            self.mapping(v, col + 2, " " * (col + 2))
+        else:
+            out.append((head if eol is None else self._eol(head, eol)) + "\n")
+            self.sequence(v, col + self.offset)
 
     def sequence(self, node, dash_col: int) -> None:
         out = self.out
