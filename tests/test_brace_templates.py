@@ -130,6 +130,16 @@ def test_the_report_names_the_template(tmp_path):
     assert "TPL004" in codes and "TPL001" not in codes
 
 
+def test_the_report_skips_a_template_that_needs_values_as_repo_mode_does(tmp_path, monkeypatch):
+    shutil.copy(CASES / "jinja-blocks" / "input.yaml", tmp_path / "train.yaml.j2")
+    shutil.copy(FIXTURES / "pytorchjob" / "master-workers" / "input.yaml", tmp_path / "ddp.yaml")
+    monkeypatch.chdir(tmp_path)
+    res = run("report", ".", "--fail-on", "never")
+    assert res.exit_code == exitcodes.OK, res.output
+    assert "kf2jobset: skipped (Jinja file): ./train.yaml.j2:17:1" in res.stderr
+    assert "1 job in 1 file, 1 skipped (templates)" in res.stderr and "failed" not in res.stderr
+
+
 def test_a_template_without_a_job_passes_untouched():
     text = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ name }}\nspec:\n  template:\n    spec:\n"
             "      containers:\n{% for c in containers %}\n      - name: {{ c.name }}\n        image: {{ c.image }}\n"

@@ -92,7 +92,7 @@ def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
         first = result.errors[0].problems[0]
         out.notes.append(f"skipped (not YAML, and no Kubeflow job in it): {first}")
         return out
-    if result.errors and (_needs_values(result) or (template and _parse_errors_only(result))):
+    if result.errors and (needs_values(result) or (template and _parse_errors_only(result))):
         # Like a Helm template: skipped and counted, named with the way forward; --check lists its jobs.
         # A template file that is not YAML (another template syntax) is skipped the same way.
         out.status, out.reason = SKIPPED, ENVSUBST_TEMPLATE if result.engine is None else RENDERED_TEMPLATE
@@ -100,7 +100,7 @@ def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
             for category, line in check_listing.file_lines(task.path, result, template=True, again=settings.again):
                 out.finding(category, line)
         else:
-            kind = "envsubst template" if _needs_values(result) and result.engine is None else f"{result.engine} file"
+            kind = "envsubst template" if needs_values(result) and result.engine is None else f"{result.engine} file"
             out.notes += [f"skipped ({kind.strip()}): {p}"
                           for err in result.errors for p in err.problems]
         return out
@@ -158,7 +158,7 @@ def _parse_errors_only(result) -> bool:
     return all(id(err) in parse_errors for err in result.errors)
 
 
-def _needs_values(result) -> bool:
+def needs_values(result) -> bool:
     """Every error is a placeholder where kf2jobset needs the value (an envsubst template), or template text
     that decides what the file holds (a Go text/template or Jinja file)."""
     from ..sources.brace_templates import RULE as TEMPLATE_RULE

@@ -10,12 +10,13 @@ from ..shared_options import build_options
 from ...errors import Kf2JobSetError, UsageError
 from ...text.filenames import is_doc_name
 from ...notes import warning_lines
-from ...files.pipeline import convert_source, stream_for_stdout
+from ...files.pipeline import stream_for_stdout
 from ...options import shared_subdomain
 from ...repo.command_line import RepoOptions, repo_mode, stream_files
 from ...repo.fsio import read_text
-from ...repo.run import katib_embedded, unparsable_without_job
+from ...repo.run import katib_embedded
 from .exits import fail, fail_all
+from .file_loop import Policy, convert_files
 
 
 def run_convert(paths, report_specs, verbose: bool, kw: dict) -> None:
@@ -69,26 +70,17 @@ def _with_run_peers(options, files):
 
 
 def _convert_files(files, options):
-    """Each file converted; (results, errors). A file found under a directory that is not YAML and
-    holds no job is skipped with a note, not failed."""
-    results, errors = [], []
-    for path, from_dir in files:
-        if is_doc_name(path):  # its YAML blocks are rewritten in the file, not printed
-            errors.append(UsageError(f"{path}: a Markdown file is converted where it is: kf2jobset convert {path} --in-place "
-                                     "(or --check, or --out-dir DIR)"))
-            continue
-        try:
-            text = read_text(path)
-        except Kf2JobSetError as err:
-            errors.append(err)
-            continue
-        r = convert_source(text, "<stdin>" if path == "-" else path, options)
-        if from_dir and r.errors and unparsable_without_job(r, options.katib):
-            click.echo(f"kf2jobset: skipped (not YAML, and no Kubeflow job in it): {r.errors[0].problems[0]}", err=True)
-            continue
-        results.append(r)
-        errors += r.errors
-    return results, errors
+    """Each file converted; (results, errors). A Markdown file is an error here: its YAML blocks are rewritten
+    in the file, not printed."""
+    run = convert_files([(path, None, from_dir) for path, from_dir in files], options, Policy(refuse=_markdown))
+    return run.results, run.errors
+
+
+def _markdown(path: str) -> UsageError | None:
+    if not is_doc_name(path):
+        return None
+    return UsageError(f"{path}: a Markdown file is converted where it is: kf2jobset convert {path} --in-place "
+                      "(or --check, or --out-dir DIR)")
 
 
 def _print_warnings(results, verbose: bool) -> None:

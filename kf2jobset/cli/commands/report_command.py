@@ -11,24 +11,14 @@ import click
 from ... import exitcodes
 from ..shared_options import build_options
 from ...errors import Kf2JobSetError, UsageError
-from ...sources.markdown import convert_file_text
 from ...options import shared_subdomain
 from ...checks.staleness import SOURCE_ANNOTATION  # every converted object carries it
-from ...files.pipeline import FileResult
 from ...report import build_report
 from ...report.outputs import resolve, write
 from ...repo.command_line import walk_for_jobs
-from ...repo.fsio import read_text
-from ...repo.run import unparsable_without_job
 from ...core.selectorfix import tree_peers
 from .exits import fail, fail_all
-
-
-@dataclasses.dataclass
-class _Skipped:
-    templates: int = 0  # envsubst templates whose placeholders need values (found under directories)
-    unparsable: int = 0  # files found under directories that are not YAML and hold no job
-    converted: int = 0  # files found under directories that hold objects kf2jobset converted, and no job
+from .file_loop import Policy, Skipped, convert_files
 
 
 def run_report(paths, formats, output, fail_on, color, exclude, no_gitignore, kw: dict) -> NoReturn:
@@ -59,39 +49,19 @@ def run_report(paths, formats, output, fail_on, color, exclude, no_gitignore, kw
 
 
 def _convert_files(files, options):
-    """Each file converted; (results, errors, what was skipped). Files found under directories that
-    hold no job, are not YAML, or are envsubst templates are skipped with a note, not failed."""
-    results, errors, skipped = [], [], _Skipped()
-    for path, text, from_dir in files:
-        shown = "<stdin>" if path == "-" else path
-        try:
-            text = read_text(path) if text is None else text
-        except Kf2JobSetError as err:
-            errors.append(err)
-            results.append(FileResult(path=shown, text="", errors=[err]))
-            continue
-        r = convert_file_text(text, shown, options)  # a named .md file: its YAML blocks, at its own lines
-        for line in r.unconverted_lines():  # jobs inside AppWrappers, ConfigMaps, Argo templates
-            click.echo(f"kf2jobset: warning: {line}", err=True)
-        if from_dir and not r.conversions and not r.errors and not r.edited:
-            skipped.converted += SOURCE_ANNOTATION in text  # a file kf2jobset converted: the report compares v1 jobs
-            continue  # found by the walk, holds no job (a CRD, docs, a JobSet still of its recorded size): not news
-        if from_dir and r.errors and unparsable_without_job(r, options.katib):
-            skipped.unparsable += 1  # not YAML and no `kind:` names a job: a file that cannot hold a job fails nothing
-            click.echo(f"kf2jobset: skipped (not YAML, and no Kubeflow job in it): {r.errors[0].problems[0]}", err=True)
-            continue
-        if from_dir and r.errors and all(p.rule == "envsubst" for e in r.errors for p in e.problems):
-            skipped.templates += 1  # like a Helm template: counted, with the way forward
-            for e in r.errors:
-                for p in e.problems:
-                    click.echo(f"kf2jobset: skipped (envsubst template): {p}", err=True)
-            continue
-        results.append(r)
-        errors += r.errors
-    return results, errors, skipped
+    """Each file converted; (results, errors, what was skipped): files found under directories that hold no
+    job, are not YAML, or are templates whose placeholders need values are skipped with a note, not failed."""
+    run = convert_files(files, options, Policy(skip_templates=True, skip_job_free=True, keep_unreadable=True,
+                                               on_result=_warn_unconverted))
+    return run.results, run.errors, run.skipped
 
 
-def _summary(walked, results, skipped: _Skipped) -> None:
+def _warn_unconverted(r) -> None:
+    for line in r.unconverted_lines():  # jobs inside AppWrappers, ConfigMaps, Argo templates
+        click.echo(f"kf2jobset: warning: {line}", err=True)
+
+
+def _summary(walked, results, skipped: Skipped) -> None:
     """The one line on stderr (files scanned, jobs found, what was skipped or failed) and the hints."""
     jobs = sum(len(r.conversions) for r in results)
     with_jobs = sum(1 for r in results if r.conversions)
@@ -100,7 +70,7 @@ def _summary(walked, results, skipped: _Skipped) -> None:
     if walked.helm:
         line += f", {walked.helm} skipped (Helm templates)"
     if skipped.templates:
-        line += f", {skipped.templates} skipped (envsubst templates)"
+        line += f", {skipped.templates} skipped (templates)"
     if skipped.unparsable:
         line += f", {skipped.unparsable} skipped (not YAML, no job)"
     failed = sum(1 for r in results if r.errors)
@@ -114,8 +84,9 @@ def _summary(walked, results, skipped: _Skipped) -> None:
         click.echo("kf2jobset: hint: Helm templates are not reported; render the chart (helm template CHART | "
                    "kf2jobset report -)", err=True)
     if skipped.templates:
-        click.echo("kf2jobset: hint: envsubst templates whose placeholders need values are not reported; substitute "
-                   "first (VAR=... envsubst < FILE | kf2jobset report -)", err=True)
+        click.echo("kf2jobset: hint: templates whose placeholders need values are not reported; fill them in first "
+                   "(VAR=... envsubst < FILE | kf2jobset report -, or render a Go text/template or Jinja file with the "
+                   "program that fills it in)", err=True)
     if skipped.converted and not with_jobs:  # a converted branch: "no changes" would read as "nothing changed"
         click.echo(f"kf2jobset: hint: {skipped.converted} file{'s hold' if skipped.converted != 1 else ' holds'} objects "
                    f"kf2jobset converted ({SOURCE_ANNOTATION}); the report compares v1 jobs with their conversion: run it "
