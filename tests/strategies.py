@@ -68,26 +68,9 @@ def v1_job(draw, kind: str):
     specs: dict = {}
     extra: dict = {}
     if kind == "TFJob":
-        types = draw(st.sets(st.sampled_from(["Chief", "PS", "Worker", "Evaluator"]), min_size=1))
-        for t in sorted(types):
-            n = 1 if t in ("Chief", "Evaluator") else draw(st.integers(1, 4))
-            specs[t] = replica(draw, container, port, n)
-        if "Worker" in types and draw(st.booleans()):
-            extra["successPolicy"] = "AllWorkers"
-        if draw(st.integers(0, 4)) == 0:
-            extra["enableDynamicWorker"] = True
+        _tf_specs(draw, container, port, specs, extra)
     elif kind in ("PyTorchJob", "XGBoostJob"):
-        has_master = kind == "XGBoostJob" or draw(st.booleans())
-        if has_master:
-            specs["Master"] = replica(draw, container, port, 1)
-        if not has_master or draw(st.booleans()):
-            specs["Worker"] = replica(draw, container, port, draw(st.integers(1, 5)))
-        if kind == "PyTorchJob":
-            if draw(st.booleans()):
-                extra["nprocPerNode"] = draw(st.sampled_from(["auto", "gpu", "2", "8"]))
-            if "Worker" in specs and draw(st.integers(0, 3)) == 0:
-                extra["elasticPolicy"] = {"minReplicas": 1, "maxReplicas": specs["Worker"]["replicas"] + 1,
-                                          "rdzvBackend": "c10d", "maxRestarts": 3}
+        _master_worker_specs(draw, kind, container, port, specs, extra)
     elif kind == "PaddleJob":
         if draw(st.booleans()):
             specs["Master"] = replica(draw, container, port, 1)
@@ -95,17 +78,48 @@ def v1_job(draw, kind: str):
     elif kind == "JAXJob":
         specs["Worker"] = replica(draw, container, port, draw(st.integers(1, 6)))
     elif kind == "MXJob":
-        tune = draw(st.integers(0, 3)) == 0
-        extra["jobMode"] = "MXTune" if tune else "MXTrain"
-        types = draw(st.sets(st.sampled_from(MX_TUNE if tune else MX_TRAIN), min_size=1))
-        for t in sorted(types):
-            n = 1 if t in ("Scheduler", "TunerTracker", "Tuner") else draw(st.integers(1, 4))
-            spec = replica(draw, container, port, n)
-            if t in MX_TUNE and draw(st.booleans()):
-                spec["template"]["metadata"] = {"annotations": {"tuner-server-key": draw(st.sampled_from(["gpu", "a&b<c>", "$(X)"]))}}
-            key = t.lower() if t in MX_TRAIN and draw(st.integers(0, 3)) == 0 else t
-            specs[key] = spec
+        _mx_specs(draw, container, port, specs, extra)
     return {"apiVersion": "kubeflow.org/v1", "kind": kind, "metadata": meta, "spec": {**extra, field: specs}}
+
+
+# Each kind's replica specs (into `specs`) and spec fields (into `extra`), drawn in a fixed order.
+
+def _tf_specs(draw, container, port, specs: dict, extra: dict) -> None:
+    types = draw(st.sets(st.sampled_from(["Chief", "PS", "Worker", "Evaluator"]), min_size=1))
+    for t in sorted(types):
+        n = 1 if t in ("Chief", "Evaluator") else draw(st.integers(1, 4))
+        specs[t] = replica(draw, container, port, n)
+    if "Worker" in types and draw(st.booleans()):
+        extra["successPolicy"] = "AllWorkers"
+    if draw(st.integers(0, 4)) == 0:
+        extra["enableDynamicWorker"] = True
+
+
+def _master_worker_specs(draw, kind: str, container, port, specs: dict, extra: dict) -> None:
+    has_master = kind == "XGBoostJob" or draw(st.booleans())
+    if has_master:
+        specs["Master"] = replica(draw, container, port, 1)
+    if not has_master or draw(st.booleans()):
+        specs["Worker"] = replica(draw, container, port, draw(st.integers(1, 5)))
+    if kind == "PyTorchJob":
+        if draw(st.booleans()):
+            extra["nprocPerNode"] = draw(st.sampled_from(["auto", "gpu", "2", "8"]))
+        if "Worker" in specs and draw(st.integers(0, 3)) == 0:
+            extra["elasticPolicy"] = {"minReplicas": 1, "maxReplicas": specs["Worker"]["replicas"] + 1,
+                                      "rdzvBackend": "c10d", "maxRestarts": 3}
+
+
+def _mx_specs(draw, container, port, specs: dict, extra: dict) -> None:
+    tune = draw(st.integers(0, 3)) == 0
+    extra["jobMode"] = "MXTune" if tune else "MXTrain"
+    types = draw(st.sets(st.sampled_from(MX_TUNE if tune else MX_TRAIN), min_size=1))
+    for t in sorted(types):
+        n = 1 if t in ("Scheduler", "TunerTracker", "Tuner") else draw(st.integers(1, 4))
+        spec = replica(draw, container, port, n)
+        if t in MX_TUNE and draw(st.booleans()):
+            spec["template"]["metadata"] = {"annotations": {"tuner-server-key": draw(st.sampled_from(["gpu", "a&b<c>", "$(X)"]))}}
+        key = t.lower() if t in MX_TRAIN and draw(st.integers(0, 3)) == 0 else t
+        specs[key] = spec
 
 
 @st.composite

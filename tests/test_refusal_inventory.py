@@ -129,13 +129,8 @@ def _rules_in(path: Path) -> tuple[dict[str, list[str]], list[str]]:
     constants = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
                  and isinstance(n.value.value, str) for t in n.targets if isinstance(t, ast.Name)}
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        if isinstance(node.func, ast.Attribute) and node.func.attr in METHOD_BUILDERS:
-            name = node.func.attr
-        elif isinstance(node.func, ast.Name):
-            name = node.func.id
-        else:
+        name = _called(node)
+        if name is None:
             continue
         if name in REFUSALS and node.args and isinstance(node.args[0], (ast.Constant, ast.JoinedStr)):
             unnamed.append(f"{where(node)}: {name} with a bare message")
@@ -146,27 +141,44 @@ def _rules_in(path: Path) -> tuple[dict[str, list[str]], list[str]]:
         pos = positions[name]
         if arg is None and pos is not None and len(node.args) > pos:
             arg = node.args[pos]
-        if arg is None or (isinstance(arg, ast.Constant) and arg.value is None):
-            unnamed.append(f"{where(node)}: {name}(...) without a rule id")
-        elif isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-            found.setdefault(arg.value, []).append(where(node))
-        elif isinstance(arg, ast.Attribute) and arg.attr == "rule":
-            continue  # an existing problem re-located or re-worded: its rule id was counted where it was made
-        elif isinstance(arg, ast.Name) and arg.id in constants:
-            found.setdefault(constants[arg.id], []).append(where(node))
-        elif isinstance(arg, ast.Name):
-            loop = next((f for f in enclosing(node, ast.For) if isinstance(f.target, ast.Name) and f.target.id == arg.id), None)
-            func = next(enclosing(node, ast.FunctionDef), None)
-            if loop is not None and isinstance(loop.iter, ast.Tuple) and all(isinstance(e, ast.Constant) for e in loop.iter.elts):
-                for e in loop.iter.elts:
-                    found.setdefault(e.value, []).append(where(node))
-            elif func is not None and func.name in BUILDERS and arg.id in [a.arg for a in func.args.args]:
-                continue  # the builder passing its own parameter on
-            else:
-                unnamed.append(f"{where(node)}: rule id {arg.id!r} is not a literal this test can read")
-        else:
-            unnamed.append(f"{where(node)}: rule id {ast.unparse(arg)!r} is not a literal this test can read")
+        ids, problem = _rule_ids(arg, node, name, constants, enclosing)
+        if problem is not None:
+            unnamed.append(f"{where(node)}: {problem}")
+        for rule in ids:
+            found.setdefault(rule, []).append(where(node))
     return found, unnamed
+
+
+def _called(node) -> str | None:
+    """The name a call calls (a refusal, a builder or a builder method), None for any other node."""
+    if not isinstance(node, ast.Call):
+        return None
+    if isinstance(node.func, ast.Attribute) and node.func.attr in METHOD_BUILDERS:
+        return node.func.attr
+    if isinstance(node.func, ast.Name):
+        return node.func.id
+    return None
+
+
+def _rule_ids(arg, node, name: str, constants: dict, enclosing) -> tuple[list, str | None]:
+    """The rule ids a builder call's `rule` argument names, or why this test cannot read them."""
+    if arg is None or (isinstance(arg, ast.Constant) and arg.value is None):
+        return [], f"{name}(...) without a rule id"
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return [arg.value], None
+    if isinstance(arg, ast.Attribute) and arg.attr == "rule":
+        return [], None  # an existing problem re-located or re-worded: its rule id was counted where it was made
+    if isinstance(arg, ast.Name) and arg.id in constants:
+        return [constants[arg.id]], None
+    if isinstance(arg, ast.Name):
+        loop = next((f for f in enclosing(node, ast.For) if isinstance(f.target, ast.Name) and f.target.id == arg.id), None)
+        func = next(enclosing(node, ast.FunctionDef), None)
+        if loop is not None and isinstance(loop.iter, ast.Tuple) and all(isinstance(e, ast.Constant) for e in loop.iter.elts):
+            return [e.value for e in loop.iter.elts], None
+        if func is not None and func.name in BUILDERS and arg.id in [a.arg for a in func.args.args]:
+            return [], None  # the builder passing its own parameter on
+        return [], f"rule id {arg.id!r} is not a literal this test can read"
+    return [], f"rule id {ast.unparse(arg)!r} is not a literal this test can read"
 
 
 def refusing_rules() -> tuple[dict[str, list[str]], list[str]]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from kf2jobset.text.yamlio import _loader, _strict_loader, split_documents
+from kf2jobset.text.yamlio import _loader, split_documents
+from kf2jobset.text.yamlstrict import strict_loader
 from kf2jobset.text.yamlread import NotReadable, build, may_read
 
 from . import upstream
@@ -38,7 +39,7 @@ def _same(a, b, path=()):
 
 def _compare_text(text) -> int:
     """Builds every document both ways and compares; returns how many the builder took."""
-    strict = _strict_loader()
+    strict = strict_loader()
     taken = 0
     for doc in split_documents(text):
         error, _, roots = strict(doc.text)
@@ -101,7 +102,7 @@ def test_commented_sources(source):
 def test_refused_documents_load_with_ruamel(text):
     from kf2jobset.text.yamlio import parse_documents
 
-    strict = _strict_loader()
+    strict = strict_loader()
     error, _, roots = strict(text.split("---\n")[-1])
     refused = not may_read(text)
     if not refused:

@@ -109,6 +109,16 @@ def _pods(reading: Reading, value, env: dict, times: str | None, pods, kind: str
                     + (f" ({pods * factor})" if isinstance(pods, int) else ""), rjob)
 
 
+@dataclass
+class _JobSetSizes:
+    """What a JobSet's values are held against."""
+    replicas: dict  # replicatedJob name -> its replicas as written
+    pods: object  # the pod count, or the replicas joined with " + " where one is a placeholder (${N})
+    names: tuple  # the names the JobSet may have been written under in literal addresses
+    said: dict  # value name -> the size-literals record's `(pods x TIMES N)` match
+    bounds: dict = field(default_factory=dict)  # an elastic bound (name, min, max) -> the replicatedJobs joining it
+
+
 def read_sizes(data: dict, configmaps: dict, profile, names: tuple, entries=()) -> Reading:
     """Every declared value of `profile` found on `data` (a JobSet or TrainJob) against its sizes.
     `configmaps`: name -> data of the stream's ConfigMaps; `names`: the names the JobSet may have been
@@ -116,66 +126,93 @@ def read_sizes(data: dict, configmaps: dict, profile, names: tuple, entries=()) 
     `WORLD_SIZE (pods x nprocPerNode 8)` says the factor where no env carries it."""
     reading = Reading()
     said = {e.split(" (")[0]: re.search(r"\(pods x \S+ (\d+)\)", e) for e in entries}
-    if data.get("kind") == "TrainJob":  # its nodes are laid out by the runtime: only pod counts are read here
-        trainer = (data.get("spec") or {}).get("trainer") or {}
-        nodes = _count(trainer.get("numNodes", 1))
-        env = _envs({"containers": [trainer]})[0]
-        for value in profile.size_values:
-            found = [k for k in value.holders if k in env]
-            recorded = said.get(value.name)
-            factor = _factor(env, value.times, trainer.get("numProcPerNode") or (recorded and recorded.group(1)))
-            if value.shape == PODS and found and nodes is not None and factor is not None:
-                reading.read.add(value.name)
-                _pods(reading, env[found[0]], env, value.times, nodes, "TrainJob", value.name, factor)
+    if data.get("kind") == "TrainJob":
+        _read_trainjob(reading, data, profile, said)
         return reading
     rjobs = [r for r in (data.get("spec") or {}).get("replicatedJobs") or [] if isinstance(r, dict)]
     replicas = {r.get("name"): r.get("replicas", 1) for r in rjobs}
     counts = [_count(n) for n in replicas.values()]
     # a placeholder among the replicas (${N}): a pod count no literal can match
     pods = sum(counts) if None not in counts else " + ".join(str(n) for n in replicas.values())
-    bounds: dict = {}  # an elastic bound (PET_NNODES min:max) -> the replicatedJobs whose pods join under it
+    sizes = _JobSetSizes(replicas, pods, names, said)
     for rjob, pod in _pod_specs(data):
         envs = _envs(pod)
         files = _mounted(pod, configmaps)
         for value in profile.size_values:
-            if value.shape == SOLO:  # the env's presence marks the one-pod replicatedJob (it is a valueFrom)
-                named = {e.get("name") for c in pod.get("containers") or [] if isinstance(c, dict)
-                         for e in c.get("env") or [] if isinstance(e, dict)}
-                if named & set(value.holders):
-                    reading.read.add(value.name)
-                    if _count(replicas[rjob]) != 1:
-                        reading.add(f"the {rjob} replicatedJob's layout is for one pod (it reads {value.holders[0]}, "
-                                    f"its own IP, as the rendezvous host), the JobSet runs {replicas[rjob]} there (the type's other "
-                                    "replicatedJob takes the rest)", rjob)
+            if value.shape == SOLO:
+                _read_solo(reading, value, pod, rjob, replicas)
                 continue
             for env in envs:
                 for key in value.holders:
-                    if key not in env or env[key] is None:
-                        continue
-                    recorded = said.get(value.name)
-                    factor = _factor(env, value.times, recorded and recorded.group(1))
-                    if value.shape != PODS or factor is not None:
-                        reading.read.add(value.name)
-                    bound = _BOUND.fullmatch(str(env[key])) if value.shape == PODS else None
-                    if bound:  # an elastic rendezvous: the pods that join it must fit min:max
-                        reading.read.add(value.name)
-                        bounds.setdefault((value.name, int(bound.group(1)), int(bound.group(2))), []).append(rjob)
-                    elif value.shape == HOSTS:
-                        _hosts(reading, value.name, env[key], names, replicas, "JobSet")
-                    elif value.shape == PODS and factor is not None:
-                        _pods(reading, env[key], env, value.times, pods, "JobSet", value.name, factor, rjob)
-                    elif value.shape == ROLE and value.role in replicas and _count(env[key]) is not None \
-                            and _count(env[key]) != _count(replicas[value.role]):
-                        reading.add(f"{value.name} counts {env[key]} {value.role} pod{'' if env[key] == '1' else 's'}, the JobSet runs "
-                                    f"{replicas[value.role]}", value.role)
+                    if key in env and env[key] is not None:
+                        _read_env_value(reading, value, env, key, rjob, sizes)
             if value.shape == HOSTS:
-                for cm in files:
-                    for key in value.holders:
-                        if isinstance(cm.get(key), str):
-                            reading.read.add(value.name)
-                            _hosts(reading, value.name, cm[key], names, replicas, "JobSet")
-    for (name, lo, hi), joining in bounds.items():
-        counts = [_count(replicas[r]) for r in dict.fromkeys(joining)]
+                _read_mounted_hosts(reading, value, files, sizes)
+    _check_bounds(reading, sizes)
+    return reading
+
+
+def _read_trainjob(reading: Reading, data: dict, profile, said: dict) -> None:
+    """A TrainJob's nodes are laid out by the runtime: only pod counts are read, from the trainer's env."""
+    trainer = (data.get("spec") or {}).get("trainer") or {}
+    nodes = _count(trainer.get("numNodes", 1))
+    env = _envs({"containers": [trainer]})[0]
+    for value in profile.size_values:
+        found = [k for k in value.holders if k in env]
+        recorded = said.get(value.name)
+        factor = _factor(env, value.times, trainer.get("numProcPerNode") or (recorded and recorded.group(1)))
+        if value.shape == PODS and found and nodes is not None and factor is not None:
+            reading.read.add(value.name)
+            _pods(reading, env[found[0]], env, value.times, nodes, "TrainJob", value.name, factor)
+
+
+def _read_solo(reading: Reading, value, pod: dict, rjob: str, replicas: dict) -> None:
+    """The env's presence marks the one-pod replicatedJob (it is a valueFrom, so no literal is read)."""
+    named = {e.get("name") for c in pod.get("containers") or [] if isinstance(c, dict)
+             for e in c.get("env") or [] if isinstance(e, dict)}
+    if named & set(value.holders):
+        reading.read.add(value.name)
+        if _count(replicas[rjob]) != 1:
+            reading.add(f"the {rjob} replicatedJob's layout is for one pod (it reads {value.holders[0]}, "
+                        f"its own IP, as the rendezvous host), the JobSet runs {replicas[rjob]} there (the type's other "
+                        "replicatedJob takes the rest)", rjob)
+
+
+def _read_env_value(reading: Reading, value, env: dict, key: str, rjob: str, sizes: _JobSetSizes) -> None:
+    """One env literal of a declared value held against the JobSet's sizes (an elastic bound is
+    gathered in `sizes.bounds`, checked once every replicatedJob joining it is known)."""
+    replicas = sizes.replicas
+    recorded = sizes.said.get(value.name)
+    factor = _factor(env, value.times, recorded and recorded.group(1))
+    if value.shape != PODS or factor is not None:
+        reading.read.add(value.name)
+    bound = _BOUND.fullmatch(str(env[key])) if value.shape == PODS else None
+    if bound:  # an elastic rendezvous: the pods that join it must fit min:max
+        reading.read.add(value.name)
+        sizes.bounds.setdefault((value.name, int(bound.group(1)), int(bound.group(2))), []).append(rjob)
+    elif value.shape == HOSTS:
+        _hosts(reading, value.name, env[key], sizes.names, replicas, "JobSet")
+    elif value.shape == PODS and factor is not None:
+        _pods(reading, env[key], env, value.times, sizes.pods, "JobSet", value.name, factor, rjob)
+    elif value.shape == ROLE and value.role in replicas and _count(env[key]) is not None \
+            and _count(env[key]) != _count(replicas[value.role]):
+        reading.add(f"{value.name} counts {env[key]} {value.role} pod{'' if env[key] == '1' else 's'}, the JobSet runs "
+                    f"{replicas[value.role]}", value.role)
+
+
+def _read_mounted_hosts(reading: Reading, value, files: list, sizes: _JobSetSizes) -> None:
+    """Host lists held in the ConfigMaps the pod mounts (a hostfile)."""
+    for cm in files:
+        for key in value.holders:
+            if isinstance(cm.get(key), str):
+                reading.read.add(value.name)
+                _hosts(reading, value.name, cm[key], sizes.names, sizes.replicas, "JobSet")
+
+
+def _check_bounds(reading: Reading, sizes: _JobSetSizes) -> None:
+    """Each elastic bound against the pods of the replicatedJobs that join it."""
+    for (name, lo, hi), joining in sizes.bounds.items():
+        counts = [_count(sizes.replicas[r]) for r in dict.fromkeys(joining)]
         joined = sum(counts) if None not in counts else None
         if joined is not None and joined > hi:
             reading.add(f"{name} bounds the rendezvous at {lo}:{hi} nodes, the JobSet runs {joined} pods that join it: "
@@ -183,4 +220,3 @@ def read_sizes(data: dict, configmaps: dict, profile, names: tuple, entries=()) 
         elif joined is not None and joined < lo:
             reading.add(f"{name} bounds the rendezvous at {lo}:{hi} nodes, the JobSet runs {joined} pods that join it: "
                         f"below {lo} the rendezvous never completes", joining[0])
-    return reading

@@ -60,40 +60,12 @@ def _milli(value: float) -> str | None:
 
 
 def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> TrainingJob:
-    problems: list[Problem] = []
     pruned: list[DefaultApplied] = []
     nulls: list = []  # crdnulls.NullField
     jobset_only: list[Problem] = []  # v1 ran it, the JobSet cannot carry it: refused after the v1 rules
     if check_schema:
-        from ..k8s.schemas import validate
-
-        issues = validate(doc, mapping.schema)
-        unknown = [i.path for i in issues if i.message.startswith("unknown field")]
-        problems += [_fractional_problem(doc, i) or _problem(i.path, i.message, rule="schema") for i in issues
-                     if i.path not in unknown]
-        if problems:
-            raise InvalidJobError(problems)
-        # Then the nulls, as the API server drops them before it validates (crdnulls): every rule below
-        # reads the job as it was stored. A null field the schema does not know is an unknown field.
-        from ..k8s.crdnulls import pruned_nulls, remove_paths
-
-        nulls, null_unknown = pruned_nulls(doc, mapping.schema)
-        unknown += [p for p in null_unknown if not any(p[:len(u)] == u for u in unknown)]
-        nulls = [n for n in nulls if not any(n.path[:len(u)] == u for u in unknown)]
-        if unknown or nulls:
-            # The API server prunes fields its schema does not know; convert what it would have stored.
-            doc = copy_tree(doc)
-            remove_paths(doc, [n.path for n in nulls])
-            for path in unknown:
-                _remove(doc, path)
-                pruned.append(DefaultApplied(path, None, NULL_PRUNED if path in null_unknown else
-                                             "unknown field: the API server prunes it"))
-        from ..k8s.podrules import check_v1_job, run_policy_problems
-
-        problems += check_v1_job(doc, mapping)
-        jobset_only = run_policy_problems(doc)[1]
-        if problems:
-            raise InvalidJobError(problems)
+        doc, pruned, nulls, jobset_only = _as_stored(doc, mapping)
+    problems: list[Problem] = []
 
     meta = doc.get("metadata") or {}
     spec = doc.get("spec") or {}
@@ -109,58 +81,8 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
                      hint="lower-case letters, digits and '-', starting with a letter")
         )
 
-    job_defaults: list[DefaultApplied] = []
-    replicas: dict[str, ReplicaSpec] = {}
-    seen_types: set[str] = set()
-    ignored: list[DefaultApplied] = []
-    pod_names: dict[str, str] = {}  # lower-cased type (the operator's pod and Service names) -> canonical type
-    folded = {t.lower(): t for t in mapping.case_normalized_types}
-    for key, raw in raw_specs.items():
-        path = ("spec", field, key)
-        canonical = key
-        if key.lower() in folded:
-            canonical = folded[key.lower()]
-            if canonical != key:
-                job_defaults.append(DefaultApplied(path, canonical,
-                                                   f"replica type key {key!r} normalised to {canonical!r} as the operator does"))
-        if canonical not in mapping.known_types and mapping.unknown_replica_types == "ignore":
-            ignored.append(DefaultApplied(path, None, f"{mapping.operator} makes no pods for replica type {key!r}"))
-            continue
-        if canonical not in mapping.known_types and not mapping.allow_unknown_replica_types:
-            problems.append(
-                _problem(path, f"unknown replica type {key!r} for {mapping.kind}",
-                         hint="allowed: " + ", ".join(mapping.known_types), rule="replica-type")
-            )
-            continue
-        if canonical in replicas:
-            problems.append(_problem(path, f"replica type {canonical!r} given twice (keys differ only in case)", rule="replica-type"))
-            continue
-        if canonical.lower() in pod_names:
-            # e.g. MXJob Tuner and tuner (not camel-cased by the operator): both named their pods <job>-tuner-<i>
-            problems.append(_problem(path, f"replica types {pod_names[canonical.lower()]!r} and {canonical!r} differ only in "
-                                     f"case: the operator named the pods of both <job>-{canonical.lower()}-<i>",
-                                     rule="replica-type", hint="rename or merge one of them"))
-            continue
-        pod_names[canonical.lower()] = canonical
-        seen_types.add(canonical)
-        spec_obj, spec_problems, spec_defaults = _parse_replica(raw or {}, canonical, key, path, mapping)
-        problems += spec_problems
-        job_defaults += spec_defaults
-        if spec_obj is not None:
-            replicas[canonical] = spec_obj
-
-    total = sum(r.replicas for r in replicas.values())
-    if total > MAX_REPLICAS:
-        problems.append(_problem(("spec", field), f"{total} pods in one job: kf2jobset converts at most {MAX_REPLICAS:,} "
-                                 "(the API server's object size limits are reached first: TF_CONFIG, MPI hostfile)",
-                                 rule="replicas", hint="split the job, or lower replicas"))
-    for rule in mapping.replica_types:
-        if rule.required and rule.type not in seen_types:
-            problems.append(_problem(("spec", field), f"{mapping.kind} needs a {rule.type} replica spec", rule="replica-type"))
-    for group in mapping.mutually_exclusive:
-        present = [t for t in group if t in replicas]
-        if len(present) > 1:
-            problems.append(_problem(("spec", field), f"at most one of {', '.join(group)} may be set", rule="replica-type"))
+    replicas, seen_types, ignored, job_defaults = _replica_specs(raw_specs, mapping, problems)
+    problems += _job_wide_problems(mapping, replicas, seen_types)
 
     framework, fw_problems, fw_defaults = get_profile(mapping.profile).spec_fields(spec, replicas)
     problems += fw_problems
@@ -192,6 +114,113 @@ def parse_job(doc: dict, mapping: KindMapping, *, check_schema: bool = True) -> 
         ignored=ignored,
         nulls=nulls,
     )
+
+
+def _as_stored(doc: dict, mapping: KindMapping) -> tuple:
+    """The job as the API server stored it, once its schema and the v1 rules passed (InvalidJobError
+    otherwise): (doc, fields pruned, nulls dropped, problems only the JobSet has)."""
+    from ..k8s.schemas import validate
+
+    pruned: list[DefaultApplied] = []
+    issues = validate(doc, mapping.schema)
+    unknown = [i.path for i in issues if i.message.startswith("unknown field")]
+    problems = [_fractional_problem(doc, i) or _problem(i.path, i.message, rule="schema") for i in issues
+                if i.path not in unknown]
+    if problems:
+        raise InvalidJobError(problems)
+    # Then the nulls, as the API server drops them before it validates (crdnulls): every rule below
+    # reads the job as it was stored. A null field the schema does not know is an unknown field.
+    from ..k8s.crdnulls import pruned_nulls, remove_paths
+
+    nulls, null_unknown = pruned_nulls(doc, mapping.schema)
+    unknown += [p for p in null_unknown if not any(p[:len(u)] == u for u in unknown)]
+    nulls = [n for n in nulls if not any(n.path[:len(u)] == u for u in unknown)]
+    if unknown or nulls:
+        # The API server prunes fields its schema does not know; convert what it would have stored.
+        doc = copy_tree(doc)
+        remove_paths(doc, [n.path for n in nulls])
+        for path in unknown:
+            _remove(doc, path)
+            pruned.append(DefaultApplied(path, None, NULL_PRUNED if path in null_unknown else
+                                         "unknown field: the API server prunes it"))
+    from ..k8s.podrules import check_v1_job, run_policy_problems
+
+    problems += check_v1_job(doc, mapping)
+    jobset_only = run_policy_problems(doc)[1]
+    if problems:
+        raise InvalidJobError(problems)
+    return doc, pruned, nulls, jobset_only
+
+
+def _replica_specs(raw_specs: dict, mapping: KindMapping, problems: list) -> tuple:
+    """Each replica spec read as the operator read it, its type key normalised: (replicas by type, the
+    types seen, the types the operator makes no pods for, the defaults applied); problems go to `problems`."""
+    field = mapping.replica_specs_field
+    job_defaults: list[DefaultApplied] = []
+    replicas: dict[str, ReplicaSpec] = {}
+    seen_types: set[str] = set()
+    ignored: list[DefaultApplied] = []
+    pod_names: dict[str, str] = {}  # lower-cased type (the operator's pod and Service names) -> canonical type
+    folded = {t.lower(): t for t in mapping.case_normalized_types}
+    for key, raw in raw_specs.items():
+        path = ("spec", field, key)
+        canonical = key
+        if key.lower() in folded:
+            canonical = folded[key.lower()]
+            if canonical != key:
+                job_defaults.append(DefaultApplied(path, canonical,
+                                                   f"replica type key {key!r} normalised to {canonical!r} as the operator does"))
+        if canonical not in mapping.known_types and mapping.unknown_replica_types == "ignore":
+            ignored.append(DefaultApplied(path, None, f"{mapping.operator} makes no pods for replica type {key!r}"))
+            continue
+        problem = _replica_type_problem(key, canonical, path, mapping, replicas, pod_names)
+        if problem is not None:
+            problems.append(problem)
+            continue
+        pod_names[canonical.lower()] = canonical
+        seen_types.add(canonical)
+        spec_obj, spec_problems, spec_defaults = _parse_replica(raw or {}, canonical, key, path, mapping)
+        problems += spec_problems
+        job_defaults += spec_defaults
+        if spec_obj is not None:
+            replicas[canonical] = spec_obj
+    return replicas, seen_types, ignored, job_defaults
+
+
+def _replica_type_problem(key: str, canonical: str, path: tuple, mapping: KindMapping, replicas: dict,
+                          pod_names: dict) -> Problem | None:
+    """Why the operator would not take a replica type key: unknown to the kind, or a second spelling of
+    a type already read."""
+    if canonical not in mapping.known_types and not mapping.allow_unknown_replica_types:
+        return _problem(path, f"unknown replica type {key!r} for {mapping.kind}",
+                        hint="allowed: " + ", ".join(mapping.known_types), rule="replica-type")
+    if canonical in replicas:
+        return _problem(path, f"replica type {canonical!r} given twice (keys differ only in case)", rule="replica-type")
+    if canonical.lower() in pod_names:
+        # e.g. MXJob Tuner and tuner (not camel-cased by the operator): both named their pods <job>-tuner-<i>
+        return _problem(path, f"replica types {pod_names[canonical.lower()]!r} and {canonical!r} differ only in "
+                        f"case: the operator named the pods of both <job>-{canonical.lower()}-<i>",
+                        rule="replica-type", hint="rename or merge one of them")
+    return None
+
+
+def _job_wide_problems(mapping: KindMapping, replicas: dict, seen_types: set) -> list[Problem]:
+    """The rules on the replica specs together: the pod total, the types required, those exclusive."""
+    field = mapping.replica_specs_field
+    problems = []
+    total = sum(r.replicas for r in replicas.values())
+    if total > MAX_REPLICAS:
+        problems.append(_problem(("spec", field), f"{total} pods in one job: kf2jobset converts at most {MAX_REPLICAS:,} "
+                                 "(the API server's object size limits are reached first: TF_CONFIG, MPI hostfile)",
+                                 rule="replicas", hint="split the job, or lower replicas"))
+    for rule in mapping.replica_types:
+        if rule.required and rule.type not in seen_types:
+            problems.append(_problem(("spec", field), f"{mapping.kind} needs a {rule.type} replica spec", rule="replica-type"))
+    for group in mapping.mutually_exclusive:
+        present = [t for t in group if t in replicas]
+        if len(present) > 1:
+            problems.append(_problem(("spec", field), f"at most one of {', '.join(group)} may be set", rule="replica-type"))
+    return problems
 
 
 def _port_read_from_missing_container(spec: dict, mapping: KindMapping, replicas: dict) -> list[Problem]:
@@ -246,16 +275,7 @@ def _parse_replica(raw: dict, rtype: str, key: str, path: tuple, mapping: KindMa
     if replicas_defaulted:
         defaults.append(DefaultApplied(path + ("replicas",), n, "operator default"))
     if rule:
-        if rule.exact_replicas is not None and n != rule.exact_replicas:
-            problems.append(_problem(path + ("replicas",), f"{rtype} replicas must be exactly {rule.exact_replicas}, got {n}",
-                                     rule="replicas"))
-        if rule.min_replicas is not None and n < rule.min_replicas:
-            got = f": it is unset, and {mapping.operator}'s default is {n}" if replicas_defaulted else f", got {n}"
-            problems.append(_problem(path + ("replicas",), f"{rtype} replicas must be at least {rule.min_replicas}{got}",
-                                     rule="replicas"))
-        if rule.max_replicas is not None and n > rule.max_replicas:
-            problems.append(_problem(path + ("replicas",), f"{rtype} replicas must be at most {rule.max_replicas}, got {n}",
-                                     rule="replicas"))
+        problems += _replica_count_problems(rule, n, rtype, path, mapping, replicas_defaulted)
 
     policy = raw.get("restartPolicy")
     policy_defaulted = not policy
@@ -268,19 +288,7 @@ def _parse_replica(raw: dict, rtype: str, key: str, path: tuple, mapping: KindMa
                      hint="allowed: " + ", ".join(mapping.allowed_restart_policies), rule="restart-policy")
         )
 
-    port_added = False
-    mp = mapping.default_port
-    if mp is not None and containers:
-        target = default_container(template, mapping.default_container)
-        ports = (target.get("ports") if target is not None else None) or []
-        if not any(p.get("name") == mp.name for p in ports):
-            ports.append({"name": mp.name, "containerPort": mp.number})
-            if target is not None:
-                target["ports"] = ports  # `ports: null` is unset to the API server
-            port_added = True
-            idx = containers.index(target)
-            defaults.append(DefaultApplied(path + ("template", "spec", "containers", idx, "ports"), f"{mp.name}:{mp.number}",
-                                           "operator adds its port to the default container"))
+    port_added = _add_default_port(template, containers, path, mapping, defaults)
     if problems:
         return None, problems, defaults
     return (
@@ -291,6 +299,42 @@ def _parse_replica(raw: dict, rtype: str, key: str, path: tuple, mapping: KindMa
         problems,
         defaults,
     )
+
+
+def _replica_count_problems(rule, n: int, rtype: str, path: tuple, mapping: KindMapping,
+                            replicas_defaulted: bool) -> list[Problem]:
+    """The kind's bounds on one replica type's count (exactly, at least, at most)."""
+    problems = []
+    if rule.exact_replicas is not None and n != rule.exact_replicas:
+        problems.append(_problem(path + ("replicas",), f"{rtype} replicas must be exactly {rule.exact_replicas}, got {n}",
+                                 rule="replicas"))
+    if rule.min_replicas is not None and n < rule.min_replicas:
+        got = f": it is unset, and {mapping.operator}'s default is {n}" if replicas_defaulted else f", got {n}"
+        problems.append(_problem(path + ("replicas",), f"{rtype} replicas must be at least {rule.min_replicas}{got}",
+                                 rule="replicas"))
+    if rule.max_replicas is not None and n > rule.max_replicas:
+        problems.append(_problem(path + ("replicas",), f"{rtype} replicas must be at most {rule.max_replicas}, got {n}",
+                                 rule="replicas"))
+    return problems
+
+
+def _add_default_port(template: dict, containers: list, path: tuple, mapping: KindMapping, defaults: list) -> bool:
+    """The operator's port added to the default container of `template` (in place) where no port of its
+    name is there; the default is recorded in `defaults`. True when added."""
+    mp = mapping.default_port
+    if mp is None or not containers:
+        return False
+    target = default_container(template, mapping.default_container)
+    ports = (target.get("ports") if target is not None else None) or []
+    if any(p.get("name") == mp.name for p in ports):
+        return False
+    ports.append({"name": mp.name, "containerPort": mp.number})
+    if target is not None:
+        target["ports"] = ports  # `ports: null` is unset to the API server
+    idx = containers.index(target)
+    defaults.append(DefaultApplied(path + ("template", "spec", "containers", idx, "ports"), f"{mp.name}:{mp.number}",
+                                   "operator adds its port to the default container"))
+    return True
 
 
 def _run_policy(spec: dict, mapping: KindMapping) -> tuple[RunPolicy, list[DefaultApplied]]:

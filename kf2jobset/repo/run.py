@@ -28,13 +28,13 @@ from ..sources.katib_trials import KATIB_EXPERIMENT
 from ..text.filenames import is_template_name
 from .walk import Found, walk
 from ..mappings import kubeflow_job_kind
-from ..notes import warning_lines
 from ..text import classify as cls
 from ..runtime.selectors import SELECTING_TEXT
 from ..checks.edit_checks import may_hold_edit
 from ..targets.bundle_gang import GANG_ANNOTATION
 
 from . import check_listing
+from .run_summary import Summary, report_outcomes
 from .fsio import read_source
 from .outcome import (CHECK, CONVERTED, ENVSUBST_HINT, ENVSUBST_TEMPLATE, FAILED, HELM_HINT, IN_PLACE, OUT_DIR, PARALLEL_MIN_FILES,  # noqa: F401
                       RENDER_HINT, RENDERED_TEMPLATE, SKIPPED, UNCHANGED, UNPARSABLE, Outcome, PendingWrites, Settings, deliver, read_bytes)
@@ -85,33 +85,8 @@ def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
         return out
     check = settings.mode == CHECK
     template = is_template_name(task.path) or result.engine is not None
-    if result.errors and unparsable_without_job(result, settings.options.katib):
-        # The pre-filter let it through (it mentions kubeflow.org and a job kind) but it is not YAML
-        # and no `kind:` names a job: a file that cannot hold a job never fails a run.
-        out.status, out.reason = SKIPPED, UNPARSABLE
-        first = result.errors[0].problems[0]
-        out.notes.append(f"skipped (not YAML, and no Kubeflow job in it): {first}")
-        return out
-    if result.errors and (needs_values(result) or (template and _parse_errors_only(result))):
-        # Like a Helm template: skipped and counted, named with the way forward; --check lists its jobs.
-        # A template file that is not YAML (another template syntax) is skipped the same way.
-        out.status, out.reason = SKIPPED, ENVSUBST_TEMPLATE if result.engine is None else RENDERED_TEMPLATE
-        if check:
-            for category, line in check_listing.file_lines(task.path, result, template=True, again=settings.again):
-                out.finding(category, line)
-        else:
-            kind = "envsubst template" if needs_values(result) and result.engine is None else f"{result.engine} file"
-            out.notes += [f"skipped ({kind.strip()}): {p}"
-                          for err in result.errors for p in err.problems]
-        return out
     if result.errors:
-        out.status = FAILED
-        for err in result.errors:
-            out.problems += [str(p) for p in err.problems]
-            out.codes.append(exitcodes.for_error(err))
-        if check:  # every job of the file is still there: each is listed with its reason
-            for category, line in check_listing.file_lines(task.path, result, template, again=settings.again):
-                out.finding(category, line)
+        _not_converted(out, task, result, settings, template)
         return out
     if not settings.options.katib:
         out.katib_unconverted = katib_embedded(result)
@@ -123,15 +98,7 @@ def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
             for category, line in lines:
                 out.finding(category, line)
         return out
-    data = (b"\xef\xbb\xbf" if task.bom else b"") + result.new_text.encode("utf-8")
-    if result.dropped_comments:
-        out.notes.append(f"{task.path}: {result.dropped_comments} comment(s) sat on v1 fields that have no JobSet "
-                         "counterpart and were dropped")
-    out.warnings += [(task.path, conv.job.display_name(), note)
-                     for conv in result.conversions for note in conv.notes if note.printed]
-    out.runtimes = [(o["spec"]["runtimeRef"]["name"], (o["metadata"].get("annotations") or {}).get(GANG_ANNOTATION))
-                    for conv in result.conversions for o in conv.output or ()
-                    if o.get("kind") == "TrainJob" and o["spec"]["runtimeRef"].get("kind") == "ClusterTrainingRuntime"]
+    _record_conversions(out, task, result)
     if check and task.target is None:
         out.status = CONVERTED
         for category, line in lines:
@@ -141,8 +108,54 @@ def convert_file(task: Task, settings: Settings, pending=None) -> Outcome:
         for category, line in lines:
             if category == check_listing.EMBEDDED:
                 out.finding(category, line)
+    data = (b"\xef\xbb\xbf" if task.bom else b"") + result.new_text.encode("utf-8")
     deliver(out, task.path, data, task.target, settings, pending)
     return out
+
+
+def _not_converted(out: Outcome, task: Task, result, settings: Settings, template: bool) -> None:
+    """A file with errors: skipped when it cannot hold a job or is a template that needs its values,
+    failed otherwise; --check lists the jobs still in it."""
+    check = settings.mode == CHECK
+    if unparsable_without_job(result, settings.options.katib):
+        # The pre-filter let it through (it mentions kubeflow.org and a job kind) but it is not YAML
+        # and no `kind:` names a job: a file that cannot hold a job never fails a run.
+        out.status, out.reason = SKIPPED, UNPARSABLE
+        first = result.errors[0].problems[0]
+        out.notes.append(f"skipped (not YAML, and no Kubeflow job in it): {first}")
+        return
+    if needs_values(result) or (template and _parse_errors_only(result)):
+        # Like a Helm template: skipped and counted, named with the way forward; --check lists its jobs.
+        # A template file that is not YAML (another template syntax) is skipped the same way.
+        out.status, out.reason = SKIPPED, ENVSUBST_TEMPLATE if result.engine is None else RENDERED_TEMPLATE
+        if check:
+            for category, line in check_listing.file_lines(task.path, result, template=True, again=settings.again):
+                out.finding(category, line)
+        else:
+            kind = "envsubst template" if needs_values(result) and result.engine is None else f"{result.engine} file"
+            out.notes += [f"skipped ({kind.strip()}): {p}"
+                          for err in result.errors for p in err.problems]
+        return
+    out.status = FAILED
+    for err in result.errors:
+        out.problems += [str(p) for p in err.problems]
+        out.codes.append(exitcodes.for_error(err))
+    if check:  # every job of the file is still there: each is listed with its reason
+        for category, line in check_listing.file_lines(task.path, result, template, again=settings.again):
+            out.finding(category, line)
+
+
+def _record_conversions(out: Outcome, task: Task, result) -> None:
+    """What a changed file's conversions tell the run: comments dropped, the notes every front end
+    prints, the ClusterTrainingRuntimes its TrainJobs need."""
+    if result.dropped_comments:
+        out.notes.append(f"{task.path}: {result.dropped_comments} comment(s) sat on v1 fields that have no JobSet "
+                         "counterpart and were dropped")
+    out.warnings += [(task.path, conv.job.display_name(), note)
+                     for conv in result.conversions for note in conv.notes if note.printed]
+    out.runtimes = [(o["spec"]["runtimeRef"]["name"], (o["metadata"].get("annotations") or {}).get(GANG_ANNOTATION))
+                    for conv in result.conversions for o in conv.output or ()
+                    if o.get("kind") == "TrainJob" and o["spec"]["runtimeRef"].get("kind") == "ClusterTrainingRuntime"]
 
 
 def unparsable_without_job(result, katib: bool) -> bool:
@@ -180,15 +193,6 @@ def katib_embedded(result) -> int:
 
 
 # ---- the run ---------------------------------------------------------------------------------------
-
-@dataclass
-class Summary:
-    scanned: int = 0
-    converted: int = 0
-    unchanged: int = 0
-    skipped: dict = field(default_factory=dict)  # reason -> count
-    failed: int = 0
-
 
 @dataclass
 class _Sorted:
@@ -293,7 +297,7 @@ def run(paths, settings: Settings, stdout: TextIO | None = None, stderr: TextIO 
     _resized_findings(outcomes, run_files.resized, settings)
     order = {f.path: i for i, f in enumerate(found.files)}
     outcomes.sort(key=lambda o: order.get(o.path, -1))
-    return _report(outcomes, run_files.summary, settings, run_files.helm_with_jobs, stdout, stderr)
+    return report_outcomes(outcomes, run_files.summary, settings, run_files.helm_with_jobs, stdout, stderr)
 
 
 def _with_selector_peers(settings: Settings, selecting: list) -> Settings:
@@ -499,88 +503,3 @@ class Progress:
         if self.shown:
             self.stream.write("\r" + " " * 60 + "\r")
             self.stream.flush()
-
-
-def _report(outcomes: list[Outcome], summary: Summary, settings: Settings, helm_with_jobs: list[str],
-            stdout: TextIO, stderr: TextIO) -> int:
-    from collections import Counter
-
-    codes = []
-    needs_change = False
-    left_counts: Counter = Counter()
-    changed = False
-    katib = envsubst = rendered = 0
-    for o in outcomes:
-        katib += o.katib_unconverted
-        if o.status == CONVERTED:
-            summary.converted += 1
-        elif o.status == FAILED:
-            summary.failed += 1
-        elif o.status == UNCHANGED:
-            summary.unchanged += 1
-        elif o.status == SKIPPED and o.reason == ENVSUBST_TEMPLATE:
-            summary.skipped["envsubst templates"] = summary.skipped.get("envsubst templates", 0) + 1
-            envsubst += 1
-        elif o.status == SKIPPED and o.reason == RENDERED_TEMPLATE:
-            summary.skipped["unrendered templates"] = summary.skipped.get("unrendered templates", 0) + 1
-            rendered += 1
-        elif o.status == SKIPPED and o.reason == UNPARSABLE:
-            summary.skipped["unparsable files"] = summary.skipped.get("unparsable files", 0) + 1
-        for line in o.findings:
-            print(line, file=stdout)
-            needs_change = True
-        left_counts.update(o.left)
-        if o.written:
-            changed = True
-            print(f"Rewriting {o.written}" if settings.mode == IN_PLACE else f"Writing {o.written}", file=stdout)
-        if settings.mode != CHECK:
-            for note in o.notes:
-                print(f"kf2jobset: {note}", file=stderr)
-        for problem in o.problems:
-            print(f"kf2jobset: {problem}", file=stderr)
-        codes += o.codes
-    if settings.mode != CHECK:
-        for line in warning_lines([w for o in outcomes for w in o.warnings], settings.verbose):
-            print(f"kf2jobset: {line}", file=stderr)
-    if helm_with_jobs and settings.mode != CHECK:
-        for path in helm_with_jobs:
-            print(f"kf2jobset: {path}: skipped: Helm template with a Kubeflow job", file=stderr)
-    if helm_with_jobs:  # the hint is for templates that hold a job, not for every chart in the repo
-        print(f"kf2jobset: hint: Helm templates are not converted; {HELM_HINT}", file=stderr)
-    if envsubst:
-        print(f"kf2jobset: hint: envsubst templates whose placeholders sit where kf2jobset needs the values are not "
-              f"converted; {ENVSUBST_HINT}", file=stderr)
-    if rendered:
-        print(f"kf2jobset: hint: Go text/template and Jinja files whose placeholders sit where kf2jobset needs the "
-              f"values (or whose text depends on them) are not converted; {RENDER_HINT}", file=stderr)
-    if katib:
-        print(f"kf2jobset: hint: {katib} Katib Experiment(s) embed v1 jobs in trialTemplate.trialSpec; "
-              "pass --katib to convert them", file=stderr)
-    needed = Counter(name for o in outcomes for name in o.runtimes)
-    if needed:
-        from ..targets.bundle_catalog import describe
-        from ..targets.bundle_gang import parse
-
-        print("kf2jobset: ClusterTrainingRuntimes the TrainJobs need: " + "; ".join(
-            f"{name} ({describe(name, parse(gang))})" for name, gang in sorted(needed, key=str)), file=stderr)
-    line = _summary_line(summary, settings)
-    if settings.mode == CHECK:  # the lines above, by category: exit 0 only when nothing is left and nothing failed
-        line += "; " + check_listing.counted(left_counts)
-    print("kf2jobset: " + line, file=stderr)
-    if codes:
-        return exitcodes.worst(codes)
-    if settings.mode == CHECK:
-        return exitcodes.FINDINGS if needs_change else exitcodes.OK
-    # the fixer hook fails on what it wrote and on what it cannot fix: pre-commit shows a passing hook's warnings to nobody
-    if settings.fail_on_change and (changed or any(o.stale for o in outcomes)):
-        return exitcodes.FINDINGS
-    return exitcodes.OK
-
-
-def _summary_line(s: Summary, settings: Settings) -> str:
-    verb = "to convert" if settings.mode == CHECK else "converted"
-    skipped = sum(s.skipped.values())
-    text = f"{s.scanned} file{'s' if s.scanned != 1 else ''} scanned, {s.converted} {verb}, {skipped} skipped"
-    if skipped:
-        text += " (" + ", ".join(f"{n} {reason if n != 1 else reason[:-1]}" for reason, n in sorted(s.skipped.items())) + ")"
-    return text + f", {s.failed} failed"

@@ -53,23 +53,10 @@ def embedded_jobs(doc: dict) -> list[EmbeddedJob]:
             found.append(EmbeddedJob(path, job_kind, str(obj.get("apiVersion")).strip(), owner,
                                      written if written != job_kind else ""))
 
-    spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
     if kind == "AppWrapper":  # v1beta2 components are converted (_convert_appwrapper); older forms are listed
-        for i, comp in enumerate(spec.get("components") or []):
-            if isinstance(comp, dict):
-                add(("spec", "components", i, "template"), comp.get("template"), "AppWrapper")
-        items = (spec.get("resources") or {}).get("GenericItems") if isinstance(spec.get("resources"), dict) else None
-        for i, item in enumerate(items or []):
-            if isinstance(item, dict):
-                add(("spec", "resources", "GenericItems", i, "generictemplate"), item.get("generictemplate"), "AppWrapper")
+        _appwrapper_jobs(doc, add)
     elif kind in ARGO_KINDS and str(doc.get("apiVersion", "")).startswith("argoproj.io/"):
-        base, templates = argo_templates(doc)  # a CronWorkflow's are under spec.workflowSpec
-        for i, tpl in enumerate(templates):
-            manifest = (tpl.get("resource") or {}).get("manifest") if isinstance(tpl, dict) and isinstance(
-                tpl.get("resource"), dict) else None
-            if isinstance(manifest, str) and "kubeflow.org" in manifest:
-                for obj in yaml_objects(str(manifest)) or [_kind_lines(str(manifest))]:
-                    add(base + (i, "resource", "manifest"), obj, kind)
+        _argo_jobs(doc, add)
     elif kind == "Template" and _openshift(doc) and isinstance(doc.get("objects"), list):
         for i, obj in enumerate(doc["objects"]):
             if isinstance(obj, dict):
@@ -80,6 +67,30 @@ def embedded_jobs(doc: dict) -> list[EmbeddedJob]:
                 for obj in yaml_objects(str(value)):
                     add(("data", str(key)), obj, "ConfigMap")
     return found
+
+
+def _appwrapper_jobs(doc: dict, add) -> None:
+    """An AppWrapper's components (v1beta2) and generic items (v1beta1), each handed to `add`."""
+    spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
+    for i, comp in enumerate(spec.get("components") or []):
+        if isinstance(comp, dict):
+            add(("spec", "components", i, "template"), comp.get("template"), "AppWrapper")
+    items = (spec.get("resources") or {}).get("GenericItems") if isinstance(spec.get("resources"), dict) else None
+    for i, item in enumerate(items or []):
+        if isinstance(item, dict):
+            add(("spec", "resources", "GenericItems", i, "generictemplate"), item.get("generictemplate"), "AppWrapper")
+
+
+def _argo_jobs(doc: dict, add) -> None:
+    """The objects of an Argo workflow's resource-step manifests that name kubeflow.org, each handed to `add`
+    (a manifest whose placeholders are not YAML is read line by line for its apiVersion and kind)."""
+    base, templates = argo_templates(doc)  # a CronWorkflow's are under spec.workflowSpec
+    for i, tpl in enumerate(templates):
+        manifest = (tpl.get("resource") or {}).get("manifest") if isinstance(tpl, dict) and isinstance(
+            tpl.get("resource"), dict) else None
+        if isinstance(manifest, str) and "kubeflow.org" in manifest:
+            for obj in yaml_objects(str(manifest)) or [_kind_lines(str(manifest))]:
+                add(base + (i, "resource", "manifest"), obj, doc.get("kind"))
 
 
 def _openshift(doc: dict) -> bool:

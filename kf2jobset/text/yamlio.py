@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 from ..errors import InputError, Location, Problem
 from ..mappings import kubeflow_job_kind
+from .yamlstrict import strict_loader
 
 _SEPARATOR = re.compile(r"^---(?:[ \t\r\n]|$)")  # \r: CRLF files
 _END = re.compile(r"^\.\.\.(?:[ \t\r\n]|$)")
@@ -112,7 +113,7 @@ def parse_documents(text: str, file: str | None = None, select=None, *, without_
     falling back to ruamel's loader for anything that builder refuses."""
     docs = split_documents(text)
     yaml = None
-    strict = _strict_loader()
+    strict = strict_loader()
     for doc in docs:
         if not _has_content(doc.text.splitlines()):
             if any(_END.match(line) for line in doc.text.splitlines()):  # `...` without a document
@@ -191,6 +192,49 @@ def _depth_bound(text: str) -> int:
     return 2 * (indent + 1) + deepest
 
 
+class _Expansion:
+    """One document's nodes counted as its events come: the nesting, the size of each anchored node, and
+    what aliases add against what the document holds itself."""
+
+    def __init__(self):
+        self.stack: list[list] = []  # per open collection: [anchor, nodes in it]
+        self.anchors: dict = {}
+        self.own = self.aliased = 0
+
+    def opened(self, event):
+        self.own += 1
+        self.stack.append([event.anchor, 1])
+        if len(self.stack) > MAX_DEPTH:
+            m = event.start_mark
+            return f"nesting too deep: more than {MAX_DEPTH} levels of mappings/sequences", m.line, m.column
+        return None
+
+    def closed(self) -> None:
+        anchor, size = self.stack.pop()
+        if anchor is not None:
+            self.anchors[anchor] = size
+        if self.stack:
+            self.stack[-1][1] += size
+
+    def scalar(self, event) -> None:
+        self.own += 1
+        if event.anchor is not None:
+            self.anchors[event.anchor] = 1
+        if self.stack:
+            self.stack[-1][1] += 1
+
+    def alias(self, event):
+        size = self.anchors.get(event.anchor, 1)
+        self.aliased += size
+        if self.stack:
+            self.stack[-1][1] += size
+        if self.aliased > max(MAX_ALIAS_NODES, self.own):
+            m = event.start_mark
+            return (f"YAML aliases expand to more than {MAX_ALIAS_NODES} nodes (a \"billion laughs\" document?); "
+                    "write the values out", m.line, m.column)
+        return None
+
+
 def check_limits(text: str):
     """Bounded expansion, checked on the event stream before anything builds a tree: nesting depth
     at most MAX_DEPTH, and aliases adding at most max(MAX_ALIAS_NODES, the document's own nodes)
@@ -203,41 +247,23 @@ def check_limits(text: str):
     except ImportError:  # pragma: no cover - PyYAML is a dependency
         return None
     loader = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
-    stack: list[list] = []  # per open collection: [anchor, nodes in it]
-    anchors: dict = {}
-    own = aliased = 0
+    expansion = _Expansion()
     try:
         for event in pyyaml.parse(text, Loader=loader):
             kind = type(event).__name__
+            found = None
             if kind in ("MappingStartEvent", "SequenceStartEvent"):
-                own += 1
-                stack.append([event.anchor, 1])
-                if len(stack) > MAX_DEPTH:
-                    m = event.start_mark
-                    return f"nesting too deep: more than {MAX_DEPTH} levels of mappings/sequences", m.line, m.column
+                found = expansion.opened(event)
             elif kind in ("MappingEndEvent", "SequenceEndEvent"):
-                anchor, size = stack.pop()
-                if anchor is not None:
-                    anchors[anchor] = size
-                if stack:
-                    stack[-1][1] += size
+                expansion.closed()
             elif kind == "ScalarEvent":
-                own += 1
-                if event.anchor is not None:
-                    anchors[event.anchor] = 1
-                if stack:
-                    stack[-1][1] += 1
+                expansion.scalar(event)
             elif kind == "AliasEvent":
-                size = anchors.get(event.anchor, 1)
-                aliased += size
-                if stack:
-                    stack[-1][1] += size
-                if aliased > max(MAX_ALIAS_NODES, own):
-                    m = event.start_mark
-                    return (f"YAML aliases expand to more than {MAX_ALIAS_NODES} nodes (a \"billion laughs\" document?); "
-                            "write the values out", m.line, m.column)
+                found = expansion.alias(event)
             elif kind == "DocumentEndEvent":
-                stack, anchors, own, aliased = [], {}, 0, 0
+                expansion = _Expansion()
+            if found is not None:
+                return found
     except pyyaml.YAMLError:
         return None
     except RecursionError:  # pragma: no cover - the pure parser on pathological input
@@ -289,87 +315,6 @@ def _may_be_job(data) -> bool:
         if isinstance(d, dict) and (kubeflow_job_kind(d) or d.get("kind") in ("List", "Experiment")):
             return True
     return False
-
-
-def _strict_loader():
-    """`check(text) -> (error or None, documents)`: PyYAML (libyaml when available), YAML 1.1 like
-    Kubernetes; unknown local tags are accepted as their plain values, broken core tags are not."""
-    try:
-        import yaml as pyyaml
-    except ImportError:  # pragma: no cover - PyYAML is a dependency
-        return lambda text: (None, [], [])
-    base = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
-
-    core = "tag:yaml.org,2002:"
-    scalar_tags = {core + t for t in ("bool", "int", "float", "null", "timestamp", "binary")}
-    resolver = pyyaml.resolver.Resolver()
-
-    def problem(root):
-        """Duplicate keys and broken core tags, walking the composed nodes (no construction)."""
-        constructor = None
-        stack = [root]
-        seen_nodes = set()
-        while stack:
-            node = stack.pop()
-            if id(node) in seen_nodes:
-                continue
-            seen_nodes.add(id(node))
-            tag = node.tag or ""
-            if isinstance(node, pyyaml.MappingNode):
-                if tag.startswith(core) and tag not in (core + "map", core + "omap", core + "pairs", core + "set"):
-                    return pyyaml.constructor.ConstructorError(None, None, f"a mapping cannot have the tag {tag}", node.start_mark)
-                keys = set()
-                for key, value in node.value:
-                    if not isinstance(key, pyyaml.ScalarNode):  # sigs.k8s.io/yaml: "invalid map key"
-                        return pyyaml.constructor.ConstructorError("while constructing a mapping", node.start_mark,
-                                                                   "a mapping key must be a scalar", key.start_mark)
-                    if key.tag != core + "merge":
-                        ident = (key.tag, key.value)
-                        if ident in keys:
-                            return pyyaml.constructor.ConstructorError("while constructing a mapping", node.start_mark,
-                                                                       f"found duplicate key {key.value!r}", key.start_mark)
-                        keys.add(ident)
-                    stack += (key, value)
-            elif isinstance(node, pyyaml.SequenceNode):
-                if tag.startswith(core) and tag not in (core + "seq", core + "omap", core + "pairs"):
-                    return pyyaml.constructor.ConstructorError(None, None, f"a sequence cannot have the tag {tag}", node.start_mark)
-                stack += node.value
-            elif tag in scalar_tags and resolver.resolve(pyyaml.ScalarNode, node.value, (True, False)) != tag:
-                if constructor is None:
-                    constructor = pyyaml.constructor.SafeConstructor()
-                try:  # an explicit core tag: does the value fit it?
-                    constructor.construct_object(node, deep=True)
-                except Exception as exc:  # noqa: BLE001 - KeyError/ValueError for `!!bool maybe`
-                    return pyyaml.constructor.ConstructorError(None, None, f"cannot read {node.value!r} as {tag}: {exc}",
-                                                               node.start_mark)
-            elif tag.startswith(core) and tag in (core + "map", core + "seq", core + "set", core + "omap", core + "pairs"):
-                return pyyaml.constructor.ConstructorError(None, None, f"a scalar cannot have the tag {tag}", node.start_mark)
-        return None
-
-    def top(root) -> dict:
-        out = {}
-        if isinstance(root, pyyaml.MappingNode):
-            for key, value in root.value:
-                if isinstance(key, pyyaml.ScalarNode) and isinstance(value, pyyaml.ScalarNode) \
-                        and key.value in ("kind", "apiVersion"):
-                    out[key.value] = value.value
-        return out
-
-    def check(text: str):
-        """(error or None, apiVersion/kind of each document, libyaml's composed nodes)."""
-        try:
-            roots = list(pyyaml.compose_all(text, Loader=base))
-        except Exception as exc:  # noqa: BLE001
-            if not isinstance(exc, pyyaml.YAMLError):
-                exc = pyyaml.YAMLError(f"cannot read a value: {type(exc).__name__}: {exc}")
-            return exc, [], []
-        for root in roots:
-            err = problem(root) if root is not None else None
-            if err is not None:
-                return err, [], []
-        return None, [top(r) for r in roots], roots
-
-    return check
 
 
 def _c_syntax_check():

@@ -8,6 +8,7 @@ import copy
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -192,6 +193,7 @@ def compare_worlds(op: World, js: World, rename: dict | None = None) -> list[Dif
             v = v.replace(old, new)
         return v
 
+    same = _Same(lambda v: norm(op, v), lambda v: norm(js, v))
     for key in sorted(set(op.pods) | set(js.pods), key=str):
         a, b = op.pods.get(key), js.pods.get(key)
         role = key[0]
@@ -202,64 +204,7 @@ def compare_worlds(op: World, js: World, rename: dict | None = None) -> list[Dif
             continue
         d = lambda aspect, subject, change, va=None, vb=None, c=None, role=role, key=key: out.append(  # noqa: E731
             Difference(aspect, subject, change, va, vb, role=role, pod=key, container=c))
-        if a.restart_policy != b.restart_policy:
-            d("restartPolicy", role, "changed", a.restart_policy, b.restart_policy)
-        for k in sorted(set(a.scheduling) | set(b.scheduling)):
-            if a.scheduling.get(k) != b.scheduling.get(k):
-                d("scheduling", k, "changed", a.scheduling.get(k), b.scheduling.get(k))
-        if a.hostname != b.hostname:
-            d("hostname", role, "changed", a.hostname, b.hostname)
-        for lk in sorted(set(a.labels) | set(b.labels)):
-            va, vb = a.labels.get(lk), b.labels.get(lk)
-            if va is None or vb is None:
-                d("label", lk, "extra" if va is None else "missing", va, vb)
-            elif norm(op, va) != norm(js, vb):
-                d("label", lk, "changed", va, vb)
-        for kind, ca, cb in (("init", a.init, b.init), ("container", a.containers, b.containers)):
-            for cname in sorted(set(ca) | set(cb)):
-                x, y = ca.get(cname), cb.get(cname)
-                if x is None or y is None:
-                    d(kind, cname, "extra" if x is None else "missing", x and x["image"], y and y["image"], c=cname)
-                    continue
-                na = [norm(op, w) for w in x["command"]]
-                nb = [norm(js, w) for w in y["command"]]
-                if kind == "init":
-                    if na != nb or x["image"] != y["image"] or x["mounts"] != y["mounts"]:
-                        d("init", cname, "changed", " ".join(x["command"]), " ".join(y["command"]), c=cname)
-                    continue
-                if na != nb:
-                    d("command", role, "changed", " ".join(x["command"]), " ".join(y["command"]), c=cname)
-                for path in sorted(set(x["mounts"]) | set(y["mounts"])):
-                    ma, mb = x["mounts"].get(path), y["mounts"].get(path)
-                    if ma != mb:
-                        ch = "extra" if ma is None else "missing" if mb is None else "changed"
-                        d("mount", path, ch, ma and str(ma), mb and str(mb), c=cname)
-                ea, eb = _visible(x["env"]), _visible(y["env"])
-                ma, mb = dict(ea), dict(eb)
-                for n, v in ea:
-                    if n not in mb:
-                        d("env", n, "missing", v, None, c=cname)
-                    elif norm(op, v) != norm(js, mb[n]):
-                        d("env", n, "changed", v, mb[n], c=cname)
-                for n, v in eb:
-                    if n not in ma:
-                        d("env", n, "extra", None, v, c=cname)
-                # No order check: the kubelet (pkg/kubelet/kubelet_pods.go, makeEnvironmentVariables) hands
-                # the runtime the env from a Go map, so a process sees no defined order in either world.
-        # files of ConfigMap/Secret volumes mounted at the same path in both pods
-        paths = {p for p, _ in a.files} & {p for p, _ in b.files}
-        for path in sorted(paths):
-            fa = {r: v for (p, r), v in a.files.items() if p == path}
-            fb = {r: v for (p, r), v in b.files.items() if p == path}
-            for rel in sorted(set(fa) | set(fb)):
-                if rel not in fa or rel not in fb:
-                    d("file", rel, "extra" if rel not in fa else "missing", rel if rel in fa else None, rel if rel in fb else None)
-                    continue
-                (ta, ma_), (tb, mb_) = fa[rel], fb[rel]
-                if norm(op, ta) != norm(js, tb):
-                    d("hostfile" if rel == "hostfile" else "file", "names" if rel == "hostfile" else rel, "changed", ta, tb)
-                elif ma_ != mb_:
-                    d("file", rel, "changed", f"mode {ma_}", f"mode {mb_}")
+        _compare_pod(a, b, role, d, same)
     # one Difference per (aspect, subject, pod, container)
     uniq, seen = [], set()
     for x in out:
@@ -268,6 +213,87 @@ def compare_worlds(op: World, js: World, rename: dict | None = None) -> list[Dif
             seen.add(k)
             uniq.append(x)
     return uniq
+
+
+@dataclass(frozen=True)
+class _Same:
+    """A value of each world normalised (namespaces, renames) so that the two can be compared."""
+    op: Callable
+    js: Callable
+
+    def __call__(self, va, vb) -> bool:
+        return self.op(va) == self.js(vb)
+
+
+def _compare_pod(a, b, role: str, d, same: _Same) -> None:
+    """One pod of each world, aspect by aspect; `d(aspect, subject, change, va, vb, c)` records a difference."""
+    if a.restart_policy != b.restart_policy:
+        d("restartPolicy", role, "changed", a.restart_policy, b.restart_policy)
+    for k in sorted(set(a.scheduling) | set(b.scheduling)):
+        if a.scheduling.get(k) != b.scheduling.get(k):
+            d("scheduling", k, "changed", a.scheduling.get(k), b.scheduling.get(k))
+    if a.hostname != b.hostname:
+        d("hostname", role, "changed", a.hostname, b.hostname)
+    for lk in sorted(set(a.labels) | set(b.labels)):
+        va, vb = a.labels.get(lk), b.labels.get(lk)
+        if va is None or vb is None:
+            d("label", lk, "extra" if va is None else "missing", va, vb)
+        elif not same(va, vb):
+            d("label", lk, "changed", va, vb)
+    for kind, ca, cb in (("init", a.init, b.init), ("container", a.containers, b.containers)):
+        for cname in sorted(set(ca) | set(cb)):
+            x, y = ca.get(cname), cb.get(cname)
+            if x is None or y is None:
+                d(kind, cname, "extra" if x is None else "missing", x and x["image"], y and y["image"], c=cname)
+            else:
+                _compare_container(kind, cname, x, y, role, d, same)
+    _compare_files(a, b, d, same)
+
+
+def _compare_container(kind: str, cname: str, x: dict, y: dict, role: str, d, same: _Same) -> None:
+    """A container (or init container) present in both pods: command, mounts, env."""
+    na = [same.op(w) for w in x["command"]]
+    nb = [same.js(w) for w in y["command"]]
+    if kind == "init":
+        if na != nb or x["image"] != y["image"] or x["mounts"] != y["mounts"]:
+            d("init", cname, "changed", " ".join(x["command"]), " ".join(y["command"]), c=cname)
+        return
+    if na != nb:
+        d("command", role, "changed", " ".join(x["command"]), " ".join(y["command"]), c=cname)
+    for path in sorted(set(x["mounts"]) | set(y["mounts"])):
+        ma, mb = x["mounts"].get(path), y["mounts"].get(path)
+        if ma != mb:
+            ch = "extra" if ma is None else "missing" if mb is None else "changed"
+            d("mount", path, ch, ma and str(ma), mb and str(mb), c=cname)
+    ea, eb = _visible(x["env"]), _visible(y["env"])
+    ma, mb = dict(ea), dict(eb)
+    for n, v in ea:
+        if n not in mb:
+            d("env", n, "missing", v, None, c=cname)
+        elif not same(v, mb[n]):
+            d("env", n, "changed", v, mb[n], c=cname)
+    for n, v in eb:
+        if n not in ma:
+            d("env", n, "extra", None, v, c=cname)
+    # No order check: the kubelet (pkg/kubelet/kubelet_pods.go, makeEnvironmentVariables) hands
+    # the runtime the env from a Go map, so a process sees no defined order in either world.
+
+
+def _compare_files(a, b, d, same: _Same) -> None:
+    """Files of ConfigMap/Secret volumes mounted at the same path in both pods."""
+    paths = {p for p, _ in a.files} & {p for p, _ in b.files}
+    for path in sorted(paths):
+        fa = {r: v for (p, r), v in a.files.items() if p == path}
+        fb = {r: v for (p, r), v in b.files.items() if p == path}
+        for rel in sorted(set(fa) | set(fb)):
+            if rel not in fa or rel not in fb:
+                d("file", rel, "extra" if rel not in fa else "missing", rel if rel in fa else None, rel if rel in fb else None)
+                continue
+            (ta, ma_), (tb, mb_) = fa[rel], fb[rel]
+            if not same(ta, tb):
+                d("hostfile" if rel == "hostfile" else "file", "names" if rel == "hostfile" else rel, "changed", ta, tb)
+            elif ma_ != mb_:
+                d("file", rel, "changed", f"mode {ma_}", f"mode {mb_}")
 
 
 def selector_string(reqs) -> str:

@@ -273,7 +273,8 @@ class FrameworkRunner(Runner):
         out.seconds = time.monotonic() - t0
         return out
 
-    def _run_case(self, case: Case, out: FwOutcome, mutate, only_jobset: bool, timeout: int) -> None:
+    # one case end to end on the real stack, not split: only a KF2JOBSET_E2E run could check the split
+    def _run_case(self, case: Case, out: FwOutcome, mutate, only_jobset: bool, timeout: int) -> None:  # noqa: C901
         from kubernetes import client
         from kubernetes.client.rest import ApiException
 

@@ -458,8 +458,12 @@ class MPIRunner:
         if js is not None and workers and (len(js.workers_ready) != workers or js.launcher_created < max(js.workers_ready.values())):
             o.problems.append(f"jobset: the launcher pod was created at {js.launcher_created}, not after its {workers} "
                               f"workers were Ready ({js.workers_ready}): dependsOn")
-        if v1 is None or js is None:
-            return
+        if v1 is not None and js is not None:
+            self._compare_placements(o, v1, js)
+
+    @staticmethod
+    def _compare_placements(o: MPIOutcome, v1, js) -> None:
+        """Each run's rank placement in both worlds: a difference the report does not name is a problem."""
         for label in sorted(set(v1.runs) | set(js.runs)):
             a, b = v1.runs.get(label), js.runs.get(label)
             if a is None or b is None:

@@ -139,69 +139,91 @@ class PodWorker(PodRuntime, threading.Thread):
                 self._terminate()
                 return
             now, changed = time.monotonic(), False
-            deadline = self.pod["spec"].get("activeDeadlineSeconds")
-            if deadline is not None and now - self.started >= float(deadline):
-                # the kubelet's activeDeadlineHandler: the pod fails, its containers are stopped
-                self.phase, self.reason = "Failed", "DeadlineExceeded"
-                self.message = f"Pod was active on the node longer than the specified deadline ({deadline} s)"
-                self._finish()
+            if self._past_deadline(now):
                 return
             for c in self.inits + self.mains:
                 changed |= self._reap(c)
-            for c in self.inits:  # sidecars always come back
-                if c.sidecar and c.state == "terminated":
-                    self._restart_later(c)
-                    changed = True
-                if c.sidecar and c.started_once and c.state == "waiting" and now >= c.next_start:
-                    self._start(c)
-                    changed = True
-            if not self.initialized:
-                for c in self.inits:
-                    if c.sidecar:  # started once: on to the next init container
-                        if not c.started_once and now >= c.next_start:
-                            self._start(c)
-                            changed = True
-                        if not c.started_once:
-                            break
-                        continue
-                    if c.state == "terminated" and c.exit_code == 0:
-                        continue
-                    if c.state == "terminated":
-                        if policy == "Never":
-                            self.phase = "Failed"
-                            self._finish()
-                            return
-                        self._restart_later(c)
-                        changed = True
-                    if c.state == "waiting" and now >= c.next_start:
-                        self._start(c)
-                        changed = True
-                    break
-                else:
-                    self.initialized = True
-                    for c in self.mains:
-                        c.reason = "ContainerCreating"
-                    changed = True
-            else:
-                for c in self.mains:
-                    if c.state == "terminated" and (policy == "Always" or (policy == "OnFailure" and c.exit_code != 0)):
-                        self._restart_later(c)
-                        changed = True
-                    if c.state == "waiting" and now >= c.next_start:
-                        self._start(c)
-                        changed = True
-                for c in self.inits + self.mains:
-                    changed |= self._probe(c, now)
-                phase = self._phase(policy, terminal=False)
-                if phase in TERMINAL:
-                    self.phase = phase
-                    self._finish()
-                    return
-                if phase != self.phase:
-                    self.phase, changed = phase, True
-            if changed:
+            changed |= self._restart_sidecars(now)
+            stepped, done = self._init_step(policy, now) if not self.initialized else self._main_step(policy, now)
+            if done:
+                return
+            if changed or stepped:
                 self._write_status()
             self._wait(0.1)
+
+    def _past_deadline(self, now: float) -> bool:
+        """The kubelet's activeDeadlineHandler: past activeDeadlineSeconds the pod fails, its containers are stopped."""
+        deadline = self.pod["spec"].get("activeDeadlineSeconds")
+        if deadline is None or now - self.started < float(deadline):
+            return False
+        self.phase, self.reason = "Failed", "DeadlineExceeded"
+        self.message = f"Pod was active on the node longer than the specified deadline ({deadline} s)"
+        self._finish()
+        return True
+
+    def _restart_sidecars(self, now: float) -> bool:
+        """Sidecars always come back; True when one changed."""
+        changed = False
+        for c in self.inits:
+            if c.sidecar and c.state == "terminated":
+                self._restart_later(c)
+                changed = True
+            if c.sidecar and c.started_once and c.state == "waiting" and now >= c.next_start:
+                self._start(c)
+                changed = True
+        return changed
+
+    def _init_step(self, policy: str, now: float) -> tuple[bool, bool]:
+        """The init containers in order, each to completion (a sidecar only started): (changed, pod finished)."""
+        changed = False
+        for c in self.inits:
+            if c.sidecar:  # started once: on to the next init container
+                if not c.started_once and now >= c.next_start:
+                    self._start(c)
+                    changed = True
+                if not c.started_once:
+                    break
+                continue
+            if c.state == "terminated" and c.exit_code == 0:
+                continue
+            if c.state == "terminated":
+                if policy == "Never":
+                    self.phase = "Failed"
+                    self._finish()
+                    return changed, True
+                self._restart_later(c)
+                changed = True
+            if c.state == "waiting" and now >= c.next_start:
+                self._start(c)
+                changed = True
+            break
+        else:
+            self.initialized = True
+            for c in self.mains:
+                c.reason = "ContainerCreating"
+            changed = True
+        return changed, False
+
+    def _main_step(self, policy: str, now: float) -> tuple[bool, bool]:
+        """The main containers restarted as the policy says, probed, and the pod's phase: (changed, pod finished)."""
+        changed = False
+        for c in self.mains:
+            if c.state == "terminated" and (policy == "Always" or (policy == "OnFailure" and c.exit_code != 0)):
+                self._restart_later(c)
+                changed = True
+            if c.state == "waiting" and now >= c.next_start:
+                self._start(c)
+                changed = True
+        for c in self.inits + self.mains:
+            changed |= self._probe(c, now)
+        phase = self._phase(policy, terminal=False)
+        if phase in TERMINAL:
+            self.phase = phase
+            self._finish()
+            return changed, True
+        if phase != self.phase:
+            self.phase, changed = phase, True
+        return changed, False
 
     def _phase(self, policy: str, terminal: bool) -> str:
         """The kubelet's getPhase for the main containers."""

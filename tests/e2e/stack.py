@@ -181,28 +181,7 @@ class GroundTruthStack:
         certs = self.apiserver._certs
         lap("etcd + kube-apiserver")
 
-        if admission:
-            crds = []
-        elif mpi:  # the v2beta1 MPIJob CRD (it has the same name as the v1 one: hence this separate stack)
-            crds = [operator_mod / "manifests" / "base" / "kubeflow.org_mpijobs.yaml"]
-        elif mx:  # v1.8.1's MXJob CRD only
-            crds = [operator_mod / "manifests" / "base" / "crds" / "kubeflow.org_mxjobs.yaml"]
-        elif trainer:  # TrainJob, TrainingRuntime, ClusterTrainingRuntime
-            crds = list(trainer_crd_files)
-            # and the PodGroup of the scheduler-plugins release Trainer pins, present before Trainer starts as its
-            # CoScheduling plugin needs (podGroupPolicy.coscheduling: tests/e2e/test_trainjob_gang.py)
-            crds.append(module_dir(TRAINER_SCHEDULER_PLUGINS_MODULE) / SCHEDULER_PLUGINS_PODGROUP_CRD)
-        else:
-            crds = sorted((operator_mod / "manifests" / "base" / "crds").glob("kubeflow.org_*.yaml"))
-        if self.flavour in ("volcano", "mpi-operator-volcano") or trainer:
-            # (trainer: Trainer's Volcano plugin builds PodGroups only if the kind is served when it starts; the bundle's
-            # volcano flavour, tests/e2e/test_trainjob_gang.py)
-            pg_crd = self.workdir / "volcano-podgroup-crd.yaml"
-            pg_crd.write_text(yaml.safe_dump(VOLCANO_PODGROUP_CRD, sort_keys=False))
-            crds.append(pg_crd)
-        if self.flavour == "scheduler-plugins":
-            crds.append(module_dir(SCHEDULER_PLUGINS_MODULE) / SCHEDULER_PLUGINS_PODGROUP_CRD)
-        crds.append(jobset_mod / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml")
+        crds = self._crd_files(operator_mod, jobset_mod, trainer_crd_files)
         self.apiserver.install_crds(crds)
         kinds = ('none' if admission else 'MPIJob v2beta1' if mpi else 'MXJob' if mx else '3 Trainer + 2 PodGroup' if trainer
                  else '6 kubeflow.org')
@@ -248,6 +227,36 @@ class GroundTruthStack:
             lap("built-in ClusterTrainingRuntimes applied (through the webhook)")
         self.startup_seconds = round(time.monotonic() - t0, 2)
 
+
+    def _crd_files(self, operator_mod, jobset_mod, trainer_crd_files: list) -> list:
+        """The CRDs the flavour's stack serves: its operator's kinds, the PodGroups its gang scheduler reads, JobSet."""
+        mpi = self.flavour in MPI_FLAVOURS
+        mx = self.flavour == MXJOB_FLAVOUR
+        admission = self.flavour == "jobset-admission"
+        trainer = self.flavour == TRAINER_FLAVOUR
+        if admission:
+            crds = []
+        elif mpi:  # the v2beta1 MPIJob CRD (it has the same name as the v1 one: hence this separate stack)
+            crds = [operator_mod / "manifests" / "base" / "kubeflow.org_mpijobs.yaml"]
+        elif mx:  # v1.8.1's MXJob CRD only
+            crds = [operator_mod / "manifests" / "base" / "crds" / "kubeflow.org_mxjobs.yaml"]
+        elif trainer:  # TrainJob, TrainingRuntime, ClusterTrainingRuntime
+            crds = list(trainer_crd_files)
+            # and the PodGroup of the scheduler-plugins release Trainer pins, present before Trainer starts as its
+            # CoScheduling plugin needs (podGroupPolicy.coscheduling: tests/e2e/test_trainjob_gang.py)
+            crds.append(module_dir(TRAINER_SCHEDULER_PLUGINS_MODULE) / SCHEDULER_PLUGINS_PODGROUP_CRD)
+        else:
+            crds = sorted((operator_mod / "manifests" / "base" / "crds").glob("kubeflow.org_*.yaml"))
+        if self.flavour in ("volcano", "mpi-operator-volcano") or trainer:
+            # (trainer: Trainer's Volcano plugin builds PodGroups only if the kind is served when it starts; the bundle's
+            # volcano flavour, tests/e2e/test_trainjob_gang.py)
+            pg_crd = self.workdir / "volcano-podgroup-crd.yaml"
+            pg_crd.write_text(yaml.safe_dump(VOLCANO_PODGROUP_CRD, sort_keys=False))
+            crds.append(pg_crd)
+        if self.flavour == "scheduler-plugins":
+            crds.append(module_dir(SCHEDULER_PLUGINS_MODULE) / SCHEDULER_PLUGINS_PODGROUP_CRD)
+        crds.append(jobset_mod / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml")
+        return crds
     def stop(self) -> None:
         for name in reversed(list(self.procs)):
             stop(self.procs[name])

@@ -262,60 +262,79 @@ class Work:
             if names_env and si.schema_at(api, kind, ()) is not None:
                 self.env_writers.add(key)
             if kind_of == BLOCK:
-                probe = p.plan.standins.get(base, "{t}: {t}")
-                if probe not in ("{t}: {t}", "- {t}"):
-                    continue  # shaped already
-                if s.role != "part" and s.role != ("key" if probe == "{t}: {t}" else "value"):
-                    continue  # the probe entry's value: its key says where it sits
-                new = self._block_shape(base, s, api, kind)
-                if new == LINES:
-                    p.plan.kinds[base] = LINES
-                    changed = True
-                elif new is not None and new != p.plan.standins.get(base, "{t}: {t}"):
-                    p.plan.standins[base] = new
-                    changed = True
+                changed |= self._shape_block(base, s, api, kind)
+            elif kind_of != SCALAR or s.role == "part":
                 continue
-            if kind_of != SCALAR or s.role == "part":
-                continue
-            if s.role == "key":
-                if holds_resource_names(s.path[:-1]) and si.schema_at(api, kind, ()) is not None:
-                    if p.share.get(key, key) not in p.plan.resource_names:
-                        p.plan.resource_names.add(p.share.get(key, key))
-                        changed = True
-                    continue
-                parent = si.schema_at(api, kind, s.path[:-1])
-                if parent is not None and not si.is_string_map(parent):
-                    ranges = [p.regions[r] for r, _ in p.slots[key].regions if p.regions[r].block.kind == "range"]
-                    inside = (f" (inside {{{{ {ranges[-1].block.branches[0].action.body} }}}}, line {ranges[-1].line}: "
-                              "the range writes the entries)") if ranges else ""
-                    raise Refusal(f"{_shown(p.slots[key])} writes a key at {_path(s.path[:-1])}{inside}, where the key "
-                                  "decides what the entry is (a replica type, a field)", p.slots[key].line,
-                                  p.slots[key].file)
-                continue
-            schema = si.schema_at(api, kind, s.path)
-            how = si.scalar_kind(schema)
-            share = p.share.get(key, key)
-            words = si.choices(schema, s.path)
-            if words:
-                self.typed_at.setdefault(share, set()).add(s.path[-1])
-            if how == "number" and _replica_count(si.job_path(api, kind, s.path)) and share not in p.plan.counts:
-                if len(p.plan.counts) >= len(COUNTS):
-                    raise Refusal(f"{_shown(p.slots[key])}: more than {len(COUNTS)} replica counts come from the values",
-                                  p.slots[key].line, p.slots[key].file)
-                p.plan.counts[share] = COUNTS[len(p.plan.counts)]
-                p.plan.numbers.discard(share)
-                changed = True
-            elif how == "number" and share not in p.plan.numbers and share not in p.plan.counts:
-                p.plan.numbers.add(share)
-                if s.path[-3:-1] == ("resources", "requests"):
-                    p.plan.requests.add(share)
-                changed = True
-            elif words and share not in p.plan.typed:
-                k = len(p.plan.typed)
-                p.plan.typed[share] = (words[k % len(words)], words[(k + 1) % len(words)])
-                self.choices[share] = words
-                changed = True
+            elif s.role == "key":
+                changed |= self._shape_key(key, s, api, kind)
+            else:
+                changed |= self._shape_scalar(key, s, api, kind)
         return changed
+
+    def _shape_block(self, base, s: si.Seen, api, kind) -> bool:
+        """A block token's stand-in, reshaped to what its place holds; True when it changed."""
+        p = self.program
+        probe = p.plan.standins.get(base, "{t}: {t}")
+        if probe not in ("{t}: {t}", "- {t}"):
+            return False  # shaped already
+        if s.role != "part" and s.role != ("key" if probe == "{t}: {t}" else "value"):
+            return False  # the probe entry's value: its key says where it sits
+        new = self._block_shape(base, s, api, kind)
+        if new == LINES:
+            p.plan.kinds[base] = LINES
+            return True
+        if new is not None and new != p.plan.standins.get(base, "{t}: {t}"):
+            p.plan.standins[base] = new
+            return True
+        return False
+
+    def _shape_key(self, key, s: si.Seen, api, kind) -> bool:
+        """A scalar token written as a key: a resource name is carried (True when newly so); a key that
+        decides what the entry is (a replica type, a field) is refused."""
+        p = self.program
+        if holds_resource_names(s.path[:-1]) and si.schema_at(api, kind, ()) is not None:
+            if p.share.get(key, key) not in p.plan.resource_names:
+                p.plan.resource_names.add(p.share.get(key, key))
+                return True
+            return False
+        parent = si.schema_at(api, kind, s.path[:-1])
+        if parent is not None and not si.is_string_map(parent):
+            ranges = [p.regions[r] for r, _ in p.slots[key].regions if p.regions[r].block.kind == "range"]
+            inside = (f" (inside {{{{ {ranges[-1].block.branches[0].action.body} }}}}, line {ranges[-1].line}: "
+                      "the range writes the entries)") if ranges else ""
+            raise Refusal(f"{_shown(p.slots[key])} writes a key at {_path(s.path[:-1])}{inside}, where the key "
+                          "decides what the entry is (a replica type, a field)", p.slots[key].line,
+                          p.slots[key].file)
+        return False
+
+    def _shape_scalar(self, key, s: si.Seen, api, kind) -> bool:
+        """A scalar token written as a value: a replica count, a number or one of the schema's words, each
+        given its own stand-ins; True when the plan changed."""
+        p = self.program
+        schema = si.schema_at(api, kind, s.path)
+        how = si.scalar_kind(schema)
+        share = p.share.get(key, key)
+        words = si.choices(schema, s.path)
+        if words:
+            self.typed_at.setdefault(share, set()).add(s.path[-1])
+        if how == "number" and _replica_count(si.job_path(api, kind, s.path)) and share not in p.plan.counts:
+            if len(p.plan.counts) >= len(COUNTS):
+                raise Refusal(f"{_shown(p.slots[key])}: more than {len(COUNTS)} replica counts come from the values",
+                              p.slots[key].line, p.slots[key].file)
+            p.plan.counts[share] = COUNTS[len(p.plan.counts)]
+            p.plan.numbers.discard(share)
+            return True
+        if how == "number" and share not in p.plan.numbers and share not in p.plan.counts:
+            p.plan.numbers.add(share)
+            if s.path[-3:-1] == ("resources", "requests"):
+                p.plan.requests.add(share)
+            return True
+        if words and share not in p.plan.typed:
+            k = len(p.plan.typed)
+            p.plan.typed[share] = (words[k % len(words)], words[(k + 1) % len(words)])
+            self.choices[share] = words
+            return True
+        return False
 
     def _block_shape(self, base, s: si.Seen, api, kind):
         """The stand-in line for a block token seen in the probe render (LINES: inside a string)."""

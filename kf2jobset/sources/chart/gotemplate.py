@@ -182,16 +182,7 @@ def parse(text: str) -> list:
             stack.append(block)
             current = block.branches[0].body
         elif word == "else":
-            if not stack or not isinstance(stack[-1], Block):
-                raise TemplateError("else outside if/with/range", a.line)
-            rest = a.body[4:].strip()
-            keyword, header = "else", ""
-            for k in ("if", "with"):
-                if rest == k or rest.startswith(k + " ") or rest.startswith(k + "\t"):
-                    keyword, header = f"else {k}", rest[len(k):].strip()
-            branch = Branch(keyword, header, a)
-            stack[-1].branches.append(branch)
-            current = branch.body
+            current = _open_else(a, stack)
         elif word == "end" and a.body == "end":
             if not stack:
                 raise TemplateError("end without an open block", a.line)
@@ -199,24 +190,48 @@ def parse(text: str) -> list:
             top.end = a
             current = _body_of(stack[-1]) if stack else root
         elif word == "define":
-            m = _DEFINE.match(a.body)
-            if not m:
-                raise TemplateError(f"cannot read {{{{ {a.body} }}}}", a.line)
-            d = Define(m.group(1), [], a)
+            d = _define(a)
             current.append(d)
             stack.append(d)
             current = d.body
-        elif word == "block":
-            raise TemplateError("{{ block }} is not supported", a.line)
-        elif word in ("break", "continue") and a.body == word:
-            current.append(Silent(a, a.body))
-        elif _DECL.match(a.body):
-            current.append(Silent(a, a.body))
         else:
-            current.append(Out(a, a.body))
+            current.append(_leaf(a))
     if stack:
         raise TemplateError(f"{{{{ {_opening(stack[-1])} }}}} is never closed with {{{{ end }}}}", _line_of(stack[-1]))
     return root
+
+
+def _open_else(a: Action, stack: list) -> list:
+    """An `else` (`else if`, `else with`) opens the next branch of the innermost block: its body."""
+    if not stack or not isinstance(stack[-1], Block):
+        raise TemplateError("else outside if/with/range", a.line)
+    rest = a.body[4:].strip()
+    keyword, header = "else", ""
+    for k in ("if", "with"):
+        if rest == k or rest.startswith(k + " ") or rest.startswith(k + "\t"):
+            keyword, header = f"else {k}", rest[len(k):].strip()
+    branch = Branch(keyword, header, a)
+    stack[-1].branches.append(branch)
+    return branch.body
+
+
+def _define(a: Action) -> Define:
+    """A `define "name"`, its body still empty."""
+    m = _DEFINE.match(a.body)
+    if not m:
+        raise TemplateError(f"cannot read {{{{ {a.body} }}}}", a.line)
+    return Define(m.group(1), [], a)
+
+
+def _leaf(a: Action):
+    """An action that opens and closes nothing: silent (break, continue, a declaration) or written out."""
+    if a.word == "block":
+        raise TemplateError("{{ block }} is not supported", a.line)
+    if a.word in ("break", "continue") and a.body == a.word:
+        return Silent(a, a.body)
+    if _DECL.match(a.body):
+        return Silent(a, a.body)
+    return Out(a, a.body)
 
 
 def _body_of(node) -> list:

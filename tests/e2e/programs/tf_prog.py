@@ -84,19 +84,30 @@ def main() -> None:
 
     spec = tf.train.ClusterSpec(view)
     if lead_of(view) != (t, i):
-        server = tf.distribute.Server(spec, job_name=t, task_index=i, protocol="grpc", start=True)
-        if t == "ps":
-            verdict(a, True, mode="serve", task=me, peers={})
-            cancel_watchdog()
-            server.join()  # until the pod is deleted
-        deadline = time.monotonic() + a.timeout * 2
-        while not os.path.exists(os.path.join(cwd, "done")):
-            if time.monotonic() > deadline:
-                fail(a, "the lead task never reached this task (no done)", task=me)
-            time.sleep(0.3)
+        serve(a, tf, spec, cwd, t, i)
+    else:
+        lead(a, tf, spec, view, t, i)
+
+
+def serve(a, tf, spec, cwd: str, t: str, i: int) -> None:
+    """A task the lead reaches: serve until the lead says done (a ps serves until its pod is deleted)."""
+    me = f"{t}:{i}"
+    server = tf.distribute.Server(spec, job_name=t, task_index=i, protocol="grpc", start=True)
+    if t == "ps":
         verdict(a, True, mode="serve", task=me, peers={})
-        return
-    # the lead
+        cancel_watchdog()
+        server.join()  # until the pod is deleted
+    deadline = time.monotonic() + a.timeout * 2
+    while not os.path.exists(os.path.join(cwd, "done")):
+        if time.monotonic() > deadline:
+            fail(a, "the lead task never reached this task (no done)", task=me)
+        time.sleep(0.3)
+    verdict(a, True, mode="serve", task=me, peers={})
+
+
+def lead(a, tf, spec, view: dict, t: str, i: int) -> None:
+    """The lead task: run an op on every task of TF_CONFIG, check each is the task it claims, then say done."""
+    me = f"{t}:{i}"
     deadline = time.monotonic() + a.timeout
     try:
         for tt, m in view.items():
