@@ -65,6 +65,13 @@ def test_stdin_prints_and_a_refusal_writes_nothing(tmp_path):
     assert "edited since the conversion" in res.stderr and ".svc:2300" in res.stderr, res.stderr
 
 
+def test_a_trainjob_size_is_refused_naming_the_way_that_works(tmp_path):
+    _, converted = converted_in_place(tmp_path, (FIXTURES / "tfjob/chief-ps-workers/input.yaml").read_text())
+    res = resize_cli("-", "--num-nodes", "3", stdin=converted)
+    assert res.exit_code == exitcodes.USAGE and res.stdout == ""
+    assert "a TrainJob is not resized yet" in res.stderr and "kf2jobset convert --target trainjob" in res.stderr
+
+
 def test_a_size_v1_refused_is_refused(tmp_path):
     _, converted = converted_in_place(tmp_path, (FIXTURES / "tfjob/chief-ps-workers/input.yaml").read_text())
     res = resize_cli("-", "--replicas", "Chief=2", stdin=converted)

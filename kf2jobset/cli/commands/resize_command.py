@@ -51,8 +51,11 @@ def run_resize(paths, replicas, num_nodes, elastic_max, names, in_place: bool) -
 
 def _checked_walk(request, paths, names, in_place: bool):
     """The files named, once the request and the paths make sense together (a UsageError otherwise)."""
-    if not request.replicas and request.num_nodes is None and request.elastic_max is None:
-        raise UsageError("nothing to resize: pass --replicas TYPE=N (or --num-nodes N for a TrainJob)")
+    if request.num_nodes is not None:  # declared so the refusal names the way that works today
+        raise UsageError("--num-nodes: a TrainJob is not resized yet; convert the v1 job again with its new size "
+                         "(kf2jobset convert --target trainjob), or resize the JobSet target's output")
+    if not request.replicas and request.elastic_max is None:
+        raise UsageError("nothing to resize: pass --replicas TYPE=N")
     if in_place and "-" in paths:
         raise UsageError("--in-place writes files: it cannot go with - (stdin)")
     found = walk(paths)
