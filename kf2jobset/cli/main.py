@@ -161,7 +161,8 @@ Exit codes: 0 resized; 2 bad options; 3 unreadable input; 4 refused."""
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--replicas", "replicas", multiple=True, metavar="TYPE=N",
               help="New replicas of a replica type (Worker) or replicatedJob (worker); repeatable.")
-@click.option("--num-nodes", type=click.IntRange(min=1), default=None, metavar="N", help="A TrainJob's new numNodes (not resized yet: refused, naming the way that works).")
+@click.option("--num-nodes", type=click.IntRange(min=1), default=None, metavar="N",
+              help="A TrainJob's new numNodes (not resized yet: refused, naming the way that works).")
 @click.option("--elastic-max", type=click.IntRange(min=1), default=None, metavar="N",
               help="An elastic PyTorchJob's new maximum (PET_NNODES min:N), to resize past the old one.")
 @click.option("--name", "names", multiple=True, metavar="NAME", help="Only the JobSet of this name (repeatable).")
