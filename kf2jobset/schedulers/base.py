@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..choices import SCHEDULER_FLAVOURS
 from ..errors import Problem, UnsupportedError
 
 if TYPE_CHECKING:
@@ -39,9 +40,7 @@ class Scheduler:
     # yet cannot have it written.
     named_after_every_job = False
     podgroup: PodGroupKind | None = None  # the gang object kf2jobset writes beside a JobSet, if any
-    # The bundle's flavour for pods this scheduler places (`kf2jobset runtimes --gang`), and the schedulerName
-    # values v1 users ran it under (the first: the flavour's default).
-    flavour: str | None = None
+    # The schedulerName values v1 users ran it under (the first: its bundle flavour's default).
     pod_scheduler_names: tuple[str, ...] = ()
     # Trainer's podGroupPolicy for the flavour's runtimes (None: Trainer makes no gang for this scheduler).
     trainer_pod_group_policy: dict | None = None
@@ -49,6 +48,11 @@ class Scheduler:
     trainer_adopts_podgroup = False
     # the pod template annotation Trainer's plugin reads the gang's queue from (runtimePatches metadata)
     trainer_queue_annotation: str | None = None
+
+    @property
+    def flavour(self) -> str | None:
+        """The bundle's flavour for pods this scheduler places (`kf2jobset runtimes --gang`): its registry line."""
+        return SCHEDULER_FLAVOURS.get(self.name)
 
     def runs_as(self, options: ConvertOptions) -> str | None:
         """The schedulerName this scheduler's pods get under these options."""

@@ -28,7 +28,6 @@ class SchedulerPlugins(Scheduler):
     name = "scheduler-plugins"
     named_after_every_job = True
     podgroup = PodGroupKind(API_VERSION, "labels", POD_GROUP_LABEL)
-    flavour = "coscheduling"
     # the operator flag's documented value, then the name scheduler-plugins' chart runs it under
     pod_scheduler_names = (DEFAULT_GANG_SCHEDULER_NAME, "scheduler-plugins-scheduler")
     trainer_pod_group_policy = {"coscheduling": {"scheduleTimeoutSeconds": COSCHEDULING_TIMEOUT}}

@@ -51,7 +51,6 @@ class Volcano(Scheduler):
     name = "volcano"
     named_after_every_job = True
     podgroup = PodGroupKind("scheduling.volcano.sh/v1beta1", "annotations", "scheduling.k8s.io/group-name")
-    flavour = "volcano"
     pod_scheduler_names = ("volcano",)
     trainer_pod_group_policy = {"volcano": {}}
     trainer_queue_annotation = QUEUE_ANNOTATION

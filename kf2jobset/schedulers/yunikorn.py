@@ -190,7 +190,6 @@ def yunikorn_task_groups(job: TrainingJob, p: JobSetPlan, jobset: dict, notes: l
 class YuniKorn(Scheduler):
     name = SCHEDULER_NAME
     named_after_every_job = True  # the application id --scheduler yunikorn writes is the job's name
-    flavour = "yunikorn"
     pod_scheduler_names = (SCHEDULER_NAME,)
 
     def objects(self, job: TrainingJob, p: JobSetPlan, options: ConvertOptions, jobset: dict,
